@@ -1,0 +1,3 @@
+"""kadmin: plan, validate and execute Kafka admin operations through ZooKeeper."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from kadmin.cli.app import main
+
+main()

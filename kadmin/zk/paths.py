@@ -1,0 +1,51 @@
+"""Every znode path kadmin reads or writes, in one place (spec section 1).
+
+Paths are relative to the connection's chroot: kazoo prefixes the chroot itself.
+"""
+
+from __future__ import annotations
+
+BROKER_IDS = "/brokers/ids"
+BROKER_TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+ADMIN = "/admin"
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
+PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"
+DELETE_TOPICS = "/admin/delete_topics"
+CONFIG_TOPICS = "/config/topics"
+CONFIG_BROKERS = "/config/brokers"
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
+
+
+def broker(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic(name: str) -> str:
+    return f"{BROKER_TOPICS}/{name}"
+
+
+def partitions(name: str) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions"
+
+
+def partition(name: str, partition_id: int) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions/{partition_id}"
+
+
+def partition_state(name: str, partition_id: int) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions/{partition_id}/state"
+
+
+def delete_topic(name: str) -> str:
+    return f"{DELETE_TOPICS}/{name}"
+
+
+def topic_config(name: str) -> str:
+    return f"{CONFIG_TOPICS}/{name}"
+
+
+def broker_config(broker_id: int) -> str:
+    return f"{CONFIG_BROKERS}/{broker_id}"
