@@ -1,0 +1,245 @@
+"""Encode and decode every znode payload kadmin touches, for every Kafka version (spec section 1).
+
+Pure: bytes in, domain values out (and back). Decoders accept every version Kafka ever wrote and
+ignore unknown keys; anything else raises :class:`DecodeError` with a message that says what is
+wrong, and the caller adds the znode path. Encoders write compact JSON, exactly as Kafka does, so
+the size kadmin measures for batching is the size ZooKeeper sees.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from kadmin.model import Broker, PartitionMove, PartitionState, TopicAssignment, TopicPartition
+
+
+class DecodeError(ValueError):
+    """A znode payload kadmin cannot read (corrupt, hand-edited, or not Kafka's)."""
+
+
+def dumps(doc: Any) -> bytes:
+    """Compact UTF-8 JSON, Kafka's wire spelling."""
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _load_object(data: bytes | None) -> dict[str, Any]:
+    if not data:
+        raise DecodeError("empty payload, expected a JSON object")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise DecodeError(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(doc, dict):
+        raise DecodeError(f"expected a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def _int(value: Any, what: str) -> int:
+    # bool is an int subclass in Python but never a valid id or epoch in Kafka's JSON
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DecodeError(f"{what} must be an integer, got {json.dumps(value)}")
+    return value
+
+
+def _int_list(value: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        raise DecodeError(f"{what} must be a list of integers, got {json.dumps(value)}")
+    return tuple(_int(v, what) for v in value)
+
+
+def _str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise DecodeError(f"{what} must be a string, got {json.dumps(value)}")
+    return value
+
+
+# --- /brokers/ids/<id> -------------------------------------------------------------------------
+
+
+def decode_broker(broker_id: int, data: bytes | None) -> Broker:
+    """Versions 1-5. v1 has host/port only; v2+ may have host null and only ``endpoints``."""
+    doc = _load_object(data)
+    host = doc.get("host")
+    port = doc.get("port")
+    if host is None and doc.get("endpoints"):
+        endpoints = doc["endpoints"]
+        if not isinstance(endpoints, list) or not all(isinstance(e, str) for e in endpoints):
+            raise DecodeError("endpoints must be a list of strings")
+        # "PLAINTEXT://h1:9092" -> h1, 9092; the first listener is what kafka-topics shows
+        hostport = endpoints[0].split("://", 1)[-1]
+        host, _, port_text = hostport.rpartition(":")
+        port = int(port_text) if port_text.isdigit() else None
+    rack = doc.get("rack")
+    return Broker(
+        id=broker_id,
+        host=None if host is None else _str(host, "host"),
+        port=None if port is None else _int(port, "port"),
+        rack=None if rack is None else _str(rack, "rack"),
+    )
+
+
+def encode_broker(broker: Broker, version: int = 5, timestamp_ms: int | None = None) -> bytes:
+    """What a broker of the given registration version writes (used by the sandbox and tests)."""
+    host = broker.host or f"broker-{broker.id}"
+    port = broker.port or 9092
+    ts = str(timestamp_ms if timestamp_ms is not None else int(time.time() * 1000))
+    doc: dict[str, Any] = {"version": version, "host": host, "port": port, "jmx_port": -1,
+                           "timestamp": ts}
+    if version >= 2:
+        doc["endpoints"] = [f"PLAINTEXT://{host}:{port}"]
+    if version >= 3 and broker.rack is not None:
+        doc["rack"] = broker.rack
+    if version >= 4:
+        doc["listener_security_protocol_map"] = {"PLAINTEXT": "PLAINTEXT"}
+    return dumps(doc)
+
+
+# --- /brokers/topics/<t> -----------------------------------------------------------------------
+
+
+def decode_topic(data: bytes | None) -> TopicAssignment:
+    """Versions 1-3; ``adding_replicas``/``removing_replicas``/``topic_id`` are ignored."""
+    doc = _load_object(data)
+    partitions = doc.get("partitions")
+    if not isinstance(partitions, dict):
+        raise DecodeError("partitions must be an object of partition id -> replica list")
+    out: TopicAssignment = {}
+    for key, replicas in partitions.items():
+        if not (isinstance(key, str) and key.isdigit()):
+            raise DecodeError(f"partition id {json.dumps(key)} is not a non-negative integer")
+        out[int(key)] = _int_list(replicas, f"replicas of partition {key}")
+    return out
+
+
+def encode_topic(partitions: TopicAssignment, version: int = 1, topic_id: str | None = None) -> bytes:
+    doc: dict[str, Any] = {
+        "version": version,
+        "partitions": {str(p): list(r) for p, r in sorted(partitions.items())},
+    }
+    if version >= 2:
+        doc["adding_replicas"] = {}
+        doc["removing_replicas"] = {}
+    if version >= 3 and topic_id is not None:
+        doc["topic_id"] = topic_id
+    return dumps(doc)
+
+
+# --- /brokers/topics/<t>/partitions/<p>/state --------------------------------------------------
+
+
+def decode_state(data: bytes | None) -> PartitionState:
+    doc = _load_object(data)
+    for key in ("leader", "isr"):
+        if key not in doc:
+            raise DecodeError(f"missing {key}")
+    return PartitionState(
+        leader=_int(doc["leader"], "leader"),
+        isr=_int_list(doc["isr"], "isr"),
+        leader_epoch=_int(doc.get("leader_epoch", 0), "leader_epoch"),
+        controller_epoch=_int(doc.get("controller_epoch", 0), "controller_epoch"),
+    )
+
+
+def encode_state(state: PartitionState) -> bytes:
+    return dumps({
+        "controller_epoch": state.controller_epoch,
+        "leader": state.leader,
+        "version": 1,
+        "leader_epoch": state.leader_epoch,
+        "isr": list(state.isr),
+    })
+
+
+# --- /controller and /controller_epoch ---------------------------------------------------------
+
+
+def decode_controller(data: bytes | None) -> int:
+    """The controller's broker id. Kafka 0.8 wrote a bare integer; later versions an object."""
+    if data and data.strip().isdigit():
+        return int(data)
+    return _int(_load_object(data).get("brokerid"), "brokerid")
+
+
+def encode_controller(broker_id: int, timestamp_ms: int | None = None) -> bytes:
+    ts = str(timestamp_ms if timestamp_ms is not None else int(time.time() * 1000))
+    return dumps({"version": 1, "brokerid": broker_id, "timestamp": ts})
+
+
+def decode_controller_epoch(data: bytes | None) -> int:
+    """A bare decimal integer, not JSON."""
+    text = (data or b"").decode("utf-8", errors="replace").strip()
+    if not text.isdigit():
+        raise DecodeError(f"controller epoch must be a decimal integer, got {text!r}")
+    return int(text)
+
+
+def encode_controller_epoch(epoch: int) -> bytes:
+    return str(epoch).encode("ascii")
+
+
+# --- /admin/reassign_partitions ----------------------------------------------------------------
+
+REASSIGNMENT_PREFIX = b'{"version":1,"partitions":['
+REASSIGNMENT_SUFFIX = b"]}"
+
+
+def encode_reassignment_entry(move: PartitionMove) -> bytes:
+    """One element of the znode's ``partitions`` list; never ``log_dirs`` (file-only)."""
+    return dumps({"topic": move.topic, "partition": move.partition, "replicas": list(move.replicas)})
+
+
+def encode_reassignment(moves: Iterable[PartitionMove]) -> bytes:
+    """The znode payload. Its length is exactly ``reassignment_size`` of the same moves."""
+    return REASSIGNMENT_PREFIX + b",".join(map(encode_reassignment_entry, moves)) + REASSIGNMENT_SUFFIX
+
+
+def decode_reassignment(data: bytes | None) -> tuple[PartitionMove, ...]:
+    doc = _load_object(data)
+    entries = doc.get("partitions")
+    if not isinstance(entries, list):
+        raise DecodeError("partitions must be a list")
+    moves = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise DecodeError(f"partitions[{i}] must be an object")
+        moves.append(PartitionMove(
+            topic=_str(entry.get("topic"), f"partitions[{i}].topic"),
+            partition=_int(entry.get("partition"), f"partitions[{i}].partition"),
+            replicas=_int_list(entry.get("replicas"), f"partitions[{i}].replicas"),
+        ))
+    return tuple(moves)
+
+
+# --- /admin/preferred_replica_election ---------------------------------------------------------
+
+ELECTION_PREFIX = b'{"version":1,"partitions":['
+ELECTION_SUFFIX = b"]}"
+
+
+def encode_election_entry(tp: TopicPartition) -> bytes:
+    return dumps({"topic": tp.topic, "partition": tp.partition})
+
+
+def encode_election(partitions: Iterable[TopicPartition]) -> bytes:
+    return ELECTION_PREFIX + b",".join(map(encode_election_entry, partitions)) + ELECTION_SUFFIX
+
+
+def decode_election(data: bytes | None) -> tuple[TopicPartition, ...]:
+    doc = _load_object(data)
+    entries = doc.get("partitions")
+    if not isinstance(entries, list):
+        raise DecodeError("partitions must be a list")
+    out = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise DecodeError(f"partitions[{i}] must be an object")
+        out.append(TopicPartition(
+            _str(entry.get("topic"), f"partitions[{i}].topic"),
+            _int(entry.get("partition"), f"partitions[{i}].partition"),
+        ))
+    return tuple(out)
