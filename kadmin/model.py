@@ -154,6 +154,11 @@ class KadminError(Exception):
 
     exit_code = 1
 
+    def __init__(self, message: str, details: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.details = details
+        """Further lines (one per partition or problem) printed after the one-line message."""
+
 
 class InvalidInput(KadminError):
     """Bad file, field, option or partition (exit 2). Nothing was written."""

@@ -1,0 +1,69 @@
+"""``kadmin cluster snapshot`` and ``kadmin status``: reading a cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from kadmin import health, snapshots
+from kadmin.cli import render
+from kadmin.cli.common import (
+    ClusterOpt,
+    ConnectTimeoutOpt,
+    JsonOpt,
+    SessionTimeoutOpt,
+    ZookeeperOpt,
+    connected,
+    load_cluster,
+    out,
+)
+from kadmin.zk import reader
+
+app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
+
+
+@app.command()
+def snapshot(
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file or folder to write.")],
+    zookeeper: ZookeeperOpt = None,
+    cluster: ClusterOpt = None,
+    fmt: Annotated[str, typer.Option(
+        "--format", help="json: one file; dir: brokers.json + topics.jsonl (+ states.jsonl), "
+                         "for very large clusters and `kadmin spark plan`.")] = "json",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing snapshot.")] = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Write the cluster's brokers, topics and partition states as a snapshot.
+
+    Reads ZooKeeper with -z, or converts an existing snapshot with --cluster. Example:
+    kadmin cluster snapshot -z zk1:2181/kafka --format dir --out snap/
+    """
+    if fmt not in ("json", "dir"):
+        raise typer.BadParameter("must be json or dir", param_hint="--format")
+    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    style: Literal["json", "dir"] = "dir" if fmt == "dir" else "json"
+    snapshots.write_snapshot(data, out_path, fmt=style, force=force)
+    out.print(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
+              f"{data.partition_count} partition(s) -> {out_path}", markup=False)
+
+
+def status(
+    zookeeper: ZookeeperOpt = None,
+    json_output: JsonOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Controller, live brokers, partition health and admin work in progress.
+
+    Example: kadmin status -z zk1:2181/kafka
+    """
+    with connected(zookeeper, connect_timeout, session_timeout) as client:
+        live = reader.read_cluster(client)
+    snap = live.snapshot
+    render.status(health.cluster_health(snap), live.in_flight, snap.controller,
+                  snap.controller_epoch,
+                  [(b, snap.brokers[b].rack) for b in sorted(snap.brokers)],
+                  live.unreadable, json_output)

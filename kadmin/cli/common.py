@@ -1,0 +1,89 @@
+"""Options and small adapters every command group shares: the cluster source, the ZooKeeper
+connection, the consoles, and parsing of comma-separated lists."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from kazoo.client import KazooClient
+from rich.console import Console
+
+from kadmin import snapshots
+from kadmin.model import ClusterSnapshot, InvalidInput
+from kadmin.zk import reader, session
+
+out = Console(soft_wrap=True, highlight=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+ZookeeperOpt = Annotated[str | None, typer.Option(
+    "--zookeeper", "-z", envvar="KADMIN_ZOOKEEPER", show_envvar=True,
+    help="ZooKeeper connect string host:port[,host:port][/chroot].")]
+ConnectTimeoutOpt = Annotated[float, typer.Option(
+    "--connect-timeout", min=0.1, help="Seconds to wait for a ZooKeeper connection.")]
+SessionTimeoutOpt = Annotated[float, typer.Option(
+    "--session-timeout", min=1.0, help="ZooKeeper session timeout in seconds.")]
+ClusterOpt = Annotated[Path | None, typer.Option(
+    "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
+                session_timeout: float = 30.0) -> session.ZkSettings:
+    if not zookeeper:
+        raise InvalidInput("no ZooKeeper given: use -z/--zookeeper host:port[/chroot] "
+                           "or set KADMIN_ZOOKEEPER")
+    session.parse_connect_string(zookeeper)  # bad strings are input errors, before any I/O
+    return session.ZkSettings(connect=zookeeper, connect_timeout=connect_timeout,
+                              session_timeout=session_timeout)
+
+
+@contextmanager
+def connected(zookeeper: str | None, connect_timeout: float = 10.0,
+              session_timeout: float = 30.0) -> Iterator[KazooClient]:
+    with session.session(zk_settings(zookeeper, connect_timeout, session_timeout)) as client:
+        yield client
+
+
+def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: float = 10.0,
+                 session_timeout: float = 30.0) -> ClusterSnapshot:
+    """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given."""
+    if cluster is not None and zookeeper:
+        raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
+    if cluster is not None:
+        return snapshots.read_snapshot(cluster)
+    if not zookeeper:
+        raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
+    with connected(zookeeper, connect_timeout, session_timeout) as client:
+        return reader.read_cluster(client).snapshot
+
+
+def split_names(text: str | None, what: str) -> list[str]:
+    """``a,b , c`` -> [a, b, c]; an empty element is an input error naming the option."""
+    if text is None:
+        return []
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise InvalidInput(f"{what}: empty name in {text!r}")
+    return names
+
+
+def split_ints(text: str | None, what: str) -> list[int]:
+    values = []
+    for item in split_names(text, what):
+        if not item.lstrip("-").isdigit() or int(item) < 0:
+            raise InvalidInput(f"{what}: {item!r} is not a broker id (a non-negative integer)")
+        values.append(int(item))
+    return values
+
+
+def stdout_is_data(path: Path | None) -> bool:
+    """True when the output file is ``-``: then human messages go to stderr."""
+    return path is not None and str(path) == "-"
+
+
+def info(message: str, *, to_stderr: bool = False) -> None:
+    (err if to_stderr else out).print(message)

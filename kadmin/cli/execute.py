@@ -1,0 +1,221 @@
+"""Commands that change a cluster: ``reassign``, ``verify``, ``elect``, ``topics delete``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kadmin import executor, files, plans
+from kadmin.cli import render
+from kadmin.cli.common import (
+    ConnectTimeoutOpt,
+    JsonOpt,
+    SessionTimeoutOpt,
+    ZookeeperOpt,
+    connected,
+    err,
+    out,
+    split_names,
+    zk_settings,
+)
+from kadmin.cli.plan import load_plan
+from kadmin.model import (
+    DeletionPlan,
+    ElectionPlan,
+    InvalidInput,
+    OperationFailed,
+    PlanKind,
+    ReassignmentPlan,
+)
+from kadmin.zk import reader
+
+topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True)
+
+PlanOpt = Annotated[Path | None, typer.Option("--plan", help="Plan file.")]
+TimeoutOpt = Annotated[float | None, typer.Option(
+    "--timeout", min=0.0, help="Seconds to wait for the controller in all (default: no limit).")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
+BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
+MaxBytesOpt = Annotated[int, typer.Option(
+    "--max-znode-bytes", min=1024, help="Largest znode written (ZooKeeper's jute.maxbuffer is 1 MB).")]
+
+
+def load_reassignment(path: Path) -> tuple[ReassignmentPlan, Path]:
+    """A plan file, or the output folder / manifest of ``kadmin spark plan`` (its batch files are
+    read in order and executed as one plan). Returns the plan and the file its rollback and journal
+    sit next to."""
+    manifest = path / "manifest.json" if path.is_dir() else path
+    if manifest.name == "manifest.json":
+        doc = files.read_json(manifest)
+        names = doc.get("batches") if isinstance(doc, dict) else None
+        if not isinstance(names, list) or not names:
+            raise InvalidInput(f"{manifest}: $.batches must list the batch files")
+        moves = []
+        for entry in names:
+            name = entry.get("file") if isinstance(entry, dict) else entry
+            if not isinstance(name, str):
+                raise InvalidInput(f"{manifest}: $.batches has an entry that is not a file name")
+            plan = load_plan(manifest.parent / name, PlanKind.REASSIGN)
+            assert isinstance(plan, ReassignmentPlan)
+            moves.extend(plan.moves)
+        merged = ReassignmentPlan(tuple(sorted(moves)))
+        if len({m.tp for m in merged.moves}) != len(merged.moves):
+            raise InvalidInput(f"{manifest}: a partition appears in more than one batch file")
+        return merged, manifest
+    plan = load_plan(path, PlanKind.REASSIGN)
+    assert isinstance(plan, ReassignmentPlan)
+    return plan, path
+
+
+def _finish(outcome: executor.Outcome) -> None:
+    if outcome.timed_out:
+        raise OperationFailed(
+            f"{outcome.operation}: timed out; {len(outcome.failures)} still in flight "
+            "(the znode is left for the controller; run the same command again to keep waiting)",
+            details=outcome.failures)
+    if outcome.failures:
+        raise OperationFailed(f"{outcome.operation}: {len(outcome.failures)} of {outcome.total} "
+                              "failed", details=outcome.failures)
+    out.print(f"{outcome.operation}: all {outcome.total} done", markup=False)
+
+
+def reassign(
+    plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file, or a "
+                                            "`kadmin spark plan` folder / manifest.")],
+    zookeeper: ZookeeperOpt = None,
+    batch_size: BatchSizeOpt = 1000,
+    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    timeout: TimeoutOpt = None,
+    dry_run: DryRunOpt = False,
+    allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
+    json_output: JsonOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Execute a reassignment plan in batches and wait until the controller has finished.
+
+    Interrupted runs resume: run the same command again. Example:
+    kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --timeout 3600
+    """
+    plan, anchor = load_reassignment(plan_path)
+    settings = executor.ExecutionSettings(batch_size=batch_size, max_znode_bytes=max_znode_bytes,
+                                          timeout=timeout, allow_rf_change=allow_rf_change)
+    zk_settings(zookeeper)
+    with connected(zookeeper, connect_timeout, session_timeout) as client:
+        if dry_run:
+            snapshot = reader.read_cluster(client, topics={m.topic for m in plan.moves}).snapshot
+            batch_list, stats = executor.dry_run_reassignment(client, plan, snapshot, settings)
+            render.batches(batch_list, json_output)
+            render.plan_stats(stats, json_output)
+            return
+        with render.progress(json_output) as emit:
+            outcome = executor.execute_reassignment(client, plan, executor.PlanFiles(anchor),
+                                                    settings, emit)
+    _finish(outcome)
+
+
+def verify(
+    plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file or folder.")],
+    zookeeper: ZookeeperOpt = None,
+    json_output: JsonOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Report each partition of a plan as complete, in progress or failed (exit 0 when all are
+    complete). Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
+    plan, _ = load_reassignment(plan_path)
+    with connected(zookeeper, connect_timeout, session_timeout) as client:
+        result = executor.verify_reassignment(client, plan)
+    if json_output:
+        out.print_json(data={"complete": [str(tp) for tp in result.complete],
+                             "in_progress": [str(tp) for tp in result.in_progress],
+                             "failed": list(result.failures)})
+    else:
+        out.print(f"complete: {len(result.complete)}, in progress: {len(result.in_progress)}, "
+                  f"failed: {len(result.failures)}", markup=False)
+        if result.in_progress:
+            out.print(f"in progress: {render.sample(result.in_progress)}", markup=False)
+        for line in result.failures:
+            err.print(f"failed: {line}", markup=False)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def elect(
+    plan_path: PlanOpt = None,
+    topics: Annotated[str | None, typer.Option("--topics", help="Comma-separated topics.")] = None,
+    all_partitions: Annotated[bool, typer.Option("--all", help="Every partition.")] = False,
+    zookeeper: ZookeeperOpt = None,
+    batch_size: BatchSizeOpt = 1000,
+    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    timeout: TimeoutOpt = None,
+    dry_run: DryRunOpt = False,
+    json_output: JsonOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Run a preferred replica election and report partitions still not led by their preferred
+    replica, with the reason. Example: kadmin elect --all -z zk1:2181 --timeout 300"""
+    if sum([plan_path is not None, topics is not None, all_partitions]) != 1:
+        raise InvalidInput("choose exactly one of --plan, --topics and --all")
+    explicit = load_plan(plan_path, PlanKind.ELECTION) if plan_path else None
+    names = split_names(topics, "--topics")
+    settings = executor.ExecutionSettings(batch_size=batch_size, max_znode_bytes=max_znode_bytes,
+                                          timeout=timeout)
+    zk_settings(zookeeper)
+    with connected(zookeeper, connect_timeout, session_timeout) as client:
+        if explicit is not None:
+            plan = explicit
+        else:
+            snapshot = reader.read_cluster(client, topics=set(names) if names else None).snapshot
+            plan = plans.election_plan_for(snapshot, names or None)
+        assert isinstance(plan, ElectionPlan)
+        if dry_run:
+            out.print(f"would elect preferred leaders for {len(plan.partitions)} partition(s): "
+                      f"{render.sample(plan.partitions)}", markup=False)
+            return
+        with render.progress(json_output) as emit:
+            outcome = executor.execute_election(client, plan, settings, emit)
+    _finish(outcome)
+
+
+@topics_app.command("delete")
+def delete_topics(
+    names: Annotated[list[str] | None, typer.Argument(help="Topics to delete.")] = None,
+    plan_path: PlanOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    timeout: TimeoutOpt = None,
+    dry_run: DryRunOpt = False,
+    json_output: JsonOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Delete topics through /admin/delete_topics and wait until they are gone.
+
+    Example: kadmin topics delete old-events tmp-1 -z zk1:2181 --yes
+    """
+    if bool(names) == (plan_path is not None):
+        raise InvalidInput("give topic names or --plan FILE (one of them)")
+    plan = load_plan(plan_path, PlanKind.DELETION) if plan_path else plans.deletion_plan_for(
+        list(names or []))
+    assert isinstance(plan, DeletionPlan)
+    settings = executor.ExecutionSettings(timeout=timeout, allow_internal=allow_internal)
+    zk_settings(zookeeper)
+    with connected(zookeeper, connect_timeout, session_timeout) as client:
+        if dry_run:
+            executor.check_deletion(client, plan, settings)
+            out.print(f"would delete {len(plan.topics)} topic(s): {', '.join(plan.topics)}",
+                      markup=False)
+            return
+        executor.check_deletion(client, plan, settings)
+        if not yes and not typer.confirm(
+                f"Delete {len(plan.topics)} topic(s) and all their data: "
+                f"{', '.join(plan.topics)}?", err=True):
+            raise OperationFailed("deletion not confirmed; nothing was written")
+        with render.progress(json_output) as emit:
+            outcome = executor.execute_deletion(client, plan, settings, emit)
+    _finish(outcome)

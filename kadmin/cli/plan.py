@@ -1,0 +1,286 @@
+"""``kadmin plan``: generate, validate and inspect plan files, offline or against a live cluster."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kadmin import files, placement, plans
+from kadmin.cli import render
+from kadmin.cli.common import (
+    ClusterOpt,
+    ConnectTimeoutOpt,
+    JsonOpt,
+    SessionTimeoutOpt,
+    ZookeeperOpt,
+    err,
+    load_cluster,
+    out,
+    split_ints,
+    split_names,
+    stdout_is_data,
+)
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    InvalidInput,
+    PartitionMove,
+    Plan,
+    PlanKind,
+    ReassignmentPlan,
+)
+
+app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
+
+TopicsOpt = Annotated[str | None, typer.Option("--topics", help="Comma-separated topic names.")]
+TopicsFileOpt = Annotated[Path | None, typer.Option(
+    "--topics-file", help='Kafka\'s topics-to-move file {"version":1,"topics":[{"topic":"foo"}]}.')]
+AllTopicsOpt = Annotated[bool, typer.Option("--all-topics", help="Every topic of the cluster.")]
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", "-o", help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing plan file.")]
+
+
+def select_topics(snapshot: ClusterSnapshot, topics: str | None, topics_file: Path | None,
+                  all_topics: bool) -> list[str]:
+    """Exactly one of --topics, --topics-file, --all-topics; unknown topics are input errors."""
+    if sum([topics is not None, topics_file is not None, all_topics]) != 1:
+        raise InvalidInput("choose exactly one of --topics, --topics-file and --all-topics")
+    if all_topics:
+        return sorted(snapshot.topics)
+    if topics_file is not None:
+        names = topics_to_move(files.read_json(topics_file), str(topics_file))
+    else:
+        names = split_names(topics, "--topics")
+    unknown = [n for n in names if n not in snapshot.topics]
+    if unknown:
+        raise InvalidInput(f"unknown topic(s) not in the cluster: {', '.join(unknown)}")
+    return sorted(set(names))
+
+
+def topics_to_move(doc: object, source: str) -> list[str]:
+    entries = doc.get("topics") if isinstance(doc, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise InvalidInput(f'{source}: $.topics must be a non-empty list of {{"topic": name}}')
+    names = []
+    for i, entry in enumerate(entries):
+        name = entry.get("topic") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name:
+            raise InvalidInput(f"{source}: $.topics[{i}].topic must be a topic name")
+        names.append(name)
+    return names
+
+
+def select_brokers(snapshot: ClusterSnapshot, brokers: str | None) -> list[Broker]:
+    if brokers is None:
+        return [snapshot.brokers[b] for b in sorted(snapshot.brokers)]
+    ids = split_ints(brokers, "--brokers")
+    unknown = [b for b in ids if b not in snapshot.brokers]
+    if unknown:
+        raise InvalidInput(f"--brokers: unknown broker id(s) {unknown}; the cluster has "
+                           f"{sorted(snapshot.brokers)[:20]}")
+    if len(set(ids)) != len(ids):
+        raise InvalidInput(f"--brokers: duplicate broker id in {brokers!r}")
+    return [snapshot.brokers[b] for b in sorted(ids)]
+
+
+def proposed_plan(snapshot: ClusterSnapshot, topics: list[str], brokers: list[Broker],
+                  options: placement.PlacementOptions) -> tuple[ReassignmentPlan, int]:
+    """The placement's target for every selected partition, minus those already in place."""
+    target = placement.place(snapshot.topics, topics, brokers, options)
+    moves, unchanged = [], 0
+    for topic in sorted(target):
+        current = snapshot.topics[topic]
+        for partition, replicas in sorted(target[topic].items()):
+            if current.get(partition) == replicas:
+                unchanged += 1
+            else:
+                moves.append(PartitionMove(topic, partition, replicas))
+    return ReassignmentPlan(tuple(moves)), unchanged
+
+
+def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
+               rollback: ReassignmentPlan | None = None) -> Path | None:
+    """Write the plan (and its rollback) atomically; ``-`` prints the plan instead."""
+    doc = plans.plan_document(plan)
+    if stdout_is_data(out_path):
+        sys.stdout.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        return None
+    if out_path is None:
+        out_path, rollback_path = files.plan_paths(kind.value, Path("plans"),
+                                                   datetime.now(timezone.utc))
+    else:
+        rollback_path = files.sibling(out_path, ".rollback.json")
+    if rollback is not None and rollback_path.exists() and not force:
+        raise InvalidInput(f"{rollback_path} already exists (use --force to overwrite)")
+    files.atomic_write_json(out_path, doc, force=force)
+    if rollback is not None:
+        files.atomic_write_json(rollback_path, plans.plan_document(rollback), force=True)
+    return out_path
+
+
+@app.command()
+def generate(
+    cluster: ClusterOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    topics: TopicsOpt = None,
+    topics_file: TopicsFileOpt = None,
+    all_topics: AllTopicsOpt = False,
+    brokers: Annotated[str | None, typer.Option(
+        "--brokers", help="Target broker ids, comma-separated (default: every broker).")] = None,
+    strategy: Annotated[placement.Strategy, typer.Option(
+        "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")
+    ] = placement.Strategy.ROUNDROBIN,
+    replication_factor: Annotated[int | None, typer.Option(
+        "--replication-factor", help="Default: each topic's current replication factor.")] = None,
+    start_index: Annotated[int | None, typer.Option(
+        "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")
+    ] = None,
+    start_partition: Annotated[int, typer.Option(
+        "--start-partition", min=0, help="kafka: startPartitionId.")] = 0,
+    disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware")] = False,
+    out_path: OutOpt = None,
+    force: ForceOpt = False,
+    json_output: JsonOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Generate a balanced reassignment plan and its rollback file.
+
+    Example: kadmin plan generate --cluster cluster.json --all-topics --strategy kafka
+    """
+    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    selected = select_topics(snapshot, topics, topics_file, all_topics)
+    options = placement.PlacementOptions(
+        strategy=strategy, replication_factor=replication_factor, start_index=start_index,
+        start_partition=start_partition, rack_aware=not disable_rack_aware)
+    plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers), options)
+    rollback = plans.current_assignment(plan, snapshot)
+    written = write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback)
+    summary = {"plan": str(written) if written else "-", "topics": len(selected),
+               "partitions": len(plan.moves), "unchanged": unchanged,
+               "rollback": str(files.sibling(written, ".rollback.json")) if written else None}
+    if json_output and written:
+        out.print_json(data=summary)
+    else:
+        (err if written is None else out).print(
+            f"{len(plan.moves)} partition(s) to move, {unchanged} already in place, "
+            f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {summary['rollback']}"
+                                          if written else ""), markup=False)
+
+
+@app.command()
+def validate(
+    plan_file: Annotated[Path, typer.Argument(help="Plan file to check.")],
+    kind: Annotated[PlanKind | None, typer.Option("--kind", help="Default: detected.")] = None,
+    cluster: ClusterOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
+    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
+    json_output: JsonOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Check a plan against its schema and, with --cluster or -z, the cluster (the CI dry run).
+
+    Exit 0 when valid, 2 when not. Example: kadmin plan validate plans/x.json --cluster c.json
+    """
+    doc = files.read_json(plan_file)
+    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+                if cluster is not None or zookeeper else None)
+    report = plans.validate(doc, kind, snapshot, allow_rf_change=allow_rf_change,
+                            allow_internal=allow_internal)
+    render.validation_report(report, str(plan_file), json_output)
+    if not report.ok(strict):
+        raise typer.Exit(2)
+
+
+@app.command()
+def stats(
+    plan_file: Annotated[Path, typer.Argument(help="Reassignment plan file.")],
+    cluster: ClusterOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    json_output: JsonOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Per-broker replica and leader counts before and after a reassignment plan.
+
+    Example: kadmin plan stats plans/x.json --cluster cluster.json
+    """
+    plan = load_plan(plan_file, PlanKind.REASSIGN)
+    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    assert isinstance(plan, ReassignmentPlan)
+    render.plan_stats(plans.plan_stats(plan, snapshot), json_output)
+
+
+@app.command()
+def election(
+    cluster: ClusterOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    topics: TopicsOpt = None,
+    all_topics: AllTopicsOpt = False,
+    out_path: OutOpt = None,
+    force: ForceOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Write a preferred replica election plan for the given topics (or every partition)."""
+    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    selected = select_topics(snapshot, topics, None, all_topics)
+    plan = plans.election_plan_for(snapshot, selected)
+    _checked(plan, snapshot)
+    written = write_plan(plan, PlanKind.ELECTION, out_path, force)
+    if written:
+        out.print(f"{len(plan.partitions)} partition(s); plan {written}", markup=False)
+
+
+@app.command()
+def deletion(
+    topics: Annotated[str, typer.Option("--topics", help="Comma-separated topics to delete.")],
+    cluster: ClusterOpt = None,
+    zookeeper: ZookeeperOpt = None,
+    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    out_path: OutOpt = None,
+    force: ForceOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    session_timeout: SessionTimeoutOpt = 30.0,
+) -> None:
+    """Write a topic deletion plan ({"version":1,"topics":[...]}), validated first."""
+    names = split_names(topics, "--topics")
+    plan = plans.deletion_plan_for(names)
+    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+                if cluster is not None or zookeeper else None)
+    _checked(plan, snapshot, allow_internal=allow_internal)
+    written = write_plan(plan, PlanKind.DELETION, out_path, force)
+    if written:
+        out.print(f"{len(plan.topics)} topic(s); plan {written}", markup=False)
+
+
+def _checked(plan: Plan, snapshot: ClusterSnapshot | None, **options: bool) -> None:
+    """Validate a plan kadmin itself built, before it is written: the file must pass
+    ``plan validate`` like any other."""
+    report = plans.validate(plans.plan_document(plan), None, snapshot, **options)
+    if report.errors:
+        raise InvalidInput(f"the plan is invalid ({len(report.errors)} error(s)); nothing written",
+                           details=tuple(str(p) for p in report.errors))
+
+
+def load_plan(path: Path, kind: PlanKind | None = None) -> Plan:
+    """Read and validate a plan file (schema and structure); any error is an input error."""
+    report = plans.validate(files.read_json(path), kind)
+    if report.plan is None or report.errors:
+        problems = report.errors or ()
+        first = f": {problems[0]}" if len(problems) == 1 else f" ({len(problems)} problems)"
+        raise InvalidInput(f"{path}: invalid plan{first}",
+                           details=tuple(str(p) for p in problems) if len(problems) > 1 else ())
+    if kind is not None and report.kind is not kind:
+        raise InvalidInput(f"{path}: a {report.kind.value if report.kind else 'unknown'} plan, "
+                           f"expected a {kind.value} plan")
+    return report.plan

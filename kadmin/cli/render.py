@@ -1,0 +1,172 @@
+"""Everything kadmin shows a person: rich tables and progress bars, or JSON for machines."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kadmin.cli.common import err, out
+from kadmin.events import (
+    BatchDone,
+    BatchResumed,
+    BatchSubmitted,
+    Event,
+    ExecutionPlanned,
+    Finished,
+    TimedOut,
+    Waiting,
+    event_to_json,
+)
+from kadmin.health import ClusterHealth
+from kadmin.model import PartitionMove, TopicPartition
+from kadmin.plans import PlanStats, ValidationReport
+from kadmin.zk.reader import InFlight
+
+SAMPLE = 10
+"""How many partitions a human summary names before saying "and N more"."""
+
+
+def sample(items: Sequence[object]) -> str:
+    head = ", ".join(str(i) for i in items[:SAMPLE])
+    return head + (f" (and {len(items) - SAMPLE} more)" if len(items) > SAMPLE else "")
+
+
+def validation_report(report: ValidationReport, source: str, as_json: bool) -> None:
+    if as_json:
+        out.print_json(data=report.to_json())
+        return
+    for problem in report.problems:
+        (err if problem.severity.value == "error" else out).print(
+            f"{source}: {problem.severity.value}: {problem}", markup=False)
+    kind = report.kind.value if report.kind else "unknown"
+    verdict = "valid" if not report.errors else "INVALID"
+    out.print(f"{source}: {kind} plan {verdict} ({len(report.errors)} error(s), "
+              f"{len(report.warnings)} warning(s))", markup=False)
+
+
+def plan_stats(stats: PlanStats, as_json: bool) -> None:
+    if as_json:
+        out.print_json(data=dataclasses.asdict(stats))
+        return
+    table = Table(title=f"{stats.partitions} partition(s) in the plan, {stats.unchanged} unchanged, "
+                        f"{stats.replica_moves} replica move(s), {stats.leader_changes} leader "
+                        f"change(s)")
+    for column in ("broker", "replicas before", "replicas after", "leaders before",
+                   "leaders after"):
+        table.add_column(column, justify="right")
+    for load in stats.brokers:
+        table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
+                      str(load.leaders_before), str(load.leaders_after))
+    out.print(table)
+
+
+def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool) -> None:
+    if as_json:
+        out.print_json(data={"batches": [
+            {"batch": i, "partitions": len(b), "first": str(b[0].tp), "last": str(b[-1].tp)}
+            for i, b in enumerate(batch_list, start=1)]})
+        return
+    table = Table(title=f"{len(batch_list)} batch(es)")
+    for column in ("batch", "partitions", "first", "last"):
+        table.add_column(column)
+    for i, b in enumerate(batch_list, start=1):
+        table.add_row(str(i), str(len(b)), str(b[0].tp), str(b[-1].tp))
+    out.print(table)
+
+
+@contextmanager
+def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
+    """A sink for executor events: JSON lines on stdout, or a rich progress bar on stderr."""
+    if as_json:
+        def emit_json(event: Event) -> None:
+            sys.stdout.write(json.dumps(event_to_json(event)) + "\n")
+            sys.stdout.flush()
+        yield emit_json
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err,
+                   transient=False)
+    with bar:
+        task = bar.add_task("starting", total=None, note="")
+
+        def emit(event: Event) -> None:
+            if isinstance(event, ExecutionPlanned):
+                resumed = ", resuming an earlier run" if event.resumed else ""
+                bar.console.print(
+                    f"{event.operation}: {event.total} partition(s)/topic(s), {event.unchanged} "
+                    f"unchanged, {event.already_done} already done, {event.batches} batch(es)"
+                    f"{resumed}", markup=False)
+                bar.update(task, total=event.total, completed=event.already_done,
+                           description=event.operation)
+            elif isinstance(event, BatchSubmitted | BatchResumed):
+                verb = "resumed" if isinstance(event, BatchResumed) else "submitted"
+                bar.update(task, note=f"batch {event.batch}/{event.batches} {verb} "
+                                      f"({event.size})")
+            elif isinstance(event, Waiting):
+                note = "waiting"
+                if not event.connected:
+                    note = "ZooKeeper connection lost, reconnecting"
+                elif event.controller is None:
+                    note = "no controller elected, waiting for one"
+                bar.update(task, completed=event.done,
+                           note=f"batch {event.batch}: {event.remaining} left, {note}")
+            elif isinstance(event, BatchDone):
+                bar.update(task, completed=event.done,
+                           note=f"batch {event.batch}/{event.batches} done")
+            elif isinstance(event, TimedOut):
+                bar.update(task, note=f"timed out with {event.remaining} still in flight")
+            elif isinstance(event, Finished):
+                bar.update(task, note="done" if event.ok else f"{event.failed} failed")
+        yield emit
+
+
+def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
+           epoch: int | None, brokers: Sequence[tuple[int, str | None]],
+           unreadable: Sequence[tuple[str, str]], as_json: bool) -> None:
+    doc = {
+        "controller": controller, "controller_epoch": epoch,
+        "brokers": [{"id": b, "rack": r} for b, r in brokers],
+        "topics": health.topics, "partitions": health.partitions,
+        "under_replicated": [str(tp) for tp in health.under_replicated],
+        "offline": [str(tp) for tp in health.offline],
+        "not_preferred_leader": [str(tp) for tp in health.not_preferred],
+        "reassignment_in_progress": None if in_flight.reassignment is None
+        else [str(m.tp) for m in in_flight.reassignment],
+        "election_in_progress": None if in_flight.election is None
+        else [str(tp) for tp in in_flight.election],
+        "deletions_in_progress": list(in_flight.deletions),
+        "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
+    }
+    if as_json:
+        out.print_json(data=doc)
+        return
+    table = Table(show_header=False, title="cluster status")
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("controller", f"{controller} (epoch {epoch})" if controller is not None
+                  else "none")
+    table.add_row("live brokers", ", ".join(f"{b}" + (f" ({r})" if r else "") for b, r in brokers)
+                  or "none")
+    table.add_row("topics / partitions", f"{health.topics} / {health.partitions}")
+    for label, tps in (("under-replicated", health.under_replicated),
+                       ("offline", health.offline),
+                       ("not led by preferred replica", health.not_preferred)):
+        table.add_row(label, f"{len(tps)}" + (f": {sample(tps)}" if tps else ""))
+    table.add_row("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
+                  if in_flight.reassignment is not None else "none")
+    table.add_row("preferred election", _in_flight(in_flight.election)
+                  if in_flight.election is not None else "none")
+    table.add_row("topic deletions", sample(in_flight.deletions) if in_flight.deletions else "none")
+    out.print(table)
+    for path, reason in unreadable:
+        err.print(f"kadmin: warning: cannot decode {path}: {reason}", markup=False)
+
+
+def _in_flight(tps: Sequence[TopicPartition]) -> str:
+    return f"in progress, {len(tps)} partition(s) remaining: {sample(tps)}"

@@ -1,0 +1,29 @@
+"""``kadmin zk serve``: a real ZooKeeper server from PySpark's bundled jars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kadmin.cli.common import out
+from kadmin.embedded import EmbeddedZooKeeper
+
+app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True)
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
+    = 2181,
+    data_dir: Annotated[Path | None, typer.Option(
+        "--data-dir", help="Keep the data here (default: a temporary folder).")] = None,
+) -> None:
+    """Run ZooKeeper on 127.0.0.1 until Ctrl-C or SIGTERM. Needs Java 17+.
+
+    Example: kadmin zk serve --port 2181 --data-dir /tmp/zk
+    """
+    server = EmbeddedZooKeeper(port=port, data_dir=data_dir).start()
+    out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)", markup=False)
+    server.serve_forever()

@@ -1,0 +1,339 @@
+"""Run a plan against a live cluster: validate, write the rollback, submit batches, wait, verify.
+
+The live cluster decides what is left to do, never the journal: a partition whose replicas already
+equal its target is done, and a reassignment znode whose every entry belongs to this plan is a batch
+of ours that an interrupted run left behind (it is waited on, never submitted again). The journal
+next to the plan only records how far earlier runs got, for the operator; losing it loses nothing.
+
+Progress goes out as :mod:`kadmin.events` values through ``emit``; nothing here touches a terminal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from kadmin import files, plans
+from kadmin.events import (
+    BatchDone,
+    BatchResumed,
+    BatchSubmitted,
+    Event,
+    ExecutionPlanned,
+    Finished,
+    TimedOut,
+    Waiting,
+)
+from kadmin.model import (
+    ClusterSnapshot,
+    Conflict,
+    DeletionPlan,
+    ElectionPlan,
+    InvalidInput,
+    PartitionMove,
+    PlanKind,
+    ReassignmentPlan,
+    Severity,
+    TopicPartition,
+)
+from kadmin.zk import admin, reader
+
+Emit = Callable[[Event], None]
+
+
+def _ignore(_: Event) -> None:
+    """Default sink for callers that do not want progress."""
+
+
+@dataclass(frozen=True)
+class ExecutionSettings:
+    batch_size: int = 1000
+    max_znode_bytes: int = 1_000_000
+    timeout: float | None = None
+    """Bound on the whole wait, in seconds; None waits for as long as it takes."""
+    allow_rf_change: bool = False
+    allow_internal: bool = False
+
+
+@dataclass(frozen=True)
+class PlanFiles:
+    """Where the rollback and the journal of one plan live: next to the plan, so they travel with it."""
+
+    plan: Path
+
+    @property
+    def rollback(self) -> Path:
+        return files.sibling(self.plan, ".rollback.json")
+
+    @property
+    def journal(self) -> Path:
+        return files.sibling(self.plan, ".journal.json")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result the CLI turns into an exit code: ``failures`` are one line each."""
+
+    operation: str
+    total: int
+    failures: tuple[str, ...] = ()
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and not self.timed_out
+
+
+def _deadline(settings: ExecutionSettings) -> float:
+    return float("inf") if settings.timeout is None else time.monotonic() + settings.timeout
+
+
+def _live(client: KazooClient, topics: Sequence[str]) -> reader.LiveCluster:
+    return reader.read_cluster(client, topics=set(topics))
+
+
+def _require_valid(plan: ReassignmentPlan | ElectionPlan | DeletionPlan, snapshot: ClusterSnapshot,
+                   settings: ExecutionSettings) -> None:
+    """The same rules as ``plan validate --cluster``: nothing is written when any error is found."""
+    problems = plans.validate_against_cluster(
+        plan, snapshot, allow_rf_change=settings.allow_rf_change,
+        allow_internal=settings.allow_internal)
+    errors = tuple(str(p) for p in problems if p.severity is Severity.ERROR)
+    if errors:
+        raise InvalidInput(
+            f"the plan does not fit the live cluster ({len(errors)} error(s)); nothing was written",
+            details=errors)
+
+
+def plan_fingerprint(plan: ReassignmentPlan) -> str:
+    digest = hashlib.sha256()
+    for move in plan.moves:
+        digest.update(f"{move.topic}\0{move.partition}\0{move.replicas}\n".encode())
+    return digest.hexdigest()
+
+
+def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, batches_done: int,
+                   in_flight: int) -> None:
+    files.atomic_write_json(paths.journal, {
+        "version": 1,
+        "plan": paths.plan.name,
+        "plan_sha256": fingerprint,
+        "partitions": total,
+        "partitions_done": done,
+        "batches_done": batches_done,
+        "in_flight": in_flight,
+        "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }, force=True)
+
+
+def _read_journal(paths: PlanFiles, fingerprint: str) -> dict | None:
+    """The journal of an earlier run of *this* plan, or None (missing, unreadable, other plan)."""
+    if not paths.journal.exists():
+        return None
+    try:
+        doc = files.read_json(paths.journal)
+    except InvalidInput:
+        return None
+    return doc if isinstance(doc, dict) and doc.get("plan_sha256") == fingerprint else None
+
+
+def _not_in_isr(client: KazooClient, moves: Sequence[PartitionMove]) -> tuple[str, ...]:
+    """One line per partition still moving: which target replicas have not joined its ISR yet."""
+    states = reader.read_states(client, [m.tp for m in moves])
+    lines = []
+    for move in moves:
+        state = states.get(move.tp)
+        isr = set(state.isr) if state else set()
+        missing = [r for r in move.replicas if r not in isr]
+        lines.append(f"{move.tp}: target {list(move.replicas)}, not yet in ISR: {missing}")
+    return tuple(lines)
+
+
+def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
+                         snapshot: ClusterSnapshot, settings: ExecutionSettings
+                         ) -> tuple[list[Sequence[PartitionMove]], plans.PlanStats]:
+    """Batches and before/after stats, computed exactly as a real run would; writes nothing."""
+    _require_valid(plan, snapshot, settings)
+    pending, _ = plans.changed_moves(plan, snapshot)
+    batches = plans.reassignment_batches(pending, settings.batch_size, settings.max_znode_bytes)
+    return batches, plans.plan_stats(plan, snapshot)
+
+
+def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
+                         settings: ExecutionSettings, emit: Emit = _ignore) -> Outcome:
+    topics = sorted({m.topic for m in plan.moves})
+    live = _live(client, topics)
+    _require_valid(plan, live.snapshot, settings)
+    targets = {m.tp: m.replicas for m in plan.moves}
+    fingerprint = plan_fingerprint(plan)
+
+    ours_in_flight: tuple[PartitionMove, ...] = ()
+    in_flight = live.in_flight.reassignment
+    if in_flight is not None:
+        if not in_flight or any(targets.get(m.tp) != m.replicas for m in in_flight):
+            admin.ensure_idle(client, PlanKind.REASSIGN)  # raises Conflict naming what runs
+            raise Conflict("a reassignment is already in progress in /admin/reassign_partitions")
+        ours_in_flight = in_flight
+
+    pending, unchanged = plans.changed_moves(plan, live.snapshot)
+    if not paths.rollback.exists():
+        # Kept once written (by `plan generate` or the first run): a rerun after a crash must not
+        # replace the pre-change assignment with a half-applied one.
+        files.atomic_write_json(paths.rollback,
+                                plans.plan_document(plans.current_assignment(plan, live.snapshot)))
+    in_flight_tps = {m.tp for m in ours_in_flight}
+    to_submit = [m for m in pending if m.tp not in in_flight_tps]
+    batches: list[Sequence[PartitionMove]] = plans.reassignment_batches(
+        to_submit, settings.batch_size, settings.max_znode_bytes) if to_submit else []
+    total = len(plan.moves)
+    done = total - len(pending)
+    count = len(batches) + (1 if ours_in_flight else 0)
+    resumed = bool(ours_in_flight) or _read_journal(paths, fingerprint) is not None
+    emit(ExecutionPlanned("reassign", total, unchanged, count, already_done=done, resumed=resumed))
+    deadline = _deadline(settings)
+
+    work: list[tuple[Sequence[PartitionMove], bool]] = (
+        [(ours_in_flight, True)] if ours_in_flight else []) + [(b, False) for b in batches]
+    for number, (batch, resumed) in enumerate(work, start=1):
+        if resumed:
+            emit(BatchResumed(number, count, len(batch)))
+        else:
+            admin.submit_reassignment(client, batch)
+            emit(BatchSubmitted(number, count, len(batch)))
+        _write_journal(paths, fingerprint, total, done, number - 1, len(batch))
+        base = done
+
+        def update(u: admin.WaitUpdate, number: int = number, base: int = base,
+                   size: int = len(batch)) -> None:
+            emit(Waiting(number, u.remaining, base + size - u.remaining, total, u.controller,
+                         u.connected))
+
+        remaining = admin.wait_reassignment(client, deadline=deadline, on_update=update)
+        if remaining:
+            emit(TimedOut(len(remaining)))
+            _write_journal(paths, fingerprint, total, base + len(batch) - len(remaining),
+                           number - 1, len(remaining))
+            return Outcome("reassign", total, _not_in_isr(client, remaining), timed_out=True)
+        done = base + len(batch)
+        emit(BatchDone(number, count, done, total))
+        _write_journal(paths, fingerprint, total, done, number, 0)
+
+    failures = verify_reassignment(client, plan).failures
+    emit(Finished("reassign", not failures, len(failures)))
+    return Outcome("reassign", total, failures)
+
+
+@dataclass(frozen=True)
+class Verification:
+    complete: tuple[TopicPartition, ...]
+    in_progress: tuple[TopicPartition, ...]
+    failures: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.in_progress and not self.failures
+
+
+def verify_reassignment(client: KazooClient, plan: ReassignmentPlan) -> Verification:
+    """Compare every partition's live replicas (order included) with its target."""
+    live = _live(client, sorted({m.topic for m in plan.moves}))
+    moving = {m.tp for m in live.in_flight.reassignment or ()}
+    complete, in_progress, failures = [], [], []
+    for move in plan.moves:
+        current = live.snapshot.replicas(move.tp)
+        if current == move.replicas:
+            complete.append(move.tp)
+        elif move.tp in moving:
+            in_progress.append(move.tp)
+        elif current is None:
+            failures.append(f"{move.tp}: partition no longer exists")
+        else:
+            failures.append(f"{move.tp}: replicas {list(current)}, target {list(move.replicas)}")
+    return Verification(tuple(complete), tuple(in_progress), tuple(failures))
+
+
+def execute_election(client: KazooClient, plan: ElectionPlan, settings: ExecutionSettings,
+                     emit: Emit = _ignore) -> Outcome:
+    """Elect preferred leaders in znode-sized batches, then explain every partition still not led
+    by its preferred replica."""
+    live = _live(client, sorted({tp.topic for tp in plan.partitions}))
+    _require_valid(plan, live.snapshot, settings)
+    admin.ensure_idle(client, PlanKind.ELECTION)
+    snapshot = live.snapshot
+    pending = [tp for tp in plan.partitions if not _led_by_preferred(snapshot, tp)]
+    batches = plans.election_batches(pending, settings.batch_size, settings.max_znode_bytes) \
+        if pending else []
+    total = len(plan.partitions)
+    emit(ExecutionPlanned("elect", total, total - len(pending), len(batches)))
+    deadline = _deadline(settings)
+    done = total - len(pending)
+    for number, batch in enumerate(batches, start=1):
+        admin.submit_election(client, batch)
+        emit(BatchSubmitted(number, len(batches), len(batch)))
+        if not admin.wait_election(client, deadline=deadline):
+            emit(TimedOut(len(batch)))
+            return Outcome("elect", total, (
+                f"/admin/preferred_replica_election still holds batch {number} "
+                f"({len(batch)} partitions) after the timeout",), timed_out=True)
+        done += len(batch)
+        emit(BatchDone(number, len(batches), done, total))
+
+    after = _live(client, sorted({tp.topic for tp in plan.partitions})).snapshot
+    failures = tuple(_election_failure(after, tp) for tp in plan.partitions
+                     if not _led_by_preferred(after, tp))
+    emit(Finished("elect", not failures, len(failures)))
+    return Outcome("elect", total, failures)
+
+
+def _led_by_preferred(snapshot: ClusterSnapshot, tp: TopicPartition) -> bool:
+    replicas, state = snapshot.replicas(tp), snapshot.state(tp)
+    return bool(replicas) and state is not None and state.leader == replicas[0]
+
+
+def _election_failure(snapshot: ClusterSnapshot, tp: TopicPartition) -> str:
+    replicas, state = snapshot.replicas(tp) or (), snapshot.state(tp)
+    leader = state.leader if state else None
+    if not replicas:
+        return f"{tp}: partition no longer exists"
+    preferred = replicas[0]
+    if preferred not in snapshot.brokers:
+        why = f"preferred replica {preferred} is offline"
+    elif state is None or preferred not in state.isr:
+        why = f"preferred replica {preferred} is not in the ISR {list(state.isr) if state else []}"
+    else:
+        why = "the controller did not move the leadership"
+    return f"{tp}: leader is {leader}, not preferred replica {preferred}: {why}"
+
+
+def check_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings) -> None:
+    """Everything that must hold before the operator is asked to confirm a deletion."""
+    _require_valid(plan, _live(client, list(plan.topics)).snapshot, settings)
+    admin.ensure_idle(client, PlanKind.DELETION)
+
+
+def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings,
+                     emit: Emit = _ignore) -> Outcome:
+    check_deletion(client, plan, settings)
+    total = len(plan.topics)
+    emit(ExecutionPlanned("delete", total, 0, 1))
+    admin.submit_deletions(client, plan.topics)
+    emit(BatchSubmitted(1, 1, total))
+
+    def update(u: admin.WaitUpdate) -> None:
+        emit(Waiting(1, u.remaining, total - u.remaining, total, u.controller, u.connected))
+
+    remaining = admin.wait_deletions(client, plan.topics, deadline=_deadline(settings),
+                                     on_update=update)
+    if remaining:
+        emit(TimedOut(len(remaining)))
+        return Outcome("delete", total, tuple(f"topic {t} is not deleted yet" for t in remaining),
+                       timed_out=True)
+    emit(BatchDone(1, 1, total, total))
+    emit(Finished("delete", True, 0))
+    return Outcome("delete", total)
