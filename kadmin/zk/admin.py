@@ -1,0 +1,407 @@
+"""Submit one admin request to the controller atomically, then wait for the controller to act.
+
+Submitting is a single ``create`` (or a single transaction for deletions): ZooKeeper decides
+which of two racing kadmin processes wins, so no check-then-write gap exists. An existing admin
+znode is never overwritten or deleted; it belongs to whoever created it and to the controller.
+
+Waiting is one loop for the three operations (:func:`wait_until`): every read arms a ZooKeeper
+watch in the same round trip, so a change that lands after the read wakes the loop at once,
+and a slow safety poll catches anything a watch could miss. The controller rewrites the
+reassignment znode once per finished partition; reading only when woken coalesces those
+rewrites instead of fetching a megabyte-sized payload for each.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    ConnectionLoss,
+    NodeExistsError,
+    NoNodeError,
+    RolledBackError,
+    RuntimeInconsistency,
+    SessionExpiredError,
+)
+from kazoo.interfaces import IAsyncResult
+from kazoo.protocol.states import WatchedEvent
+from kazoo.security import ACL
+
+from kadmin.model import Conflict, OperationFailed, PartitionMove, PlanKind, TopicPartition
+from kadmin.zk import codec, paths, session
+
+T = TypeVar("T")
+
+READ_WINDOW = 10.0
+"""Longest one read of the wait loop may take: a request queued while kazoo reconnects would
+otherwise block until the server comes back, however far past the deadline that is."""
+
+_SAMPLE = 3
+"""How many names a Conflict message shows before eliding the rest."""
+
+
+class ZkCalls:
+    """The few kazoo calls this module makes, each bounded by ``until`` (monotonic seconds) and,
+    for reads, arming ``watch`` in the same request so no change slips between read and watch.
+
+    Bounded because kazoo queues a request made while it reconnects and sends it once a server
+    answers: a plain synchronous call blocks for as long as ZooKeeper stays away, past any
+    deadline. A call unanswered by ``until`` raises ConnectionLoss like a dropped one. ``unsure``
+    records that a write's outcome is unknown: it may have been applied before the drop.
+    """
+
+    def __init__(self, client: KazooClient, until: float,
+                 watch: Callable[[WatchedEvent], None] | None = None) -> None:
+        self.client = client
+        self.until = until
+        self.watch = watch
+        self.unsure = False
+
+    def _result(self, pending: IAsyncResult) -> Any:
+        try:
+            return pending.get(timeout=max(0.0, self.until - time.monotonic()))
+        except self.client.handler.timeout_exception:
+            raise ConnectionLoss("no reply from ZooKeeper in time") from None
+
+    def _write(self, pending: IAsyncResult) -> Any:
+        try:
+            return self._result(pending)
+        except (ConnectionLoss, SessionExpiredError):
+            self.unsure = True
+            raise
+
+    def data(self, path: str) -> bytes | None:
+        """The payload, or None when the znode does not exist (then nothing is watched)."""
+        try:
+            return self._result(self.client.get_async(path, watch=self.watch))[0]
+        except NoNodeError:
+            return None
+
+    def exist(self, paths_: Iterable[str]) -> list[bool]:
+        """Existence of each path, pipelined; the watch sees creation as well as deletion."""
+        pending = [self.client.exists_async(p, watch=self.watch) for p in paths_]
+        return [self._result(p) is not None for p in pending]
+
+    def children(self, path: str) -> list[str]:
+        try:
+            return self._result(self.client.get_children_async(path, watch=self.watch))
+        except NoNodeError:
+            return []
+
+    def create(self, path: str, data: bytes, acl: Sequence[ACL] | None) -> None:
+        self._write(self.client.create_async(path, data, acl=_acl(acl), makepath=True))
+
+    def ensure_path(self, path: str, acl: Sequence[ACL] | None) -> None:
+        self._result(self.client.ensure_path_async(path, acl=_acl(acl)))  # idempotent: never unsure
+
+    def create_all(self, paths_: Sequence[str], acl: Sequence[ACL] | None) -> list[object]:
+        """One transaction creating an empty znode at each path: one result (or error) each."""
+        tx = self.client.transaction()
+        for path in paths_:
+            tx.create(path, b"", acl=_acl(acl))
+        return self._write(tx.commit_async())
+
+
+def _acl(acl: Sequence[ACL] | None) -> list[ACL] | None:
+    return None if acl is None else list(acl)
+
+
+def _gave_up(error: OperationFailed) -> bool:
+    """True for the retry policy's "connection did not come back" (it chains the kazoo error)."""
+    return isinstance(error.__cause__, session.RETRYABLE)
+
+
+def _with_retries(client: KazooClient, what: str, call: Callable[[ZkCalls], T]) -> T:
+    """Run ``call`` under the session retry policy; an outage that outlasts it is one line that
+    names the znode and says when a write may have been applied anyway."""
+    until = time.monotonic() + session.DEFAULT_RETRY_SECONDS
+    calls = ZkCalls(client, until)
+    try:
+        return session.retrying(until)(call, calls)
+    except OperationFailed as exc:
+        if not _gave_up(exc):
+            raise
+        unsure = "; it may have been applied before the connection dropped" if calls.unsure else ""
+        raise OperationFailed(f"{what}: {exc}{unsure}") from exc.__cause__
+
+
+# --- what is in flight -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _AdminZnode:
+    """A single-znode admin request: where it lives and how to name its contents."""
+
+    path: str
+    operation: str
+    decode: Callable[[bytes | None], tuple[object, ...]]
+
+
+_ZNODES = {
+    PlanKind.REASSIGN: _AdminZnode(
+        paths.REASSIGN_PARTITIONS, "a reassignment", codec.decode_reassignment),
+    PlanKind.ELECTION: _AdminZnode(
+        paths.PREFERRED_REPLICA_ELECTION, "a preferred replica election", codec.decode_election),
+}
+
+
+def _counted(names: Sequence[str], noun: str) -> str:
+    """``1,234 partitions: foo-0, foo-1, bar-3, ...``: enough to recognise whose work it is."""
+    sample = ", ".join(names[:_SAMPLE]) + (", ..." if len(names) > _SAMPLE else "")
+    plural = noun if len(names) == 1 else noun + "s"
+    return f"{len(names):,} {plural}: {sample}" if names else f"0 {noun}s"
+
+
+def _entry_name(entry: object) -> str:
+    return str(entry.tp) if isinstance(entry, PartitionMove) else str(entry)
+
+
+def _deletions_message(queued: Sequence[str]) -> str:
+    return (f"topic deletions are already queued in {paths.DELETE_TOPICS} "
+            f"({_counted(sorted(queued), 'topic')})")
+
+
+def _busy(calls: ZkCalls, kind: PlanKind) -> str | None:
+    """One line naming the operation of ``kind`` in flight, or None when there is none."""
+    if kind is PlanKind.DELETION:
+        queued = calls.children(paths.DELETE_TOPICS)
+        return _deletions_message(queued) if queued else None
+    znode = _ZNODES[kind]
+    data = calls.data(znode.path)
+    if data is None:
+        return None
+    try:
+        what = _counted([_entry_name(e) for e in znode.decode(data)], "partition")
+    except codec.DecodeError as exc:
+        what = f"unreadable content: {exc}"
+    return f"{znode.operation} is already in progress in {znode.path} ({what})"
+
+
+def ensure_idle(client: KazooClient, kind: PlanKind) -> None:
+    """Refuse (Conflict, exit 3) to start while an operation of the same kind is in flight."""
+    path = paths.DELETE_TOPICS if kind is PlanKind.DELETION else _ZNODES[kind].path
+    busy = _with_retries(client, f"reading {path}", lambda calls: _busy(calls, kind))
+    if busy:
+        raise Conflict(busy)
+
+
+# --- submitting --------------------------------------------------------------------------------
+
+
+def _create_admin_znode(client: KazooClient, kind: PlanKind, data: bytes,
+                        acl: Sequence[ACL] | None) -> None:
+    """One atomic create. A create whose reply was lost may have been applied: if the retry then
+    finds a znode with exactly our bytes, it is ours; anything else belongs to someone else."""
+    znode = _ZNODES[kind]
+
+    def create(calls: ZkCalls) -> None:
+        try:
+            calls.create(znode.path, data, acl)
+        except NodeExistsError:
+            if calls.unsure and calls.data(znode.path) == data:
+                return
+            raise Conflict(_busy(calls, kind)
+                           or f"{znode.operation} is already in progress in {znode.path}") from None
+
+    _with_retries(client, f"creating {znode.path}", create)
+
+
+def submit_reassignment(client: KazooClient, moves: Sequence[PartitionMove], *,
+                        acl: Sequence[ACL] | None = None) -> None:
+    """Create /admin/reassign_partitions with ``moves`` (never their ``log_dirs``)."""
+    if not moves:
+        raise ValueError("submit_reassignment needs at least one partition")
+    _create_admin_znode(client, PlanKind.REASSIGN, codec.encode_reassignment(moves), acl)
+
+
+def submit_election(client: KazooClient, partitions: Sequence[TopicPartition], *,
+                    acl: Sequence[ACL] | None = None) -> None:
+    """Create /admin/preferred_replica_election listing ``partitions``."""
+    if not partitions:
+        raise ValueError("submit_election needs at least one partition")
+    _create_admin_znode(client, PlanKind.ELECTION, codec.encode_election(partitions), acl)
+
+
+def submit_deletions(client: KazooClient, topics: Sequence[str], *,
+                     acl: Sequence[ACL] | None = None) -> None:
+    """Queue every topic in one transaction, so the controller sees all of them or none.
+
+    Refuses while any deletion is queued: the wait that follows could not tell this request's
+    progress from the other one's. A lost reply is resolved as for the single-znode requests:
+    if every marker of ours is there on retry, the transaction was applied.
+    """
+    if not topics:
+        raise ValueError("submit_deletions needs at least one topic")
+
+    def commit(calls: ZkCalls) -> None:
+        calls.ensure_path(paths.DELETE_TOPICS, acl)
+        queued = calls.children(paths.DELETE_TOPICS)
+        if calls.unsure and set(queued).issuperset(topics):
+            return
+        if queued:
+            raise Conflict(_deletions_message(queued))
+        results = calls.create_all([paths.delete_topic(t) for t in topics], acl)
+        # A failed transaction reports the failing operation's error and rolls back the rest.
+        errors = [(name, r) for name, r in zip(topics, results, strict=True)
+                  if isinstance(r, Exception)
+                  and not isinstance(r, (RolledBackError, RuntimeInconsistency))]
+        if errors:
+            name, error = errors[0]
+            if isinstance(error, NodeExistsError):
+                raise Conflict(_busy(calls, PlanKind.DELETION)
+                               or f"topic {name} is already queued for deletion")
+            raise OperationFailed(f"could not create {paths.delete_topic(name)}: "
+                                  f"{type(error).__name__}; no deletion was queued")
+
+    _with_retries(client, f"queueing deletions in {paths.DELETE_TOPICS}", commit)
+
+
+# --- waiting -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WaitUpdate:
+    """What the waiter tells its caller each time something it can see changes."""
+
+    remaining: int
+    """Partitions (or topics) the controller has not finished yet."""
+    controller: int | None
+    """The active controller's broker id; None while there is none (failover in progress)."""
+    connected: bool
+    """False while kazoo is reconnecting: the counts are then as last seen."""
+
+
+def _ignore(_: WaitUpdate) -> None:
+    """Default for callers that do not report progress."""
+
+
+def _controller(calls: ZkCalls) -> int | None:
+    """The active controller. ``exists`` first, so its watch also reports a new controller."""
+    if not calls.exist([paths.CONTROLLER])[0]:
+        return None
+    try:
+        return codec.decode_controller(calls.data(paths.CONTROLLER))
+    except codec.DecodeError:
+        return None  # a /controller kadmin cannot read names no controller it can report
+
+
+def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callable[[T], bool],
+               remaining: Callable[[T], int], *, what: str, deadline: float,
+               on_update: Callable[[WaitUpdate], None] = _ignore,
+               safety_poll: float = 5.0) -> T:
+    """Probe until ``done(value)`` or the monotonic ``deadline``; return the last value read.
+
+    Woken by the watches the probe's reads arm, by every connection state change (kazoo drops
+    all watches when the connection drops, so a reconnect means: read again, which re-arms them),
+    and by the safety poll. Reads run only while connected, under the session retry policy for
+    short blips; a longer outage is reported (``connected=False``) and waited out, bounded by
+    the deadline. Only the first read may outlast the deadline, by at most READ_WINDOW, so that
+    a wait started late still answers with what is left. ``what`` names the znode if nothing
+    could be read at all.
+    """
+    wake = threading.Event()
+
+    def on_event(_: object) -> None:  # a watch firing or a connection state change
+        wake.set()
+
+    def read(calls: ZkCalls) -> tuple[T, int | None]:
+        return probe(calls), _controller(calls)
+
+    client.add_listener(on_event)
+    last: tuple[T] | None = None  # a 1-tuple, since T itself may be None
+    controller: int | None = None
+    reported: WaitUpdate | None = None
+    try:
+        while True:
+            wake.clear()
+            fresh = False
+            if client.connected:
+                until = time.monotonic() + max(safety_poll, READ_WINDOW)
+                if last is not None:  # the first read gets its window even past the deadline:
+                    until = min(until, deadline)  # without it there is no answer to return
+                try:
+                    value, controller = session.retrying(until)(
+                        read, ZkCalls(client, until, on_event))
+                except OperationFailed as exc:
+                    if not _gave_up(exc):
+                        raise
+                else:
+                    last, fresh = (value,), True
+            if last is not None:
+                update = WaitUpdate(remaining(last[0]), controller, fresh)
+                if update != reported:
+                    on_update(update)
+                    reported = update
+                if fresh and done(last[0]):
+                    return last[0]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if last is None:
+                    raise OperationFailed(
+                        f"ZooKeeper unreachable: could not read {what} before the deadline")
+                return last[0]
+            wake.wait(min(safety_poll, left))
+    finally:
+        client.remove_listener(on_event)
+
+
+def _wait_admin_znode(client: KazooClient, kind: PlanKind, deadline: float,
+                      on_update: Callable[[WaitUpdate], None],
+                      safety_poll: float) -> tuple[object, ...] | None:
+    """Wait for the controller to delete a single-znode request: None once it has, else its
+    entries at the deadline (the znode is left alone either way)."""
+    znode = _ZNODES[kind]
+
+    def probe(calls: ZkCalls) -> tuple[object, ...] | None:
+        data = calls.data(znode.path)
+        try:
+            return None if data is None else znode.decode(data)
+        except codec.DecodeError as exc:
+            raise OperationFailed(f"{znode.path}: {exc}") from None
+
+    return wait_until(client, probe, lambda left: left is None,
+                      lambda left: 0 if left is None else len(left), what=znode.path,
+                      deadline=deadline, on_update=on_update, safety_poll=safety_poll)
+
+
+def wait_reassignment(client: KazooClient, *, deadline: float,
+                      on_update: Callable[[WaitUpdate], None] = _ignore,
+                      safety_poll: float = 5.0) -> tuple[PartitionMove, ...]:
+    """Wait for the controller to delete /admin/reassign_partitions. Returns ``()`` when it has,
+    else the entries still in it at the deadline."""
+    left = _wait_admin_znode(client, PlanKind.REASSIGN, deadline, on_update, safety_poll)
+    return cast(tuple[PartitionMove, ...], left or ())
+
+
+def wait_election(client: KazooClient, *, deadline: float,
+                  on_update: Callable[[WaitUpdate], None] = _ignore,
+                  safety_poll: float = 5.0) -> bool:
+    """Wait for the controller to delete /admin/preferred_replica_election; True when it has."""
+    return _wait_admin_znode(client, PlanKind.ELECTION, deadline, on_update, safety_poll) is None
+
+
+def wait_deletions(client: KazooClient, topics: Sequence[str], *, deadline: float,
+                   on_update: Callable[[WaitUpdate], None] = _ignore,
+                   safety_poll: float = 5.0) -> tuple[str, ...]:
+    """Wait until every topic's deletion marker and its /brokers/topics znode are gone; returns
+    the topics still present at the deadline.
+
+    A topic counts as deleted once both were seen gone: producers with auto-creation enabled
+    may recreate it a moment later, and that new topic is not this deletion's business.
+    """
+    pending = list(dict.fromkeys(topics))
+
+    def probe(calls: ZkCalls) -> tuple[str, ...]:
+        queued = set(calls.children(paths.DELETE_TOPICS))
+        present = calls.exist(paths.topic(t) for t in pending)
+        pending[:] = [t for t, exists in zip(pending, present, strict=True)
+                      if exists or t in queued]
+        return tuple(pending)
+
+    return wait_until(client, probe, lambda left: not left, len, what=paths.DELETE_TOPICS,
+                      deadline=deadline, on_update=on_update, safety_poll=safety_poll)
