@@ -1,0 +1,231 @@
+"""Read a live cluster from ZooKeeper, fast enough for millions of partitions.
+
+One synchronous round trip per znode would take minutes on a large cluster, so every read is
+pipelined through kazoo's async API with a bounded window of requests in flight: the server
+works on the next requests while Python decodes the previous answers, and memory stays flat.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.interfaces import IAsyncResult
+
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    OperationFailed,
+    PartitionMove,
+    PartitionState,
+    TopicAssignment,
+    TopicPartition,
+)
+from kadmin.zk import codec, paths
+from kadmin.zk.session import RETRYABLE, retrying
+
+WINDOW = 2000
+"""Requests in flight at once: enough to keep a remote server busy, small enough that the
+replies waiting in kazoo's buffers stay a few megabytes."""
+
+T = TypeVar("T")
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """Admin requests the controller has not finished. ``None`` means no such znode (or, in a
+    :class:`LiveCluster`, one listed in ``unreadable``)."""
+
+    reassignment: tuple[PartitionMove, ...] | None
+    election: tuple[TopicPartition, ...] | None
+    deletions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LiveCluster:
+    """A cluster as read from ZooKeeper, with the znodes kadmin could not decode.
+
+    ``unreadable`` holds ``(znode path, reason)``: one corrupt znode must not hide the rest of a
+    cluster from the operator, but it must not go unnoticed either.
+    """
+
+    snapshot: ClusterSnapshot
+    in_flight: InFlight
+    unreadable: tuple[tuple[str, str], ...]
+
+
+def pipelined(
+    call: Callable[[str], IAsyncResult], requests: Iterable[tuple[str, T]], window: int = WINDOW
+) -> Iterator[tuple[str, T, Any]]:
+    """Run ``call(path)`` for every ``(path, tag)`` with at most ``window`` in flight, yielding
+    ``(path, tag, value)`` in request order.
+
+    Znodes that do not exist (or vanished since they were listed) are skipped. A request lost
+    with the connection is retried on its own under :func:`retrying`, so a blip in the middle
+    of a million reads neither fails nor restarts the whole read. Other errors (no ACL access,
+    ...) fail with the znode's path.
+    """
+    in_flight: deque[tuple[str, T, IAsyncResult]] = deque()
+
+    def settle() -> Iterator[tuple[str, T, Any]]:
+        path, tag, result = in_flight.popleft()
+        try:
+            yield path, tag, _answer(call, path, result)
+        except NoNodeError:
+            return
+
+    for path, tag in requests:
+        in_flight.append((path, tag, call(path)))
+        if len(in_flight) >= window:
+            yield from settle()
+    while in_flight:
+        yield from settle()
+
+
+def _answer(call: Callable[[str], IAsyncResult], path: str, result: IAsyncResult) -> Any:
+    try:
+        return result.get()
+    except RETRYABLE:
+        return retrying()(lambda: call(path).get())
+    except NoNodeError:
+        raise
+    except KazooException as error:
+        raise OperationFailed(f"cannot read {path}: {type(error).__name__}") from error
+
+
+class _Decoder:
+    """Decodes payloads, then either collects the failures (``read_cluster``) or raises the
+    first one as the operator's one-line error (the narrower reads, whose callers act on the
+    answer and must not act on a partial one)."""
+
+    def __init__(self, collect: bool) -> None:
+        self.unreadable: list[tuple[str, str]] | None = [] if collect else None
+
+    def __call__(self, path: str, decode: Callable[[V], T], payload: V) -> T | None:
+        try:
+            return decode(payload)
+        except codec.DecodeError as error:
+            self.report(path, str(error))
+            return None
+
+    def report(self, path: str, reason: str) -> None:
+        if self.unreadable is None:
+            raise OperationFailed(f"cannot decode {path}: {reason}")
+        self.unreadable.append((path, reason))
+
+
+def _children(client: KazooClient, path: str) -> list[str]:
+    """Children of ``path``; none when it does not exist (an empty cluster, no admin requests)."""
+    return next((value for _, _, value in pipelined(client.get_children_async, [(path, None)])),
+                [])
+
+
+def _optional(client: KazooClient, wanted: list[tuple[str, Callable[[bytes], Any]]],
+              decoder: _Decoder) -> dict[str, Any]:
+    """Decoded single znodes that may not exist (controller, admin requests), read together."""
+    found = {path: decoder(path, decode, data)
+             for path, decode, (data, _) in pipelined(client.get_async, wanted)}
+    return {path: value for path, value in found.items() if value is not None}
+
+
+def _read_brokers(client: KazooClient, decoder: _Decoder) -> dict[int, Broker]:
+    brokers: dict[int, Broker] = {}
+    requests = []
+    for child in _children(client, paths.BROKER_IDS):
+        if child.isdigit():
+            requests.append((paths.broker(int(child)), int(child)))
+        else:
+            decoder.report(f"{paths.BROKER_IDS}/{child}", "broker id is not an integer")
+    for path, broker_id, (data, _) in pipelined(client.get_async, requests):
+        broker = decoder(path, partial(codec.decode_broker, broker_id), data)
+        if broker is not None:
+            brokers[broker_id] = broker
+    return dict(sorted(brokers.items()))
+
+
+def _assignments(client: KazooClient, topics: Iterable[str],
+                 decoder: _Decoder) -> Iterator[tuple[str, TopicAssignment]]:
+    requests = ((paths.topic(name), name) for name in topics)
+    for path, name, (data, _) in pipelined(client.get_async, requests):
+        assignment = decoder(path, codec.decode_topic, data)
+        if assignment is not None:
+            yield name, assignment
+
+
+def _states(client: KazooClient, partitions: Iterable[TopicPartition],
+            decoder: _Decoder) -> Iterator[tuple[TopicPartition, PartitionState]]:
+    requests = ((paths.partition_state(tp.topic, tp.partition), tp) for tp in partitions)
+    for path, tp, (data, _) in pipelined(client.get_async, requests):
+        state = decoder(path, codec.decode_state, data)
+        if state is not None:
+            yield tp, state
+
+
+def _read_in_flight(client: KazooClient, decoder: _Decoder) -> InFlight:
+    found = _optional(client, [(paths.REASSIGN_PARTITIONS, codec.decode_reassignment),
+                               (paths.PREFERRED_REPLICA_ELECTION, codec.decode_election)], decoder)
+    return InFlight(
+        reassignment=found.get(paths.REASSIGN_PARTITIONS),
+        election=found.get(paths.PREFERRED_REPLICA_ELECTION),
+        deletions=tuple(sorted(_children(client, paths.DELETE_TOPICS))),
+    )
+
+
+def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
+                 states: bool = True) -> LiveCluster:
+    """Brokers, controller, the assignment of ``topics`` (all when None; unknown ones are
+    absent), their partition states unless ``states`` is False, and the in-flight admin
+    requests. Undecodable znodes are reported in ``unreadable`` and left out."""
+    decoder = _Decoder(collect=True)
+    brokers = _read_brokers(client, decoder)
+    controller = _optional(client, [(paths.CONTROLLER, codec.decode_controller),
+                                    (paths.CONTROLLER_EPOCH, codec.decode_controller_epoch)],
+                           decoder)
+    names = sorted(_children(client, paths.BROKER_TOPICS) if topics is None else set(topics))
+    assignment_reads = _assignments(client, names, decoder)
+    assignments: dict[str, TopicAssignment] = {}
+    partition_states: dict[str, dict[int, PartitionState]] = {}
+    if states:
+        def partitions_of_read_topics() -> Iterator[TopicPartition]:
+            # pulled by the state reads while topic reads are still arriving: both pipelines run
+            for name, assignment in assignment_reads:
+                assignments[name] = assignment
+                yield from (TopicPartition(name, p) for p in sorted(assignment))
+
+        for tp, state in _states(client, partitions_of_read_topics(), decoder):
+            partition_states.setdefault(tp.topic, {})[tp.partition] = state
+    else:
+        assignments.update(assignment_reads)
+
+    snapshot = ClusterSnapshot(
+        brokers=brokers,
+        topics=assignments,
+        states=partition_states,
+        controller=controller.get(paths.CONTROLLER),
+        controller_epoch=controller.get(paths.CONTROLLER_EPOCH),
+    )
+    in_flight = _read_in_flight(client, decoder)
+    return LiveCluster(snapshot, in_flight, tuple(decoder.unreadable or ()))
+
+
+def read_in_flight(client: KazooClient) -> InFlight:
+    """The admin requests still pending. An undecodable admin znode is an ``OperationFailed``:
+    "something is pending but unreadable" must stop the caller, not read as "nothing"."""
+    return _read_in_flight(client, _Decoder(collect=False))
+
+
+def read_assignments(client: KazooClient, topics: Collection[str]) -> dict[str, TopicAssignment]:
+    """Current replicas of the given topics; topics that do not exist are absent."""
+    return dict(_assignments(client, sorted(set(topics)), _Decoder(collect=False)))
+
+
+def read_states(client: KazooClient,
+                partitions: Collection[TopicPartition]) -> dict[TopicPartition, PartitionState]:
+    """Leader and ISR of the given partitions; partitions without a state znode are absent."""
+    return dict(_states(client, sorted(set(partitions)), _Decoder(collect=False)))

@@ -1,0 +1,191 @@
+"""Connect to ZooKeeper and the one retry policy every kadmin ZooKeeper call runs under.
+
+Errors become kadmin's one-line errors here, so nothing above this module sees kazoo's
+exceptions for the usual failures (bad connect string, unreachable server, missing chroot,
+connection lost for too long).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import tenacity
+from kazoo.client import KazooClient
+from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
+from kazoo.handlers.threading import KazooTimeoutError
+
+from kadmin.model import InvalidInput, OperationFailed
+
+DEFAULT_RETRY_SECONDS = 60.0
+RETRYABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError)
+"""Failures that say nothing about the request itself: the same call succeeds once the
+connection (or a new session) is back."""
+
+# kazoo logs every dropped connection at WARNING; with no logging configured Python would print
+# those to stderr in the middle of kadmin's own output. kadmin reports connection trouble itself.
+logging.getLogger("kazoo").addHandler(logging.NullHandler())
+
+_HOST = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)$")
+_FORMAT = "expected host:port[,host:port...][/chroot]"
+
+
+@dataclass(frozen=True)
+class ZkTarget:
+    """A parsed connect string: kazoo's host list and the chroot (None for the root)."""
+
+    hosts: str
+    chroot: str | None
+
+
+def parse_connect_string(text: str) -> ZkTarget:
+    """Parse Kafka's ``zookeeper.connect`` syntax, ``h1:2181,h2:2181/kafka``.
+
+    Checked here rather than left to kazoo, which accepts a typo and then retries a host that
+    cannot exist until the connect timeout.
+    """
+    text = text.strip()
+    if not text:
+        raise InvalidInput(f"ZooKeeper connect string is empty ({_FORMAT})")
+    hosts_part, slash, chroot_part = text.partition("/")
+    hosts = []
+    for entry in hosts_part.split(","):
+        host, port = _split_host_port(entry.strip(), text)
+        hosts.append(f"{host}:{port}")
+    chroot = None
+    if slash:
+        chroot = "/" + chroot_part
+        segments = chroot_part.split("/")
+        if any(s in ("", ".", "..") for s in segments) or "\0" in chroot_part:
+            raise InvalidInput(
+                f"bad chroot {chroot!r} in ZooKeeper connect string {text!r}: {_FORMAT}, the "
+                "chroot a znode path like /kafka (no trailing '/', no empty, '.' or '..' parts)"
+            )
+    return ZkTarget(",".join(hosts), chroot)
+
+
+def _split_host_port(entry: str, text: str) -> tuple[str, int]:
+    host, colon, port_text = entry.rpartition(":")
+    if not colon:  # "h1": ZooKeeper's default port (IPv6 needs brackets: "[::1]:2181")
+        host, port_text = entry, "2181"
+    if not host or not _HOST.match(host):
+        raise InvalidInput(f"bad host {host!r} in ZooKeeper connect string {text!r} ({_FORMAT})")
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise InvalidInput(
+            f"bad port {port_text!r} in ZooKeeper connect string {text!r} ({_FORMAT})"
+        )
+    return host, int(port_text)
+
+
+@dataclass(frozen=True)
+class ZkSettings:
+    """How to reach one ZooKeeper ensemble (the chroot is part of ``connect``)."""
+
+    connect: str
+    connect_timeout: float = 10.0
+    session_timeout: float = 30.0
+
+
+def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient:
+    """A started client whose paths are relative to the chroot.
+
+    A missing chroot is an error unless ``create_chroot``: Kafka's brokers create it, so a
+    missing one means a typo, and kadmin must never plan or write against an empty tree.
+    """
+    target = parse_connect_string(settings.connect)
+    # Connect to the root first: kazoo cannot tell "chroot missing" from "chroot empty".
+    client = KazooClient(
+        hosts=target.hosts,
+        timeout=settings.session_timeout,
+        # kazoo's default reconnect backoff grows to an hour: after an outage the client would
+        # sleep long after the server is back. Cap it like the command retries below.
+        connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 2.0},
+    )
+    try:
+        client.start(timeout=settings.connect_timeout)
+    except KazooTimeoutError:
+        client.close()
+        raise OperationFailed(
+            f"cannot reach ZooKeeper at {target.hosts} within {settings.connect_timeout:g}s"
+        ) from None
+    try:
+        if target.chroot is not None:
+            if create_chroot:
+                retrying()(client.ensure_path, target.chroot)
+            elif retrying()(client.exists, target.chroot) is None:
+                raise OperationFailed(
+                    f"chroot {target.chroot} does not exist on ZooKeeper at {target.hosts} "
+                    "(check the connect string; Kafka's brokers create it on first start)"
+                )
+            # Safe only now, before any watch or ephemeral node exists on this client.
+            client.chroot = target.chroot
+    except BaseException:
+        client.stop()
+        client.close()
+        raise
+    return client
+
+
+@contextmanager
+def session(settings: ZkSettings, *, create_chroot: bool = False) -> Iterator[KazooClient]:
+    """``connect`` for a ``with`` block; the session ends (ephemerals go) when it closes."""
+    client = connect(settings, create_chroot=create_chroot)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+def _give_up(state: tenacity.RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome is not None else None
+    reason = type(error).__name__ if error is not None else "unknown error"
+    raise OperationFailed(
+        f"lost ZooKeeper connection ({reason}) and it did not come back within "
+        f"{state.seconds_since_start:.0f}s"
+    ) from error
+
+
+def retrying(deadline: float | None = None) -> tenacity.Retrying:
+    """Retry connection-level failures with jittered exponential backoff.
+
+    ``deadline`` is a ``time.monotonic()`` instant shared by a whole operation (so nested
+    retries cannot add up past it); None allows each call about a minute from its first
+    attempt. Past it the last failure becomes ``OperationFailed``.
+    """
+    backoff = tenacity.wait_random_exponential(multiplier=0.1, min=0.1, max=2.0)
+    if deadline is None:
+        stop: tenacity.stop.stop_base = tenacity.stop_after_delay(DEFAULT_RETRY_SECONDS)
+        wait: tenacity.wait.wait_base = backoff
+    else:
+        stop = _StopAt(deadline)
+        wait = _Capped(backoff, deadline)
+    return tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(RETRYABLE),
+        stop=stop,
+        wait=wait,
+        retry_error_callback=_give_up,
+    )
+
+
+class _StopAt(tenacity.stop.stop_base):
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        return time.monotonic() >= self.deadline
+
+
+class _Capped(tenacity.wait.wait_base):
+    """Never sleep past the deadline: the last attempt happens at it, not after it."""
+
+    def __init__(self, inner: tenacity.wait.wait_base, deadline: float) -> None:
+        self.inner = inner
+        self.deadline = deadline
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        return max(0.0, min(self.inner(retry_state), self.deadline - time.monotonic()))

@@ -1,0 +1,149 @@
+"""Fixtures shared by every test folder: a real ZooKeeper and a private chroot per test.
+
+Which server, in order: ``KADMIN_TEST_ZOOKEEPER=host:port`` (an external server), a
+``zookeeper:3.8`` container when a Docker engine answers, else the embedded server from PySpark's
+jars (the default on a machine with Java and no Docker). Each test works under its own chroot,
+so tests never see each other's znodes and one session-wide server is enough.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+from kazoo.interfaces import IAsyncResult
+
+from kadmin.embedded import EmbeddedZooKeeper, is_serving
+
+T = TypeVar("T")
+TEST_ROOT = "/kadmin-test"
+DELETE_BATCH = 1000
+ZOOKEEPER_IMAGE = "zookeeper:3.8"
+
+
+@dataclass(frozen=True)
+class ExternalZooKeeper:
+    """A server this test run did not start and must not stop."""
+
+    connect_string: str
+
+
+def _docker_reachable() -> bool:
+    """A quick ping with a short timeout: never let a missing engine hang the test run."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=3)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except Exception:
+        return False
+
+
+def _container_zookeeper() -> Iterator[ExternalZooKeeper]:
+    from testcontainers.core.container import DockerContainer
+
+    with DockerContainer(ZOOKEEPER_IMAGE).with_exposed_ports(2181) as container:
+        host = container.get_container_host_ip()
+        port = int(container.get_exposed_port(2181))
+        deadline = time.monotonic() + 60
+        while not is_serving(host, port):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{ZOOKEEPER_IMAGE} container did not serve on {host}:{port}")
+            time.sleep(0.2)
+        yield ExternalZooKeeper(f"{host}:{port}")
+
+
+@pytest.fixture(scope="session")
+def zk_server() -> Iterator[ExternalZooKeeper | EmbeddedZooKeeper]:
+    """The ZooKeeper every test shares; anything with ``.connect_string`` ("host:port")."""
+    external = os.environ.get("KADMIN_TEST_ZOOKEEPER")
+    if external:
+        yield ExternalZooKeeper(external)
+    elif _docker_reachable():
+        yield from _container_zookeeper()
+    else:
+        with EmbeddedZooKeeper() as server:
+            yield server
+
+
+@pytest.fixture(scope="session")
+def zk_root(zk_server: ExternalZooKeeper | EmbeddedZooKeeper) -> Iterator[KazooClient]:
+    """One client on the server's root, to create and remove the per-test chroots."""
+    client = KazooClient(hosts=zk_server.connect_string, timeout=30)
+    client.start(timeout=30)
+    yield client
+    client.stop()
+    client.close()
+
+
+def _chroot_name(test_name: str) -> str:
+    # znode names allow almost anything, but shell users copy these paths: keep them plain
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", test_name)[:80].strip("._") or "test"
+
+
+@pytest.fixture
+def zk_connect(request: pytest.FixtureRequest, zk_root: KazooClient,
+               zk_server: ExternalZooKeeper | EmbeddedZooKeeper) -> Iterator[str]:
+    """"host:port/kadmin-test/<test>-<uuid8>": an empty chroot of this test's own."""
+    chroot = f"{TEST_ROOT}/{_chroot_name(request.node.name)}-{uuid.uuid4().hex[:8]}"
+    zk_root.ensure_path(chroot)
+    yield f"{zk_server.connect_string}{chroot}"
+    zk_root.retry(_delete_tree, zk_root, chroot)
+
+
+def _delete_tree(client: KazooClient, root: str) -> None:
+    """kazoo's ``delete(recursive=True)`` costs two round trips per znode, minutes for a test
+    that loaded a large cluster; this lists a tree level at a time, pipelined, and deletes
+    deepest first in multi-operation transactions."""
+    levels: list[list[str]] = [[root]]
+    while levels[-1]:
+        listings = [(path, client.get_children_async(path)) for path in levels[-1]]
+        levels.append([f"{path}/{child}" for path, result in listings
+                       for child in _unless_gone(result, list[str]())])
+    doomed = [path for level in reversed(levels) for path in level]
+    for start in range(0, len(doomed), DELETE_BATCH):
+        batch = doomed[start:start + DELETE_BATCH]
+        transaction = client.transaction()
+        for path in batch:
+            transaction.delete(path)
+        if any(isinstance(outcome, Exception) for outcome in transaction.commit()):
+            # an ephemeral vanished meanwhile (the whole transaction is refused): one by one
+            for result in [client.delete_async(path) for path in batch]:
+                _unless_gone(result, None)
+
+
+def _unless_gone(result: IAsyncResult, default: T) -> T:
+    """The result, or ``default`` for a znode that vanished meanwhile (an ephemeral)."""
+    try:
+        return result.get()
+    except NoNodeError:
+        return default
+
+
+@pytest.fixture
+def zk(zk_connect: str) -> Iterator[KazooClient]:
+    """A started kazoo client on this test's chroot (plain kazoo: independent of kadmin's own
+    session code, so tests check kadmin against it)."""
+    client = KazooClient(hosts=zk_connect, timeout=30)
+    client.start(timeout=30)
+    yield client
+    client.stop()
+    client.close()
+
+
+@pytest.fixture
+def own_zk_server() -> Iterator[EmbeddedZooKeeper]:
+    """A private embedded server for tests that stop, restart or misconfigure it."""
+    with EmbeddedZooKeeper() as server:
+        yield server
