@@ -94,8 +94,10 @@ def _deadline(settings: ExecutionSettings) -> float:
     return float("inf") if settings.timeout is None else time.monotonic() + settings.timeout
 
 
-def _live(client: KazooClient, topics: Sequence[str]) -> reader.LiveCluster:
-    return reader.read_cluster(client, topics=set(topics))
+def _live(client: KazooClient, topics: Sequence[str], *, states: bool = False) -> reader.LiveCluster:
+    """The cluster as far as one plan is concerned. Partition states cost one read per partition,
+    so only elections (whose outcome depends on the ISR) ask for them."""
+    return reader.read_cluster(client, topics=set(topics), states=states)
 
 
 def _require_valid(plan: ReassignmentPlan | ElectionPlan | DeletionPlan, snapshot: ClusterSnapshot,
@@ -262,7 +264,7 @@ def execute_election(client: KazooClient, plan: ElectionPlan, settings: Executio
                      emit: Emit = _ignore) -> Outcome:
     """Elect preferred leaders in znode-sized batches, then explain every partition still not led
     by its preferred replica."""
-    live = _live(client, sorted({tp.topic for tp in plan.partitions}))
+    live = _live(client, sorted({tp.topic for tp in plan.partitions}), states=True)
     _require_valid(plan, live.snapshot, settings)
     admin.ensure_idle(client, PlanKind.ELECTION)
     snapshot = live.snapshot
@@ -284,7 +286,7 @@ def execute_election(client: KazooClient, plan: ElectionPlan, settings: Executio
         done += len(batch)
         emit(BatchDone(number, len(batches), done, total))
 
-    after = _live(client, sorted({tp.topic for tp in plan.partitions})).snapshot
+    after = _live(client, sorted({tp.topic for tp in plan.partitions}), states=True).snapshot
     failures = tuple(_election_failure(after, tp) for tp in plan.partitions
                      if not _led_by_preferred(after, tp))
     emit(Finished("elect", not failures, len(failures)))

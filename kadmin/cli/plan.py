@@ -235,7 +235,7 @@ def election(
     snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
     selected = select_topics(snapshot, topics, None, all_topics)
     plan = plans.election_plan_for(snapshot, selected)
-    _checked(plan, snapshot)
+    _checked(plan, PlanKind.ELECTION, snapshot)
     written = write_plan(plan, PlanKind.ELECTION, out_path, force)
     if written:
         out.print(f"{len(plan.partitions)} partition(s); plan {written}", markup=False)
@@ -257,16 +257,16 @@ def deletion(
     plan = plans.deletion_plan_for(names)
     snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
                 if cluster is not None or zookeeper else None)
-    _checked(plan, snapshot, allow_internal=allow_internal)
+    _checked(plan, PlanKind.DELETION, snapshot, allow_internal=allow_internal)
     written = write_plan(plan, PlanKind.DELETION, out_path, force)
     if written:
         out.print(f"{len(plan.topics)} topic(s); plan {written}", markup=False)
 
 
-def _checked(plan: Plan, snapshot: ClusterSnapshot | None, **options: bool) -> None:
+def _checked(plan: Plan, kind: PlanKind, snapshot: ClusterSnapshot | None, **options: bool) -> None:
     """Validate a plan kadmin itself built, before it is written: the file must pass
     ``plan validate`` like any other."""
-    report = plans.validate(plans.plan_document(plan), None, snapshot, **options)
+    report = plans.validate(plans.plan_document(plan), kind, snapshot, **options)
     if report.errors:
         raise InvalidInput(f"the plan is invalid ({len(report.errors)} error(s)); nothing written",
                            details=tuple(str(p) for p in report.errors))

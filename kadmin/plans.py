@@ -1,0 +1,622 @@
+"""Plan documents: detect, validate, parse, diff against a cluster, batch, and summarise. Pure.
+
+A plan file is one of the three admin documents (spec section 1): Kafka's
+``kafka-reassign-partitions.sh`` file, the preferred replica election document, or the seed's topic
+deletion document. The JSON Schemas in ``schemas/`` are the authority on their shape; this module
+adds the rules no schema can express (a partition listed twice, one log dir per replica) and the
+rules that need the cluster (unknown partitions, brokers, replication factor changes).
+
+Validation must take seconds on a million-partition plan, and jsonschema needs about 300 µs per
+entry. So every entry first goes through a hand-written check of exactly the schema's shape rules
+(types, required and allowed keys); only an entry that fails it is run through jsonschema, whose
+messages then explain the failure. The schema's value rules (``minimum``, ``pattern``,
+``uniqueItems``...) are checked here for every entry and reported with messages that name the
+offending value, so jsonschema's findings for those keywords are dropped rather than repeated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, TypeVar
+
+from jsonschema.protocols import Validator
+
+from kadmin import schema
+from kadmin.model import (
+    ClusterSnapshot,
+    DeletionPlan,
+    ElectionPlan,
+    InvalidInput,
+    PartitionMove,
+    Plan,
+    PlanKind,
+    Problem,
+    ReassignmentPlan,
+    Severity,
+    TopicPartition,
+)
+from kadmin.zk import codec
+
+T = TypeVar("T")
+
+SCHEMAS = {
+    PlanKind.REASSIGN: "reassign_partitions",
+    PlanKind.ELECTION: "preferred_replica_election",
+    PlanKind.DELETION: "delete_topics",
+}
+"""Schema file (``schemas/<name>.schema.json``) of each plan kind."""
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+VALUE_KEYWORDS = frozenset({"minimum", "minItems", "uniqueItems", "pattern", "maxLength", "not"})
+"""Schema keywords whose findings this module reports itself, naming the offending value."""
+
+EXPLAIN_LIMIT = 10_000
+"""Entries explained through jsonschema per document. Beyond it (a file broken throughout) the
+rest are counted in one problem: at ~300 µs an entry, explaining a million would take minutes and
+the operator learns nothing from the millionth identical line."""
+
+MAX_TOPIC_LENGTH = 249
+_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
+_MESSAGE_LIMIT = 300
+
+
+# --- validation report -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    kind: PlanKind | None
+    problems: tuple[Problem, ...]
+    plan: Plan | None
+    """The parsed plan, present only when there are no errors (warnings allowed)."""
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if p.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if p.severity is Severity.WARNING)
+
+    def ok(self, strict: bool = False) -> bool:
+        """No errors; with ``strict`` (CI gates) no warnings either."""
+        return not (self.errors or (strict and self.warnings))
+
+    def to_json(self) -> dict[str, Any]:
+        def items(problems: tuple[Problem, ...]) -> list[dict[str, str]]:
+            return [{"path": p.where, "message": p.message} for p in problems]
+
+        return {"valid": self.ok(), "kind": self.kind.value if self.kind else None,
+                "errors": items(self.errors), "warnings": items(self.warnings)}
+
+
+def detect_kind(doc: object) -> PlanKind | None:
+    """The plan kind by shape, so ``plan validate`` needs no ``--kind`` for ordinary files.
+
+    ``partitions`` whose entries carry ``replicas`` is a reassignment, without them an election;
+    ``topics`` is a deletion. An empty ``partitions`` list counts as a reassignment (by far the
+    commonest file; the empty documents of both kinds are identical anyway). An object with both
+    keys or neither is no plan.
+    """
+    if not isinstance(doc, dict) or ("partitions" in doc) == ("topics" in doc):
+        return None
+    if "topics" in doc:
+        return PlanKind.DELETION
+    entries = doc["partitions"]
+    if isinstance(entries, list) and entries and not any(
+            isinstance(e, dict) and "replicas" in e for e in entries):
+        return PlanKind.ELECTION
+    return PlanKind.REASSIGN
+
+
+def _path(parts: Sequence[object]) -> str:
+    """``$.partitions[3].replicas``: the JSONPath an operator finds in the file."""
+    out = ["$"]
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif isinstance(part, str) and part.isidentifier():
+            out.append(f".{part}")
+        else:
+            out.append(f"[{json.dumps(part)}]")
+    return "".join(out)
+
+
+def _short(text: str) -> str:
+    """jsonschema quotes the whole offending value, which may be a million-entry list."""
+    return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "…"
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, dict):
+        return _short(f"an object with keys {json.dumps(sorted(map(str, value)))}")
+    return "an array" if isinstance(value, list) else _short(json.dumps(value, default=str))
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Kafka's ``Topic.validate``: why ``name`` cannot be a topic, or None when it can."""
+    if not name:
+        return "topic name is empty"
+    if len(name) > MAX_TOPIC_LENGTH:
+        return (f"topic name is {len(name)} characters long; Kafka allows at most "
+                f"{MAX_TOPIC_LENGTH}")
+    if name in (".", ".."):
+        return f"topic name {json.dumps(name)} is not allowed by Kafka"
+    if not _TOPIC_CHARS.fullmatch(name):
+        return (f"illegal topic name {json.dumps(name)}: Kafka allows only ASCII letters, digits, "
+                f"'.', '_' and '-'")
+    return None
+
+
+class _Checker:
+    """One validation run: collects problems in document order and explains schema failures."""
+
+    def __init__(self, kind: PlanKind, list_key: str) -> None:
+        self.problems: list[Problem] = []
+        self.list_key = list_key
+        self.root = schema.validator(SCHEMAS[kind])
+        self.entry = self.root.evolve(schema=self.root.schema["properties"][list_key]["items"])
+        self.explained = 0
+        self.unexplained: list[int] = []
+        self.good_topics: set[str] = set()
+
+    def error(self, where: str, message: str) -> None:
+        self.problems.append(Problem(where, message))
+
+    def at(self, index: int, field: str = "") -> str:
+        return f"$.{self.list_key}[{index}]{field}"
+
+    def schema_errors(self, validator: Validator, value: object, prefix: tuple[object, ...]
+                      ) -> bool:
+        """Report jsonschema's shape findings for ``value``; True when there were any."""
+        found = False
+        for error in validator.iter_errors(value):
+            if error.validator not in VALUE_KEYWORDS:
+                self.error(_path(prefix + tuple(error.absolute_path)), _short(error.message))
+                found = True
+        return found
+
+    def entry_shape_ok(self, index: int, entry: object) -> bool:
+        """For an entry the fast check refused: jsonschema's verdict, explained (up to a limit)."""
+        if self.explained >= EXPLAIN_LIMIT:
+            self.unexplained.append(index)
+            return False
+        self.explained += 1
+        return not self.schema_errors(self.entry, entry, (self.list_key, index))
+
+    def topic(self, index: int, field: str, name: object) -> None:
+        if type(name) is str and name not in self.good_topics:
+            problem = topic_name_problem(name)
+            if problem is None:
+                self.good_topics.add(name)
+            else:
+                self.error(self.at(index, field), problem)
+
+    def finish(self) -> None:
+        if self.unexplained:
+            self.error(_path((self.list_key,)),
+                       f"{len(self.unexplained)} more entries do not match the schema (the first "
+                       f"at {self.at(self.unexplained[0])}); only the first {EXPLAIN_LIMIT} are "
+                       f"explained above")
+
+
+_MOVE_KEYS = frozenset({"topic", "partition", "replicas", "log_dirs"})
+_MOVE_REQUIRED = frozenset({"topic", "partition", "replicas"})
+_ELECTION_KEYS = frozenset({"topic", "partition"})
+
+
+def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> list[Any]:
+    """The entries of a reassignment (``with_replicas``) or election plan; returns the moves or
+    topic-partitions of the entries without problems.
+
+    One pass, written for speed: this loop runs once per partition of the plan. Type tests are
+    ``type(x) is int`` (JSON never yields subclasses, and bool must not pass as int); an entry the
+    inline shape test refuses goes to jsonschema, which has the last word.
+    """
+    allowed, required = (_MOVE_KEYS, _MOVE_REQUIRED) if with_replicas else (_ELECTION_KEYS,) * 2
+    seen: dict[tuple[str, int], int] = {}
+    parsed: list[Any] = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            c.entry_shape_ok(i, e)  # always a finding: an entry must be an object
+            continue
+        topic: Any = e.get("topic")
+        partition: Any = e.get("partition")
+        keys = e.keys()
+        typed = (keys <= allowed and required <= keys and type(topic) is str
+                 and type(partition) is int)
+        if with_replicas:
+            replicas: Any = e.get("replicas")
+            log_dirs: Any = e.get("log_dirs")
+            typed = (typed and type(replicas) is list and all(type(r) is int for r in replicas)
+                     and ((type(log_dirs) is list and all(type(d) is str for d in log_dirs))
+                          or "log_dirs" not in e))
+        shape_ok = typed or c.entry_shape_ok(i, e)
+        problems = len(c.problems)
+        if not (typed and topic in c.good_topics):
+            c.topic(i, ".topic", topic)
+        if type(partition) is int:
+            if partition < 0:
+                c.error(c.at(i, ".partition"), f"partition id {partition} is negative")
+            if type(topic) is str:
+                first = seen.setdefault((topic, partition), i)
+                if first != i:
+                    c.error(c.at(i), f"{topic}-{partition} is listed twice: also at {c.at(first)}")
+        if with_replicas:
+            _check_replicas(c, i, replicas, log_dirs, typed)
+        if shape_ok and len(c.problems) == problems:
+            parsed.append(PartitionMove(topic, partition, tuple(replicas), None if log_dirs is None
+                                        else tuple(log_dirs)) if with_replicas
+                          else TopicPartition(topic, partition))
+    return parsed
+
+
+def _check_replicas(c: _Checker, i: int, replicas: object, log_dirs: object, typed: bool) -> None:
+    """``typed``: the shape test passed, so every replica is an int and every log dir a str."""
+    if type(replicas) is list:
+        ids = replicas if typed else [r for r in replicas if type(r) is int]
+        if not replicas:
+            c.error(c.at(i, ".replicas"), "replica list is empty; a partition needs at least one "
+                                          "replica")
+        elif ids and min(ids) < 0:
+            for j, r in enumerate(replicas):
+                if type(r) is int and r < 0:
+                    c.error(c.at(i, f".replicas[{j}]"), f"broker id {r} is negative")
+        if len(set(ids)) != len(ids):
+            twice = sorted(b for b, n in Counter(ids).items() if n > 1)
+            c.error(c.at(i, ".replicas"), f"broker id(s) {', '.join(map(str, twice))} listed more "
+                                          f"than once in {_short(json.dumps(replicas, default=str))}")
+    if type(log_dirs) is list:
+        if type(replicas) is list and len(log_dirs) != len(replicas):
+            c.error(c.at(i, ".log_dirs"), f"{len(log_dirs)} log dir(s) for {len(replicas)} "
+                                          f"replica(s); log_dirs needs one entry per replica")
+        if log_dirs.count("any") != len(log_dirs):
+            for j, d in enumerate(log_dirs):
+                if type(d) is str and d != "any" and not d.startswith("/"):
+                    c.error(c.at(i, f".log_dirs[{j}]"),
+                            f'log dir {json.dumps(d)} must be "any" or an absolute path')
+
+
+def _check_topics(c: _Checker, entries: list[Any]) -> list[str]:
+    seen: dict[str, int] = {}
+    parsed = []
+    for i, name in enumerate(entries):
+        problems = len(c.problems)
+        shape_ok = type(name) is str or c.entry_shape_ok(i, name)
+        c.topic(i, "", name)
+        if type(name) is str:
+            first = seen.setdefault(name, i)
+            if first != i:
+                c.error(c.at(i), f"topic {json.dumps(name)} is listed twice: also at "
+                                 f"{c.at(first)}")
+        if shape_ok and len(c.problems) == problems:
+            parsed.append(name)
+    return parsed
+
+
+def validate_document(doc: object, kind: PlanKind | None = None) -> ValidationReport:
+    """Every problem of a plan document on its own (schema and structure), never the first only.
+
+    ``kind`` None detects it from the shape. Never raises, whatever JSON value it is given.
+    """
+    kind = detect_kind(doc) if kind is None else kind
+    if kind is None:
+        return ValidationReport(None, (Problem("$", (
+            'not a plan: expected an object with "partitions" (a reassignment or election plan) '
+            f'or "topics" (a deletion plan), got {_describe(doc)}')),), None)
+    list_key = "topics" if kind is PlanKind.DELETION else "partitions"
+    c = _Checker(kind, list_key)
+    top: dict[str, Any] = doc if isinstance(doc, dict) else {}
+    entries, version = top.get(list_key), top.get("version", 1)
+    if not (top is doc and top.keys() <= {"version", list_key} and type(entries) is list
+            and type(version) is int and version == 1):
+        # the top level alone: the entries are checked one by one below
+        c.schema_errors(c.root, {**top, list_key: []} if type(entries) is list else doc, ())
+    if type(entries) is not list:
+        return ValidationReport(kind, tuple(c.problems), None)
+    if not entries:
+        c.problems.append(Problem(f"$.{list_key}", f"the plan lists no {list_key}; it does "
+                                                   f"nothing", Severity.WARNING))
+    if kind is PlanKind.DELETION:
+        parsed: list[Any] = _check_topics(c, entries)
+    else:
+        parsed = _check_partitions(c, entries, with_replicas=kind is PlanKind.REASSIGN)
+    c.finish()
+    report = ValidationReport(kind, tuple(c.problems), None)
+    if report.errors:
+        return report
+    # every entry either parsed or produced an error: a plan must never silently lose an entry
+    assert len(parsed) == len(entries)
+    parsed.sort()  # (topic, partition) is unique here, so tuple order is plan order
+    plan: Plan
+    if kind is PlanKind.REASSIGN:
+        plan = ReassignmentPlan(tuple(parsed))
+    elif kind is PlanKind.ELECTION:
+        plan = ElectionPlan(tuple(parsed))
+    else:
+        plan = DeletionPlan(tuple(parsed))
+    return ValidationReport(kind, report.problems, plan)
+
+
+def parse_plan(doc: object, kind: PlanKind | None) -> Plan:
+    """The plan a document describes, entries sorted by (topic, partition) or topic name.
+
+    Validates first (one linear pass), so a bad document is an :class:`InvalidInput` naming the
+    first problem (all of them in ``details``), never a half-built plan.
+    """
+    report = validate_document(doc, kind)
+    if report.plan is None:
+        what = f"{report.kind.value} plan" if report.kind else "plan"
+        raise InvalidInput(f"invalid {what}: {report.errors[0]}",
+                           details=tuple(map(str, report.errors)))
+    return report.plan
+
+
+# --- against a cluster -------------------------------------------------------------------------
+
+
+def _unknown_partitions(tps: Sequence[TopicPartition], snapshot: ClusterSnapshot
+                        ) -> Iterator[Problem]:
+    """Unknown topics once per topic (a missing topic would otherwise fill a screen per
+    partition), then unknown partitions of known topics one by one."""
+    missing: Counter[str] = Counter(tp.topic for tp in tps if tp.topic not in snapshot.topics)
+    for topic, count in sorted(missing.items()):
+        yield Problem(topic, f"unknown topic {topic} (not in /brokers/topics; {count} "
+                             f"partition(s) of the plan)")
+    for tp in tps:
+        partitions = snapshot.topics.get(tp.topic)
+        if partitions is not None and tp.partition not in partitions:
+            yield Problem(str(tp), f"unknown partition: topic {tp.topic} has {len(partitions)} "
+                                   f"partition(s)")
+
+
+def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_change: bool
+                 ) -> Iterator[Problem]:
+    yield from _unknown_partitions([m.tp for m in plan.moves], snapshot)
+    for move in plan.moves:
+        offline = [b for b in move.replicas if b not in snapshot.brokers]
+        if offline:
+            yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
+                                        f"{list(move.replicas)} not registered in /brokers/ids")
+        current = snapshot.replicas(move.tp)
+        if current is not None and len(current) != len(move.replicas) and not allow_rf_change:
+            yield Problem(str(move.tp), f"changes the replication factor from {len(current)} to "
+                                        f"{len(move.replicas)} (allowed with --allow-rf-change)")
+
+
+def _check_election(plan: ElectionPlan, snapshot: ClusterSnapshot) -> Iterator[Problem]:
+    """The controller skips a partition whose preferred replica is offline or out of the ISR;
+    that is worth a warning, not a refusal (the rest of the plan still works). A snapshot without
+    leader/ISR state for a partition is not a reason to warn."""
+    yield from _unknown_partitions(plan.partitions, snapshot)
+    for tp in plan.partitions:
+        replicas = snapshot.replicas(tp)
+        if not replicas:
+            continue
+        preferred, state = replicas[0], snapshot.state(tp)
+        if preferred not in snapshot.brokers:
+            yield Problem(str(tp), f"preferred replica {preferred} is offline; the controller "
+                                   f"will skip this partition", Severity.WARNING)
+        elif state is not None and preferred not in state.isr:
+            yield Problem(str(tp), f"preferred replica {preferred} is not in the ISR "
+                                   f"{list(state.isr)}; the controller will skip this partition",
+                          Severity.WARNING)
+
+
+def _check_deletion(plan: DeletionPlan, snapshot: ClusterSnapshot, allow_internal: bool
+                    ) -> Iterator[Problem]:
+    for topic in plan.topics:
+        if topic not in snapshot.topics:
+            yield Problem(topic, f"unknown topic {topic} (not in /brokers/topics)")
+        if topic in INTERNAL_TOPICS and not allow_internal:
+            yield Problem(topic, f"{topic} is an internal topic; deleting it loses state every "
+                                 f"client depends on (allowed with --allow-internal)")
+
+
+def validate_against_cluster(plan: Plan, snapshot: ClusterSnapshot, *,
+                             allow_rf_change: bool = False, allow_internal: bool = False
+                             ) -> tuple[Problem, ...]:
+    """What the controller would drop, skip or do unintentionally; ``where`` is the
+    topic-partition (or topic) so the operator can look it up in the cluster."""
+    if isinstance(plan, ReassignmentPlan):
+        return tuple(_check_moves(plan, snapshot, allow_rf_change))
+    if isinstance(plan, ElectionPlan):
+        return tuple(_check_election(plan, snapshot))
+    return tuple(_check_deletion(plan, snapshot, allow_internal))
+
+
+def validate(doc: object, kind: PlanKind | None = None, snapshot: ClusterSnapshot | None = None,
+             *, allow_rf_change: bool = False, allow_internal: bool = False) -> ValidationReport:
+    """The document on its own, then (when it parses and a snapshot is given) against the
+    cluster. The report carries the plan only when neither found an error."""
+    report = validate_document(doc, kind)
+    if report.plan is None or snapshot is None:
+        return report
+    problems = report.problems + validate_against_cluster(
+        report.plan, snapshot, allow_rf_change=allow_rf_change, allow_internal=allow_internal)
+    failed = any(p.severity is Severity.ERROR for p in problems)
+    return ValidationReport(report.kind, problems, None if failed else report.plan)
+
+
+# --- documents, diff, rollback -----------------------------------------------------------------
+
+
+def plan_document(plan: Plan, *, log_dirs: bool = True) -> dict[str, Any]:
+    """The plan file, entries sorted; ``log_dirs`` kept for moves that have them unless the
+    caller wants the znode's shape."""
+    if isinstance(plan, ReassignmentPlan):
+        entries: list[Any] = []
+        for move in sorted(plan.moves):
+            entry: dict[str, Any] = {"topic": move.topic, "partition": move.partition,
+                                     "replicas": list(move.replicas)}
+            if log_dirs and move.log_dirs is not None:
+                entry["log_dirs"] = list(move.log_dirs)
+            entries.append(entry)
+        return {"version": plan.version, "partitions": entries}
+    if isinstance(plan, ElectionPlan):
+        return {"version": plan.version, "partitions": [
+            {"topic": tp.topic, "partition": tp.partition} for tp in sorted(plan.partitions)]}
+    return {"version": plan.version, "topics": sorted(plan.topics)}
+
+
+def current_assignment(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> ReassignmentPlan:
+    """The rollback plan: today's replicas of the partitions the plan touches, in Kafka's file
+    format, so undoing a reassignment is running another one."""
+    moves, unknown = [], []
+    for move in plan.moves:
+        current = snapshot.replicas(move.tp)
+        if current is None:
+            unknown.append(str(move.tp))
+        else:
+            moves.append(PartitionMove(move.topic, move.partition, current))
+    if unknown:
+        raise InvalidInput(f"cannot write a rollback plan: {len(unknown)} partition(s) of the plan "
+                           f"are not in the cluster, the first {unknown[0]}", details=tuple(unknown))
+    return ReassignmentPlan(tuple(sorted(moves)))
+
+
+def changed_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot
+                  ) -> tuple[tuple[PartitionMove, ...], int]:
+    """The moves that still change something (replica order counts: it picks the preferred
+    leader), and how many already match the cluster."""
+    changed = tuple(m for m in plan.moves if snapshot.replicas(m.tp) != m.replicas)
+    return changed, len(plan.moves) - len(changed)
+
+
+# --- batching ----------------------------------------------------------------------------------
+
+
+def batches(items: Sequence[T], encode_entry: Callable[[T], bytes], overhead: int,
+            max_items: int, max_bytes: int, *, label: Callable[[T], object] = str
+            ) -> list[Sequence[T]]:
+    """Split ``items`` into consecutive batches that each make an admin znode ZooKeeper accepts.
+
+    A batch's size is exactly the payload's: ``overhead`` (the envelope around the list) plus
+    every encoded entry plus one comma between entries. Greedy and linear: a batch is closed when
+    the next entry would pass ``max_items`` or ``max_bytes``. ``label`` names an item in errors.
+    """
+    if max_items < 1:
+        raise InvalidInput(f"batch size must be at least 1, got {max_items}")
+    if max_bytes <= overhead:
+        raise InvalidInput(f"maximum znode size {max_bytes} bytes is too small: the admin "
+                           f"document's envelope alone takes {overhead}")
+    out: list[Sequence[T]] = []
+    start, size = 0, overhead
+    for i, item in enumerate(items):
+        entry = len(encode_entry(item))
+        if overhead + entry > max_bytes:
+            raise InvalidInput(f"{label(item)}: its entry alone takes {overhead + entry} bytes, "
+                               f"more than the maximum znode size of {max_bytes}")
+        comma = 1 if i > start else 0
+        if i - start == max_items or size + comma + entry > max_bytes:
+            out.append(items[start:i])
+            start, size, comma = i, overhead, 0
+        size += comma + entry
+    if start < len(items):
+        out.append(items[start:])
+    return out
+
+
+def reassignment_batches(moves: Sequence[PartitionMove], max_partitions: int = 1000,
+                         max_bytes: int = 1_000_000) -> list[Sequence[PartitionMove]]:
+    return batches(moves, codec.encode_reassignment_entry,
+                   len(codec.REASSIGNMENT_PREFIX) + len(codec.REASSIGNMENT_SUFFIX),
+                   max_partitions, max_bytes, label=lambda m: m.tp)
+
+
+def election_batches(partitions: Sequence[TopicPartition], max_partitions: int = 1000,
+                     max_bytes: int = 1_000_000) -> list[Sequence[TopicPartition]]:
+    return batches(partitions, codec.encode_election_entry,
+                   len(codec.ELECTION_PREFIX) + len(codec.ELECTION_SUFFIX),
+                   max_partitions, max_bytes)
+
+
+# --- stats -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BrokerLoad:
+    broker: int
+    replicas_before: int
+    replicas_after: int
+    leaders_before: int
+    leaders_after: int
+    """Leaders are *preferred* leaders (first replica): what the cluster converges to after
+    elections, and the only leader a plan can predict."""
+
+
+@dataclass(frozen=True)
+class PlanStats:
+    partitions: int
+    unchanged: int
+    replica_moves: int
+    """Replicas added to partitions: each is a full copy of the partition's data."""
+    leader_changes: int
+    """Partitions whose preferred leader changes."""
+    brokers: tuple[BrokerLoad, ...]
+
+
+def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> PlanStats:
+    """Per-broker load before and after the plan over the whole cluster (partitions outside the
+    plan count with their current replicas), so the operator sees the balance that results."""
+    assignments: list[Mapping[int, tuple[int, ...]]] = list(snapshot.topics.values())
+    all_replicas = [r for partitions in assignments for r in partitions.values()]
+    replicas_before = Counter(chain.from_iterable(all_replicas))
+    leaders_before = Counter(r[0] for r in all_replicas if r)
+    replicas_after, leaders_after = replicas_before.copy(), leaders_before.copy()
+    unchanged = replica_moves = leader_changes = 0
+    for move in plan.moves:
+        current = snapshot.replicas(move.tp) or ()
+        if current == move.replicas:
+            unchanged += 1
+            continue
+        replicas_after.subtract(current)
+        replicas_after.update(move.replicas)
+        replica_moves += len(set(move.replicas) - set(current))
+        old_leader = current[0] if current else None
+        new_leader = move.replicas[0] if move.replicas else None
+        if old_leader != new_leader:
+            leader_changes += 1
+            if old_leader is not None:
+                leaders_after[old_leader] -= 1
+            if new_leader is not None:
+                leaders_after[new_leader] += 1
+    brokers = sorted(set(snapshot.brokers) | {b for b, n in replicas_before.items() if n}
+                     | {b for b, n in replicas_after.items() if n})
+    return PlanStats(len(plan.moves), unchanged, replica_moves, leader_changes, tuple(
+        BrokerLoad(b, replicas_before[b], replicas_after[b], leaders_before[b], leaders_after[b])
+        for b in brokers))
+
+
+# --- plans built from a cluster ----------------------------------------------------------------
+
+
+def election_plan_for(snapshot: ClusterSnapshot, topics: Sequence[str] | None) -> ElectionPlan:
+    """Every partition of ``topics`` (None: of every topic), like Kafka's tool without a file."""
+    names = sorted(snapshot.topics) if topics is None else sorted(set(topics))
+    unknown = [t for t in names if t not in snapshot.topics]
+    if unknown:
+        raise InvalidInput(f"unknown topic(s) not in the cluster: {', '.join(unknown)}")
+    return ElectionPlan(tuple(TopicPartition(t, p) for t in names
+                              for p in sorted(snapshot.topics[t])))
+
+
+def deletion_plan_for(topics: Sequence[str]) -> DeletionPlan:
+    """The deletion plan of ``topics`` (sorted, each once); names Kafka could never have created
+    are refused here rather than left to the cluster check."""
+    names = sorted(set(topics))
+    if not names:
+        raise InvalidInput("no topics to delete")
+    bad = [problem for n in names if (problem := topic_name_problem(n)) is not None]
+    if len(bad) == 1:
+        raise InvalidInput(bad[0])
+    if bad:
+        raise InvalidInput(f"{len(bad)} illegal topic names, the first: {bad[0]}",
+                           details=tuple(bad))
+    return DeletionPlan(tuple(names))
