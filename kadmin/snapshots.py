@@ -1,0 +1,461 @@
+"""Cluster snapshot files: a JSON document, or a folder for clusters too big for one document.
+
+``schemas/cluster.schema.json`` is the authoritative description of both forms. Running a
+JSON Schema validator over a million partitions would cost many times the parse itself, so
+reading checks the same rules with plain type checks in the loop that builds the
+:class:`ClusterSnapshot`, and reports the first problem as one line naming the file and the JSON
+path (``cluster.json: $.topics.foo.3: replicas must not be empty``); a test keeps the two in
+agreement. On top of the schema, every state must belong to a listed partition.
+
+The folder form (``brokers.json``, ``topics.jsonl``, optional ``states.jsonl`` and ``meta.json``)
+is read and written as a stream, a topic per line, so neither side ever holds a 10-million
+partition document; JSON Lines errors name the file and line (``snap/topics.jsonl:17: ...``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeGuard, TypeVar
+
+from kadmin import files
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    InvalidInput,
+    PartitionState,
+    Replicas,
+    TopicAssignment,
+)
+
+VERSION = 1
+BROKERS_FILE = "brokers.json"
+TOPICS_FILE = "topics.jsonl"
+STATES_FILE = "states.jsonl"
+META_FILE = "meta.json"
+
+_TOP_KEYS = ("version", "brokers", "topics", "states", "controller", "controller_epoch")
+_META_KEYS = ("version", "controller", "controller_epoch")
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+Path_ = tuple[str, ...]
+"""A JSON path as its keys; turned into ``$.a.b`` text only when a message needs it."""
+
+T = TypeVar("T")
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def json_path(keys: Iterable[str]) -> str:
+    """``("topics", "foo", "3")`` -> ``$.topics.foo.3``; keys with other characters (``my.topic``)
+    are bracketed, ``$.topics["my.topic"].3``, so the path stays unambiguous."""
+    return "$" + "".join(f".{k}" if _PLAIN_KEY.fullmatch(k) else f"[{json.dumps(k, ensure_ascii=False)}]"
+                   for k in keys)
+
+
+def _error(source: str, path: Path_, message: str) -> InvalidInput:
+    return InvalidInput(f"{source}: {json_path(path)}: {message}")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# --- document -> snapshot (the fast structural pass) --------------------------------------------
+
+
+def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
+    """The snapshot in a parsed JSON document; ``source`` names it in error messages."""
+    with files.gc_paused():
+        top = _object(doc, source, (), "a snapshot must be a JSON object")
+        _check_keys(top, source, (), _TOP_KEYS, required=("version", "brokers", "topics"))
+        _check_version(top["version"], source, ("version",))
+        brokers = _brokers(top["brokers"], source, ("brokers",))
+        topics = {
+            _topic_name(name, source, ("topics", name)): _partitions(value, source, ("topics", name))
+            for name, value in _object(top["topics"], source, ("topics",),
+                                       "must be an object of topic -> partitions").items()
+        }
+        states: dict[str, dict[int, PartitionState]] = {}
+        cache: StateCache = {}
+        for name, value in _object(top.get("states", {}), source, ("states",),
+                                   "must be an object of topic -> partition id -> state").items():
+            path = ("states", name)
+            _topic_name(name, source, path)
+            states[name] = _partition_states(value, source, path, cache)
+            _check_states_belong(name, states[name], topics, source, path, path, "$.topics")
+        return ClusterSnapshot(
+            brokers=brokers, topics=topics, states=states,
+            controller=_controller(top, source),
+            controller_epoch=_controller_epoch(top, source),
+        )
+
+
+def _object(value: object, source: str, path: Path_, message: str) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise _error(source, path, message)
+    return value
+
+
+def _check_keys(obj: Mapping[str, Any], source: str, path: Path_, allowed: tuple[str, ...],
+                required: tuple[str, ...]) -> None:
+    for key in obj:
+        if key not in allowed:
+            raise _error(source, (*path, key), f"unknown key (expected {', '.join(allowed)})")
+    for key in required:
+        if key not in obj:
+            raise _error(source, path, f"missing {key}")
+
+
+def _check_version(value: object, source: str, path: Path_) -> None:
+    if type(value) is not int or value != VERSION:
+        raise _error(source, path,
+                     f"unsupported snapshot version {_shown(value)} (this kadmin reads {VERSION})")
+
+
+def _id(key: str, source: str, path: Path_, what: str) -> int:
+    """A broker or partition id spelled as an object key; one id has exactly one spelling."""
+    if key.isascii() and key.isdecimal() and (key[0] != "0" or key == "0"):
+        return int(key)
+    raise _error(source, path, f"{_shown(key)} is not a {what} id "
+                               "(a non-negative decimal integer without leading zeros)")
+
+
+def is_topic_name(name: object) -> TypeGuard[str]:
+    """Kafka's Topic.validate: 1 to 249 characters from [a-zA-Z0-9._-], not "." or ".."."""
+    return type(name) is str and bool(_TOPIC_NAME.fullmatch(name)) and name not in (".", "..")
+
+
+def _topic_name(name: object, source: str, path: Path_) -> str:
+    if is_topic_name(name):
+        return name
+    raise _error(source, path, f"{_shown(name)} is not a legal topic name (1 to 249 characters "
+                               'from a-z A-Z 0-9 . _ -, and not "." or "..")')
+
+
+def _broker_ids(value: object, source: str, path: Path_, what: str, *, non_empty: bool) -> Replicas:
+    """Replicas or ISR: distinct non-negative ints. ``type() is`` because bool is an int."""
+    if type(value) is list and (value or not non_empty):
+        for broker in value:
+            if type(broker) is not int or broker < 0:
+                break
+        else:
+            ids = tuple(value)
+            if len(set(ids)) == len(ids):
+                return ids
+            twice = next(b for i, b in enumerate(ids) if b in ids[:i])
+            raise _error(source, path, f"{what} lists broker {twice} twice")
+    if value == []:
+        raise _error(source, path, f"{what} must not be empty")
+    raise _error(source, path,
+                 f"{what} must be a list of broker ids (integers >= 0), got {_shown(value)}")
+
+
+def _partitions(value: object, source: str, path: Path_) -> TopicAssignment:
+    """This loop is the hot path of reading a snapshot (once per partition), so it inlines the
+    checks of :func:`_id` and :func:`_broker_ids` and calls them only for a partition that fails,
+    to word the error."""
+    out: TopicAssignment = {}
+    for key, replicas in _object(value, source, path,
+                                 "must be an object of partition id -> replicas").items():
+        if (type(replicas) is list and replicas and key.isascii() and key.isdecimal()
+                and (key[0] != "0" or key == "0")):
+            for broker in replicas:
+                if type(broker) is not int or broker < 0:
+                    break
+            else:
+                ids = tuple(replicas)
+                if len(set(ids)) == len(ids):
+                    out[int(key)] = ids
+                    continue
+        # the precise checks raise; if they ever accept what the fast one refused, the value is
+        # still right, only slower
+        out[_id(key, source, (*path, key), "partition")] = _broker_ids(
+            replicas, source, (*path, key), "replicas", non_empty=True)
+    return out
+
+
+StateCache = dict[tuple[int, Replicas, int, int], PartitionState]
+"""Equal states read once: a million partitions have only thousands of distinct states, and
+sharing one immutable value each saves most of the time and memory of building them."""
+
+
+def _partition_states(value: object, source: str, path: Path_,
+                      cache: StateCache) -> dict[int, PartitionState]:
+    """Once per partition like :func:`_partitions`, so the checks of :func:`_state` are inlined
+    and it is called only to word the error."""
+    out: dict[int, PartitionState] = {}
+    for key, state in _object(value, source, path,
+                              "must be an object of partition id -> state").items():
+        if type(state) is dict and key.isascii() and key.isdecimal() and (key[0] != "0" or key == "0"):
+            leader = state.get("leader")
+            isr = state.get("isr")
+            leader_epoch = state.get("leader_epoch", 0)
+            controller_epoch = state.get("controller_epoch", 0)
+            if (type(leader) is int and leader >= -1 and type(isr) is list
+                    and type(leader_epoch) is int and leader_epoch >= 0
+                    and type(controller_epoch) is int and controller_epoch >= 0):
+                for broker in isr:
+                    if type(broker) is not int or broker < 0:
+                        break
+                else:
+                    ids = tuple(isr)
+                    if len(set(ids)) == len(ids):
+                        fields = (leader, ids, leader_epoch, controller_epoch)
+                        shared = cache.get(fields)
+                        if shared is None:
+                            shared = cache[fields] = PartitionState(*fields)
+                        out[int(key)] = shared
+                        continue
+        out[_id(key, source, (*path, key), "partition")] = _state(state, source, (*path, key))
+    return out
+
+
+def _state(value: object, source: str, path: Path_) -> PartitionState:
+    state = _object(value, source, path, "must be an object with leader and isr")
+    for key in ("leader", "isr"):
+        if key not in state:
+            raise _error(source, path, f"missing {key}")
+    leader = state["leader"]
+    if type(leader) is not int or leader < -1:
+        raise _error(source, (*path, "leader"),
+                     f"must be a broker id or -1 (no leader), got {_shown(leader)}")
+    return PartitionState(
+        leader=leader,
+        isr=_broker_ids(state["isr"], source, (*path, "isr"), "isr", non_empty=False),
+        leader_epoch=_epoch(state.get("leader_epoch", 0), source, (*path, "leader_epoch")),
+        controller_epoch=_epoch(state.get("controller_epoch", 0), source,
+                                (*path, "controller_epoch")),
+    )
+
+
+def _epoch(value: object, source: str, path: Path_) -> int:
+    if type(value) is not int or value < 0:
+        raise _error(source, path, f"must be an integer >= 0, got {_shown(value)}")
+    return value
+
+
+def _optional_field(obj: Mapping[str, Any], key: str, kind: type[T], source: str,
+                    path: Path_) -> T | None:
+    value = obj.get(key)
+    if value is None or type(value) is kind:
+        return value
+    what = "a string" if kind is str else "an integer"
+    raise _error(source, (*path, key), f"must be {what} or null, got {_shown(value)}")
+
+
+def _brokers(value: object, source: str, path: Path_) -> dict[int, Broker]:
+    out: dict[int, Broker] = {}
+    for key, fields in _object(value, source, path,
+                               "must be an object of broker id -> broker").items():
+        broker_path = (*path, key)
+        broker_id = _id(key, source, broker_path, "broker")
+        broker = _object(fields, source, broker_path,
+                         "must be an object (host, port, rack, all optional)")
+        out[broker_id] = Broker(
+            id=broker_id,
+            host=_optional_field(broker, "host", str, source, broker_path),
+            port=_optional_field(broker, "port", int, source, broker_path),
+            rack=_optional_field(broker, "rack", str, source, broker_path),
+        )
+    return out
+
+
+def _controller(obj: Mapping[str, Any], source: str) -> int | None:
+    """``controller`` of the document or meta.json; absent is None, null is an error."""
+    if "controller" not in obj:
+        return None
+    path = ("controller",)
+    controller = _object(obj["controller"], source, path,
+                         'must be an object {"brokerid": <broker id>}')
+    if "brokerid" not in controller:
+        raise _error(source, path, "missing brokerid")
+    broker_id = controller["brokerid"]
+    if type(broker_id) is not int or broker_id < 0:
+        raise _error(source, (*path, "brokerid"),
+                     f"must be a broker id (an integer >= 0), got {_shown(broker_id)}")
+    return broker_id
+
+
+def _controller_epoch(obj: Mapping[str, Any], source: str) -> int | None:
+    if "controller_epoch" not in obj:
+        return None
+    return _epoch(obj["controller_epoch"], source, ("controller_epoch",))
+
+
+def _check_states_belong(name: str, states: Mapping[int, PartitionState],
+                         topics: Mapping[str, TopicAssignment], source: str, topic_path: Path_,
+                         states_path: Path_, topics_where: str) -> None:
+    """The one rule the schema cannot express: a state belongs to a partition that exists."""
+    partitions = topics.get(name)
+    if partitions is None:
+        raise _error(source, topic_path, f"no topic {name} in {topics_where}")
+    if not states.keys() <= partitions.keys():
+        extra = min(states.keys() - partitions.keys())
+        raise _error(source, (*states_path, str(extra)),
+                     f"topic {name} has no partition {extra} in {topics_where}")
+
+
+# --- snapshot -> document -----------------------------------------------------------------------
+
+
+def snapshot_to_document(snapshot: ClusterSnapshot) -> dict[str, Any]:
+    """The JSON document of a snapshot, sorted (brokers, topics and partitions by id and name) so
+    that two snapshots of the same cluster are the same file."""
+    with files.gc_paused():
+        return _document(snapshot)
+
+
+def _document(snapshot: ClusterSnapshot) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "version": VERSION,
+        "brokers": _brokers_doc(snapshot.brokers),
+        "topics": {name: _partitions_doc(partitions)
+                   for name, partitions in sorted(snapshot.topics.items())},
+    }
+    states = {name: _states_doc(snapshot.states[name])
+              for name in sorted(snapshot.states) if snapshot.states[name]}
+    if states:
+        doc["states"] = states
+    doc.update(_controller_doc(snapshot.controller, snapshot.controller_epoch))
+    return doc
+
+
+def _brokers_doc(brokers: Mapping[int, Broker]) -> dict[str, Any]:
+    return {
+        str(broker_id): {key: value for key, value in (("host", broker.host), ("port", broker.port),
+                                                       ("rack", broker.rack)) if value is not None}
+        for broker_id, broker in sorted(brokers.items())
+    }
+
+
+def _partitions_doc(partitions: TopicAssignment) -> dict[str, list[int]]:
+    return {str(p): list(replicas) for p, replicas in sorted(partitions.items())}
+
+
+def _states_doc(states: Mapping[int, PartitionState]) -> dict[str, Any]:
+    return {
+        str(p): {"leader": s.leader, "isr": list(s.isr), "leader_epoch": s.leader_epoch,
+                 "controller_epoch": s.controller_epoch}
+        for p, s in sorted(states.items())
+    }
+
+
+def _controller_doc(controller: int | None, controller_epoch: int | None) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    if controller is not None:
+        doc["controller"] = {"brokerid": controller}
+    if controller_epoch is not None:
+        doc["controller_epoch"] = controller_epoch
+    return doc
+
+
+# --- files --------------------------------------------------------------------------------------
+
+
+def read_snapshot(path: Path) -> ClusterSnapshot:
+    """A snapshot from a JSON file or a snapshot folder."""
+    with files.gc_paused():
+        if path.is_dir():
+            return _read_dir(path)
+        return snapshot_from_document(files.read_json(path), str(path))
+
+
+def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json", "dir"] = "json",
+                   force: bool = False) -> None:
+    """Write atomically as one JSON file (a topic per line) or as a snapshot folder."""
+    if fmt == "json":
+        files.atomic_write_json(path, snapshot_to_document(snapshot), force=force)
+    elif fmt == "dir":
+        write_snapshot_dir(
+            path, snapshot.brokers,
+            ((name, partitions, snapshot.states.get(name, {}))
+             for name, partitions in sorted(snapshot.topics.items())),
+            controller=snapshot.controller, controller_epoch=snapshot.controller_epoch, force=force)
+    else:
+        raise InvalidInput(f"unknown snapshot format {fmt!r} (expected json or dir)")
+
+
+def write_snapshot_dir(path: Path, brokers: Mapping[int, Broker],
+                       topics: Iterable[tuple[str, TopicAssignment, Mapping[int, PartitionState]]],
+                       *, controller: int | None = None, controller_epoch: int | None = None,
+                       force: bool = False) -> None:
+    """Write a snapshot folder from a stream of ``(topic, partitions, states)``, one topic in
+    memory at a time: the way to write a cluster too big to hold (see :mod:`kadmin.synthetic`).
+    Topics without states get no line in states.jsonl; that file exists only if some topic has
+    states."""
+    files.atomic_write_dir(
+        path, _dir_chunks(brokers, topics, controller, controller_epoch), force=force)
+
+
+def _dir_chunks(brokers: Mapping[int, Broker],
+                topics: Iterable[tuple[str, TopicAssignment, Mapping[int, PartitionState]]],
+                controller: int | None, controller_epoch: int | None
+                ) -> Iterator[tuple[str, bytes]]:
+    meta = {"version": VERSION, **_controller_doc(controller, controller_epoch)}
+    yield META_FILE, files.dumps_json(meta)
+    yield BROKERS_FILE, files.dumps_json(_brokers_doc(brokers))
+    yield TOPICS_FILE, b""  # exists even for a cluster without topics
+    for name, partitions, states in topics:
+        yield TOPICS_FILE, files.dumps_json(
+            {"topic": name, "partitions": _partitions_doc(partitions)}, compact=True)
+        if states:
+            yield STATES_FILE, files.dumps_json(
+                {"topic": name, "states": _states_doc(states)}, compact=True)
+
+
+def _read_dir(folder: Path) -> ClusterSnapshot:
+    missing = [name for name in (BROKERS_FILE, TOPICS_FILE) if not (folder / name).is_file()]
+    if missing:
+        raise InvalidInput(f"{folder} is a folder without {' and '.join(missing)}, "
+                           "so not a snapshot folder")
+    meta_path = folder / META_FILE
+    meta: dict[str, Any] = {}
+    if meta_path.exists():
+        meta = _object(files.read_json(meta_path), str(meta_path), (),
+                       "must be a JSON object (version, controller, controller_epoch)")
+        _check_keys(meta, str(meta_path), (), _META_KEYS, required=("version",))
+        _check_version(meta["version"], str(meta_path), ("version",))
+    brokers_path = folder / BROKERS_FILE
+    brokers = _brokers(files.read_json(brokers_path), str(brokers_path), ())
+    topics = dict(iter_topics_jsonl(folder / TOPICS_FILE))
+    states: dict[str, dict[int, PartitionState]] = {}
+    states_path = folder / STATES_FILE
+    if states_path.exists():
+        cache: StateCache = {}
+        records = _records(states_path, "states", functools.partial(_partition_states, cache=cache))
+        for source, name, partition_states in records:
+            _check_states_belong(name, partition_states, topics, source, ("topic",), ("states",),
+                                 TOPICS_FILE)
+            states[name] = partition_states
+    return ClusterSnapshot(brokers=brokers, topics=topics, states=states,
+                           controller=_controller(meta, str(meta_path)),
+                           controller_epoch=_controller_epoch(meta, str(meta_path)))
+
+
+def iter_topics_jsonl(path: Path) -> Iterator[tuple[str, TopicAssignment]]:
+    """``(topic, partitions)`` for each line of a topics.jsonl file, streamed and checked."""
+    for _, name, partitions in _records(path, "partitions", _partitions):
+        yield name, partitions
+
+
+def _records(path: Path, field: str, convert: Callable[[object, str, Path_], T]
+             ) -> Iterator[tuple[str, str, T]]:
+    """``(source, topic, converted field)`` per line of ``{"topic": ..., field: ...}`` records;
+    ``source`` is ``file:line``. A topic on two lines is an error naming both."""
+    first_line: dict[str, int] = {}
+    for number, doc in files.iter_jsonl(path):
+        source = f"{path}:{number}"
+        record = _object(doc, source, (), f'must be an object {{"topic": ..., "{field}": {{...}}}}')
+        _check_keys(record, source, (), ("topic", field), required=("topic", field))
+        name = _topic_name(record["topic"], source, ("topic",))
+        if name in first_line:
+            raise _error(source, ("topic",), f"topic {name} is already on line {first_line[name]}")
+        first_line[name] = number
+        yield source, name, convert(record[field], source, (field,))

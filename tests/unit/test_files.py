@@ -1,0 +1,300 @@
+"""Atomic writes, JSON layout and the one-line errors of reading JSON files."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import resource
+import signal
+import stat
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from kadmin import files
+from kadmin.model import InvalidInput, OperationFailed
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Hidden temp files or folders an interrupted write could leave behind."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+@pytest.fixture
+def file_size_limit() -> Iterator[int]:
+    """A real write failure: the kernel refuses to grow any file past 1000 bytes (EFBIG)."""
+    limit = 1000
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
+    try:
+        yield limit
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)
+
+
+# --- atomic_write_bytes / atomic_write_json -----------------------------------------------------
+
+
+def test_write_creates_parent_folders_and_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "plans" / "deep" / "x.json"
+    files.atomic_write_bytes(target, b"hello")
+    assert target.read_bytes() == b"hello"
+    assert leftovers(target.parent) == []
+
+
+def test_write_refuses_an_existing_file_unless_forced(tmp_path: Path) -> None:
+    target = tmp_path / "x.json"
+    target.write_bytes(b"old")
+    with pytest.raises(InvalidInput) as info:
+        files.atomic_write_bytes(target, b"new")
+    assert str(info.value) == f"{target} already exists (use --force to overwrite)"
+    assert info.value.exit_code == 2
+    assert target.read_bytes() == b"old"
+
+    files.atomic_write_bytes(target, b"new", force=True)
+    assert target.read_bytes() == b"new"
+    assert leftovers(tmp_path) == []
+
+
+def test_write_refuses_a_folder_even_when_forced(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="is a folder, expected a file name"):
+        files.atomic_write_bytes(tmp_path, b"x", force=True)
+
+
+def test_write_under_a_file_is_invalid_input(tmp_path: Path) -> None:
+    (tmp_path / "plans").write_text("not a folder")
+    with pytest.raises(InvalidInput, match=r"plans is not a folder"):
+        files.atomic_write_bytes(tmp_path / "plans" / "x.json", b"x")
+
+
+def test_new_files_get_the_umask_permissions_not_0600(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        files.atomic_write_bytes(tmp_path / "x.json", b"{}")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "x.json").stat().st_mode) == 0o644
+
+
+def test_a_failed_write_leaves_no_temp_file_and_the_old_file_intact(
+        tmp_path: Path, file_size_limit: int) -> None:
+    target = tmp_path / "x.json"
+    target.write_bytes(b"old")
+    with pytest.raises(OperationFailed) as info:
+        files.atomic_write_bytes(target, b"x" * (10 * file_size_limit), force=True)
+    assert str(info.value) == f"cannot write {target}: File too large"
+    assert target.read_bytes() == b"old"
+    assert leftovers(tmp_path) == []
+
+
+def test_unserialisable_json_writes_nothing(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        files.atomic_write_json(tmp_path / "x.json", {"n": float("nan")})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_write_json_round_trips(tmp_path: Path) -> None:
+    doc = {"version": 1, "partitions": [{"topic": "é", "partition": 0, "replicas": [1, 2]}]}
+    files.atomic_write_json(tmp_path / "a.json", doc)
+    files.atomic_write_json(tmp_path / "b.json", doc, compact=True)
+    assert files.read_json(tmp_path / "a.json") == doc
+    assert (tmp_path / "b.json").read_bytes() == (
+        b'{"version":1,"partitions":[{"topic":"\xc3\xa9","partition":0,"replicas":[1,2]}]}\n')
+
+
+# --- atomic_write_dir ---------------------------------------------------------------------------
+
+
+def test_write_dir_streams_interleaved_files(tmp_path: Path) -> None:
+    target = tmp_path / "snap"
+    files.atomic_write_dir(target, iter([("a.jsonl", b"1\n"), ("b.jsonl", b"x\n"),
+                                         ("a.jsonl", b"2\n")]))
+    assert (target / "a.jsonl").read_bytes() == b"1\n2\n"
+    assert (target / "b.jsonl").read_bytes() == b"x\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_write_dir_refuses_an_existing_target_unless_forced(tmp_path: Path) -> None:
+    target = tmp_path / "snap"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    with pytest.raises(InvalidInput, match=r"snap already exists \(use --force to overwrite\)"):
+        files.atomic_write_dir(target, [("new.txt", b"new")])
+    assert (target / "old.txt").exists()
+
+    files.atomic_write_dir(target, [("new.txt", b"new")], force=True)
+    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert leftovers(tmp_path) == []
+
+
+def test_write_dir_replaces_a_file_when_forced(tmp_path: Path) -> None:
+    target = tmp_path / "snap"
+    target.write_text("a json snapshot")
+    files.atomic_write_dir(target, [("new.txt", b"new")], force=True)
+    assert (target / "new.txt").read_text() == "new"
+    assert leftovers(tmp_path) == []
+
+
+def test_an_interrupted_folder_never_appears(tmp_path: Path) -> None:
+    def chunks() -> Iterator[tuple[str, bytes]]:
+        yield "topics.jsonl", b"line\n"
+        raise RuntimeError("generator failed half way")
+
+    with pytest.raises(RuntimeError):
+        files.atomic_write_dir(tmp_path / "snap", chunks())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_folder_write_keeps_the_old_folder(tmp_path: Path, file_size_limit: int) -> None:
+    target = tmp_path / "snap"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    with pytest.raises(OperationFailed, match=r"cannot write .*snap: File too large"):
+        files.atomic_write_dir(target, [("big", b"x" * (10 * file_size_limit))], force=True)
+    assert (target / "old.txt").read_text() == "old"
+    assert leftovers(tmp_path) == []
+
+
+# --- JSON layout --------------------------------------------------------------------------------
+
+
+def test_a_plan_gets_one_partition_per_line() -> None:
+    doc = {"version": 1, "partitions": [
+        {"topic": "a", "partition": p, "replicas": [p, p + 1]} for p in range(3)]}
+    text = files.dumps_json(doc).decode()
+    assert text == (
+        '{\n'
+        '  "version": 1,\n'
+        '  "partitions": [\n'
+        '    {"topic":"a","partition":0,"replicas":[0,1]},\n'
+        '    {"topic":"a","partition":1,"replicas":[1,2]},\n'
+        '    {"topic":"a","partition":2,"replicas":[2,3]}\n'
+        '  ]\n'
+        '}\n')
+    assert json.loads(text) == doc
+
+
+def test_the_one_call_split_is_safe_when_a_string_contains_the_separator() -> None:
+    doc = {"partitions": [{"topic": "},{"}, {"topic": "b"}, {"x": [{"a": 1}, {"b": 2}]}]}
+    lines = files.dumps_json(doc).decode().splitlines()
+    assert lines[2:5] == ['    {"topic":"},{"},', '    {"topic":"b"},', '    {"x":[{"a":1},{"b":2}]}']
+    assert json.loads("\n".join(lines)) == doc
+
+
+def test_layout_of_mixed_and_empty_values() -> None:
+    doc = {"empty": {}, "none": [], "scalars": [1, "a", None], "nested": {"t": {"0": [1]}}}
+    text = files.dumps_json(doc).decode()
+    assert json.loads(text) == doc
+    assert '  "empty": {},\n' in text
+    assert '    "t": {"0":[1]}\n' in text
+    assert files.dumps_json([]) == b"[]\n"
+    assert files.dumps_json(7) == b"7\n"
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def test_read_json_reads_utf8_with_or_without_bom(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_bytes(b'{"t": "\xc3\xa9"}')
+    (tmp_path / "b.json").write_bytes(b'\xef\xbb\xbf{"t": "\xc3\xa9"}')
+    assert files.read_json(tmp_path / "a.json") == {"t": "é"}
+    assert files.read_json(tmp_path / "b.json") == {"t": "é"}
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"a": 1,\n "b": \xff}', "not UTF-8 (invalid start byte at byte 15)"),
+    (b'{"a": 1,\n  "b" 2}', "not valid JSON (Expecting ':' delimiter at line 2 column 7)"),
+    (b'{"a": [1, 2}', "not valid JSON (Expecting ',' delimiter at line 1 column 12)"),
+    (b'{"a": NaN}', "not valid JSON (NaN is not a JSON value)"),
+    (b'{"a": -Infinity}', "not valid JSON (-Infinity is not a JSON value)"),
+])
+def test_read_json_broken_content(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    with pytest.raises(InvalidInput) as info:
+        files.read_json(path)
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_read_json_missing_folder_empty(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as info:
+        files.read_json(tmp_path / "nope.json")
+    assert str(info.value) == f"{tmp_path / 'nope.json'}: no such file"
+    with pytest.raises(InvalidInput) as info:
+        files.read_json(tmp_path)
+    assert str(info.value) == f"{tmp_path} is a folder, expected a file"
+    (tmp_path / "empty.json").write_bytes(b" \n")
+    with pytest.raises(InvalidInput) as info:
+        files.read_json(tmp_path / "empty.json")
+    assert str(info.value) == f"{tmp_path / 'empty.json'} is empty, expected a JSON document"
+
+
+@pytest.mark.parametrize(("size", "limit", "shown"), [
+    (2000, 1024, "2 KB, over the 1 KB limit"),
+    (600, 512, "600 bytes, over the 512 bytes limit"),
+    (int(210.4 * files.MB), 10 * files.MB, "210.4 MB, over the 10 MB limit"),
+])
+def test_read_json_too_large(tmp_path: Path, size: int, limit: int, shown: str) -> None:
+    path = tmp_path / "x.json"
+    with path.open("wb") as handle:  # sparse: the size is what matters, not the bytes
+        handle.truncate(size)
+    with pytest.raises(InvalidInput) as info:
+        files.read_json(path, max_bytes=limit)
+    assert str(info.value) == f"{path} is {shown}"
+
+
+def test_iter_jsonl_numbers_lines_and_skips_blank_ones(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a":1}\n\n  \n[2]\n')
+    assert list(files.iter_jsonl(path)) == [(1, {"a": 1}), (4, [2])]
+
+
+def test_iter_jsonl_errors_name_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a":1}\n{"a":\n')
+    with pytest.raises(InvalidInput) as info:
+        list(files.iter_jsonl(path))
+    assert str(info.value) == f"{path}:2: not valid JSON (Expecting value at column 6)"
+    with pytest.raises(InvalidInput, match="no such file"):
+        list(files.iter_jsonl(tmp_path / "missing.jsonl"))
+
+
+def test_gc_paused_restores_the_collector() -> None:
+    assert gc.isenabled()
+    with files.gc_paused():
+        assert not gc.isenabled()
+        with files.gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(KeyError), files.gc_paused():
+        raise KeyError
+    assert gc.isenabled()
+
+
+# --- names --------------------------------------------------------------------------------------
+
+
+def test_plan_paths_use_utc() -> None:
+    naive = datetime(2026, 11, 22, 4, 5, 0)
+    plan, rollback = files.plan_paths("reassign", Path("plans"), naive)
+    assert plan == Path("plans/reassign-20261122T040500Z.json")
+    assert rollback == Path("plans/reassign-20261122T040500Z.rollback.json")
+    paris = datetime(2026, 11, 22, 5, 5, 0, tzinfo=timezone(timedelta(hours=1)))
+    assert files.plan_paths("election", Path("out"), paris)[0] == Path(
+        "out/election-20261122T040500Z.json")
+
+
+@pytest.mark.parametrize(("name", "suffix", "expected"), [
+    ("plans/x.json", ".rollback.json", "plans/x.rollback.json"),
+    ("plans/x.json", ".journal.json", "plans/x.journal.json"),
+    ("x", ".rollback.json", "x.rollback.json"),
+    ("my.plan.json", ".journal.json", "my.plan.journal.json"),
+])
+def test_sibling(name: str, suffix: str, expected: str) -> None:
+    assert files.sibling(Path(name), suffix) == Path(expected)

@@ -1,0 +1,497 @@
+"""Snapshot files: round trips, every error message, and agreement of the fast structural pass with
+schemas/cluster.schema.json (the authoritative rules)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kadmin import schema, snapshots
+from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionState
+from kadmin.synthetic import synthetic_cluster
+
+SCHEMA = "cluster.schema.json"
+DELETE = object()
+
+STATE = {"leader": 0, "isr": [0, 1, 2], "leader_epoch": 0, "controller_epoch": 1}
+BASE: dict[str, Any] = {
+    "version": 1,
+    "brokers": {"0": {"host": "h0", "port": 9092, "rack": "r1"}, "1": {"host": "h1", "port": 9092},
+                "2": {}},
+    "topics": {"foo": {"0": [0, 1, 2], "1": [1, 2, 0]}, "my.topic": {"0": [2]}},
+    "states": {"foo": {"0": STATE}},
+    "controller": {"brokerid": 0},
+    "controller_epoch": 1,
+}
+EXPECTED = ClusterSnapshot(
+    brokers={0: Broker(0, "h0", 9092, "r1"), 1: Broker(1, "h1", 9092), 2: Broker(2)},
+    topics={"foo": {0: (0, 1, 2), 1: (1, 2, 0)}, "my.topic": {0: (2,)}},
+    states={"foo": {0: PartitionState(0, (0, 1, 2), 0, 1)}},
+    controller=0,
+    controller_epoch=1,
+)
+
+
+def changed(keys: tuple[str, ...], value: object, doc: dict[str, Any] = BASE) -> Any:
+    """A deep copy of ``doc`` with ``value`` at ``keys`` (DELETE removes the key)."""
+    out = copy.deepcopy(doc)
+    target = out
+    for key in keys[:-1]:
+        target = target[key]
+    if value is DELETE:
+        del target[keys[-1]]
+    else:
+        target[keys[-1]] = value
+    return out
+
+
+def schema_accepts(doc: object, definition: str | None = None) -> bool:
+    """Validity per the schema file, or per one of its $defs (the folder form's parts)."""
+    if definition is None:
+        return schema.validator(SCHEMA).is_valid(doc)
+    whole = schema.load_schema(SCHEMA)
+    part = {**whole["$defs"][definition], "$defs": whole["$defs"]}
+    return schema.KadminValidator(part).is_valid(doc)
+
+
+def states_belong(doc: dict[str, Any]) -> bool:
+    """The one rule outside the schema: every state belongs to a listed partition."""
+    topics = doc["topics"]
+    return all(name in topics and states.keys() <= topics[name].keys()
+               for name, states in doc.get("states", {}).items())
+
+
+def fast_pass_accepts(doc: object) -> bool:
+    try:
+        snapshots.snapshot_from_document(doc, "c.json")
+    except InvalidInput as exc:
+        assert str(exc).startswith("c.json: $")
+        assert "\n" not in str(exc)
+        return False
+    return True
+
+
+# --- the document form --------------------------------------------------------------------------
+
+
+def test_the_documented_example() -> None:
+    assert snapshots.snapshot_from_document(BASE, "cluster.json") == EXPECTED
+
+
+def test_document_round_trip_is_sorted_and_stable() -> None:
+    doc = snapshots.snapshot_to_document(EXPECTED)
+    assert list(doc["topics"]) == ["foo", "my.topic"]
+    assert doc == BASE
+    assert snapshots.snapshot_from_document(doc, "x") == EXPECTED
+
+
+MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
+    (("extra",), 1,
+     "$.extra: unknown key (expected version, brokers, topics, states, controller, controller_epoch)"),
+    (("topics",), DELETE, "$: missing topics"),
+    (("brokers",), DELETE, "$: missing brokers"),
+    (("version",), DELETE, "$: missing version"),
+    (("version",), 2, "$.version: unsupported snapshot version 2 (this kadmin reads 1)"),
+    (("version",), True, "$.version: unsupported snapshot version true (this kadmin reads 1)"),
+    (("brokers",), [], "$.brokers: must be an object of broker id -> broker"),
+    (("brokers", "01"), {}, '$.brokers.01: "01" is not a broker id '
+                            "(a non-negative decimal integer without leading zeros)"),
+    (("brokers", "-1"), {}, '$.brokers.-1: "-1" is not a broker id '
+                            "(a non-negative decimal integer without leading zeros)"),
+    (("brokers", "b1"), {}, '$.brokers.b1: "b1" is not a broker id '
+                            "(a non-negative decimal integer without leading zeros)"),
+    (("brokers", "0"), "h0", "$.brokers.0: must be an object (host, port, rack, all optional)"),
+    (("brokers", "0", "port"), "9092", '$.brokers.0.port: must be an integer or null, got "9092"'),
+    (("brokers", "0", "port"), 9092.0, "$.brokers.0.port: must be an integer or null, got 9092.0"),
+    (("brokers", "0", "host"), ["h"], '$.brokers.0.host: must be a string or null, got ["h"]'),
+    (("brokers", "0", "rack"), 1, "$.brokers.0.rack: must be a string or null, got 1"),
+    (("topics",), [], "$.topics: must be an object of topic -> partitions"),
+    (("topics", "a b"), {"0": [0]}, '$.topics["a b"]: "a b" is not a legal topic name '
+                                    '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("topics", ".."), {"0": [0]}, '$.topics[".."]: ".." is not a legal topic name '
+                                   '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("topics", "t" * 250), {"0": [0]}, f'$.topics.{"t" * 250}: "{"t" * 56}... is not a legal topic '
+                                        'name (1 to 249 characters from a-z A-Z 0-9 . _ -, and not '
+                                        '"." or "..")'),
+    (("topics", "foo"), [[0, 1]], "$.topics.foo: must be an object of partition id -> replicas"),
+    (("topics", "foo", "3"), "0,1",
+     '$.topics.foo.3: replicas must be a list of broker ids (integers >= 0), got "0,1"'),
+    (("topics", "foo", "3"), [0, -1],
+     "$.topics.foo.3: replicas must be a list of broker ids (integers >= 0), got [0, -1]"),
+    (("topics", "foo", "3"), [0, 1.0],
+     "$.topics.foo.3: replicas must be a list of broker ids (integers >= 0), got [0, 1.0]"),
+    (("topics", "foo", "3"), [0, True],
+     "$.topics.foo.3: replicas must be a list of broker ids (integers >= 0), got [0, true]"),
+    (("topics", "foo", "3"), [], "$.topics.foo.3: replicas must not be empty"),
+    (("topics", "foo", "3"), [0, 1, 0], "$.topics.foo.3: replicas lists broker 0 twice"),
+    (("topics", "foo", "x"), [0], '$.topics.foo.x: "x" is not a partition id '
+                                  "(a non-negative decimal integer without leading zeros)"),
+    (("topics", "foo", "1.0"), [0], '$.topics.foo["1.0"]: "1.0" is not a partition id '
+                                    "(a non-negative decimal integer without leading zeros)"),
+    (("topics", "foo", "٣"), [0], '$.topics.foo["٣"]: "٣" is not a partition id '
+                                  "(a non-negative decimal integer without leading zeros)"),
+    (("topics", "my.topic", "0"), "x",
+     '$.topics["my.topic"].0: replicas must be a list of broker ids (integers >= 0), got "x"'),
+    (("states",), None, "$.states: must be an object of topic -> partition id -> state"),
+    (("states", "a/b"), {}, '$.states["a/b"]: "a/b" is not a legal topic name '
+                            '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("states", "foo"), [], "$.states.foo: must be an object of partition id -> state"),
+    (("states", "foo", "0"), 5, "$.states.foo.0: must be an object with leader and isr"),
+    (("states", "foo", "0", "isr"), DELETE, "$.states.foo.0: missing isr"),
+    (("states", "foo", "0", "leader"), DELETE, "$.states.foo.0: missing leader"),
+    (("states", "foo", "0", "leader"), -2,
+     "$.states.foo.0.leader: must be a broker id or -1 (no leader), got -2"),
+    (("states", "foo", "0", "leader"), None,
+     "$.states.foo.0.leader: must be a broker id or -1 (no leader), got null"),
+    (("states", "foo", "0", "isr"), [0, 0], "$.states.foo.0.isr: isr lists broker 0 twice"),
+    (("states", "foo", "0", "isr"), "0",
+     '$.states.foo.0.isr: isr must be a list of broker ids (integers >= 0), got "0"'),
+    (("states", "foo", "0", "leader_epoch"), -1,
+     "$.states.foo.0.leader_epoch: must be an integer >= 0, got -1"),
+    (("states", "foo", "0", "controller_epoch"), "1",
+     '$.states.foo.0.controller_epoch: must be an integer >= 0, got "1"'),
+    (("states", "foo", "01"), STATE, '$.states.foo.01: "01" is not a partition id '
+                                     "(a non-negative decimal integer without leading zeros)"),
+    (("controller",), 0, '$.controller: must be an object {"brokerid": <broker id>}'),
+    (("controller",), {"version": 1}, "$.controller: missing brokerid"),
+    (("controller", "brokerid"), -1,
+     "$.controller.brokerid: must be a broker id (an integer >= 0), got -1"),
+    (("controller_epoch",), None, "$.controller_epoch: must be an integer >= 0, got null"),
+]
+SEMANTIC: list[tuple[tuple[str, ...], object, str]] = [
+    (("states", "bar"), {"0": STATE}, "$.states.bar: no topic bar in $.topics"),
+    (("states", "foo", "7"), STATE, "$.states.foo.7: topic foo has no partition 7 in $.topics"),
+]
+VALID: list[tuple[tuple[str, ...], object]] = [
+    (("states",), DELETE),
+    (("controller",), DELETE),
+    (("controller_epoch",), DELETE),
+    (("brokers",), {}),
+    (("topics", "empty"), {}),
+    (("states",), {}),
+    (("brokers", "0"), {"version": 5, "host": None, "port": -1, "jmx_port": -1,
+                        "endpoints": ["SSL://h0:9093"], "timestamp": "1"}),
+    (("brokers", "0", "rack"), None),
+    (("topics", "t" * 249), {"0": [7, 8]}),  # replicas on unregistered (dead) brokers
+    (("topics", "a-b_c.D9"), {"10": [0], "0": [1]}),
+    (("states", "foo", "0"), {"leader": -1, "isr": [], "version": 1,
+                              "leader_recovery_state": 0}),
+    (("controller",), {"version": 1, "brokerid": 2, "timestamp": "1452068227409"}),
+    (("controller_epoch",), 0),
+]
+
+
+@pytest.mark.parametrize(("keys", "value", "message"), MESSAGES + SEMANTIC)
+def test_invalid_documents_name_the_file_and_path(keys: tuple[str, ...], value: object,
+                                                  message: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        snapshots.snapshot_from_document(changed(keys, value), "cluster.json")
+    assert str(info.value) == f"cluster.json: {message}"
+    assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("doc", [[], None, "x", 1])
+def test_a_snapshot_must_be_an_object(doc: object) -> None:
+    with pytest.raises(InvalidInput) as info:
+        snapshots.snapshot_from_document(doc, "cluster.json")
+    assert str(info.value) == "cluster.json: $: a snapshot must be a JSON object"
+
+
+@pytest.mark.parametrize(("keys", "value"), VALID)
+def test_valid_variants(keys: tuple[str, ...], value: object) -> None:
+    assert fast_pass_accepts(changed(keys, value))
+
+
+# --- the schema stays authoritative -------------------------------------------------------------
+
+
+def test_schema_agrees_on_the_example_the_errors_and_the_variants() -> None:
+    assert schema_accepts(BASE)
+    for keys, value, message in MESSAGES:
+        assert not schema_accepts(changed(keys, value)), message
+    for keys, value, message in SEMANTIC:  # beyond what a schema can say
+        assert schema_accepts(changed(keys, value)), message
+    for keys, value in VALID:
+        assert schema_accepts(changed(keys, value)), keys
+    not_objects: list[object] = [[], None, "x", 1]
+    for doc in not_objects:
+        assert not schema_accepts(doc)
+
+
+def _mostly(valid: st.SearchStrategy[Any], invalid: st.SearchStrategy[Any]
+            ) -> st.SearchStrategy[Any]:
+    """``valid`` nine times in ten: a document is only valid if every part is, and half of the
+    generated documents should be."""
+    return st.integers(0, 9).flatmap(lambda i: invalid if i == 5 else valid)
+
+
+_junk = st.one_of(st.none(), st.booleans(), st.integers(-1, 2), st.sampled_from(["x", 0.5]),
+                  st.just([]), st.just({}), st.just([1, "a"]))
+_ints = _mostly(st.integers(0, 3), st.sampled_from([-2, -1, True, False, 1.0, 2.5, "1", None]))
+_ids = _mostly(st.integers(0, 3).map(str),
+               st.sampled_from(["-1", "01", "00", "x", "", " 1", "+1", "1.0", "٣", "1_0"]))
+# No name ends in a newline: Python's re (used by jsonschema) lets "$" match before a final
+# newline, unlike the ECMA-262 regexes JSON Schema specifies, so "foo\n" would be a false alarm.
+_names = _mostly(st.sampled_from(["foo", "bar", "a.b", "my-topic_1", "...", "t" * 249]),
+                 st.one_of(st.sampled_from([".", "..", "a b", "", "a/b", "t" * 250, "é", "x\ny"]),
+                           st.text(st.characters(codec="ascii", exclude_characters="\n"),
+                                   max_size=3)))
+_replicas = _mostly(st.lists(_ints, min_size=1, max_size=3), st.one_of(_junk, st.lists(_ints)))
+_broker = _mostly(st.fixed_dictionaries({}, optional={
+    "host": _mostly(st.sampled_from([None, "h"]), st.just(1)),
+    "port": st.one_of(st.integers(-1, 9092), _ints),
+    "rack": _mostly(st.sampled_from([None, "r"]), st.just(0)),
+    "endpoints": st.just(["PLAINTEXT://h:1"]), "version": st.just(4)}), _junk)
+_state = _mostly(st.fixed_dictionaries({"leader": st.one_of(st.just(-1), _ints),
+                                        "isr": _mostly(st.lists(_ints, max_size=3), _junk)},
+                                       optional={"leader_epoch": _ints, "controller_epoch": _ints,
+                                                 "version": st.just(1)}),
+                 st.one_of(_junk, st.fixed_dictionaries({}, optional={"leader": _ints,
+                                                                      "isr": st.just([0])})))
+_well_formed = st.fixed_dictionaries(
+    {"version": _mostly(st.just(1), st.sampled_from([2, True, 1.0, "1"])),
+     "brokers": _mostly(st.dictionaries(_ids, _broker, max_size=3), _junk),
+     "topics": _mostly(st.dictionaries(
+         _names, _mostly(st.dictionaries(_ids, _replicas, max_size=3), _junk), max_size=3), _junk)},
+    optional={
+        "controller": _mostly(st.fixed_dictionaries({"brokerid": _ints},
+                                                    optional={"timestamp": st.just("1")}),
+                              st.one_of(_junk, st.just({"version": 1}))),
+        "controller_epoch": _ints,
+    })
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> dict[str, Any]:
+    """Near-valid snapshots; states mostly name partitions that exist, so the rule beyond the
+    schema is exercised both ways."""
+    doc = draw(_well_formed)
+    topics = doc["topics"]
+    known = [(name, p) for name, partitions in topics.items() if type(partitions) is dict
+             for p in partitions] if type(topics) is dict else []
+    anywhere = st.tuples(_names, _ids)
+    where = _mostly(st.sampled_from(known), anywhere) if known else anywhere
+    with_states: bool = bool(known) or draw(st.booleans())
+    if with_states:
+        states: dict[str, Any] = {}
+        for name, p in draw(st.lists(where, min_size=bool(known), max_size=3)):
+            states.setdefault(name, {})[p] = draw(_state)
+        doc["states"] = draw(_mostly(st.just(states), _junk))
+    if draw(_mostly(st.just(False), st.just(True))):
+        doc["extra"] = 1
+    return doc
+
+
+@settings(max_examples=500, deadline=None)
+@given(_documents())
+def test_fast_pass_agrees_with_the_schema_on_generated_documents(doc: dict[str, Any]) -> None:
+    expected = schema_accepts(doc) and states_belong(doc)
+    assert fast_pass_accepts(doc) == expected
+
+
+# --- files --------------------------------------------------------------------------------------
+
+
+def test_json_file_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "cluster.json"
+    snapshots.write_snapshot(EXPECTED, path)
+    assert snapshots.read_snapshot(path) == EXPECTED
+    text = path.read_text()
+    assert '\n    "foo": {"0":[0,1,2],"1":[1,2,0]},\n' in text  # one topic per line
+    assert schema_accepts(json.loads(text))
+
+
+def test_write_refuses_an_existing_snapshot_unless_forced(tmp_path: Path) -> None:
+    for fmt, name in (("json", "c.json"), ("dir", "snap")):
+        path = tmp_path / name
+        snapshots.write_snapshot(EXPECTED, path, fmt=fmt)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput, match="already exists"):
+            snapshots.write_snapshot(EXPECTED, path, fmt=fmt)  # type: ignore[arg-type]
+        snapshots.write_snapshot(EXPECTED, path, fmt=fmt, force=True)  # type: ignore[arg-type]
+        assert snapshots.read_snapshot(path) == EXPECTED
+    with pytest.raises(InvalidInput, match="unknown snapshot format 'yaml'"):
+        snapshots.write_snapshot(EXPECTED, tmp_path / "x", fmt="yaml")  # type: ignore[arg-type]
+
+
+def test_folder_round_trip_and_layout(tmp_path: Path) -> None:
+    path = tmp_path / "snap"
+    snapshots.write_snapshot(EXPECTED, path, fmt="dir")
+    assert sorted(p.name for p in path.iterdir()) == [
+        "brokers.json", "meta.json", "states.jsonl", "topics.jsonl"]
+    assert (path / "topics.jsonl").read_text() == (
+        '{"topic":"foo","partitions":{"0":[0,1,2],"1":[1,2,0]}}\n'
+        '{"topic":"my.topic","partitions":{"0":[2]}}\n')
+    assert (path / "states.jsonl").read_text() == (
+        '{"topic":"foo","states":{"0":{"leader":0,"isr":[0,1,2],"leader_epoch":0,'
+        '"controller_epoch":1}}}\n')
+    assert json.loads((path / "meta.json").read_text()) == {
+        "version": 1, "controller": {"brokerid": 0}, "controller_epoch": 1}
+    assert schema_accepts(json.loads((path / "brokers.json").read_text()), "brokers")
+    assert schema_accepts(json.loads((path / "meta.json").read_text()), "meta")
+    for line in (path / "topics.jsonl").read_text().splitlines():
+        assert schema_accepts(json.loads(line), "topicLine")
+    for line in (path / "states.jsonl").read_text().splitlines():
+        assert schema_accepts(json.loads(line), "statesLine")
+    assert snapshots.read_snapshot(path) == EXPECTED
+    assert list(tmp_path.iterdir()) == [path]  # no temp sibling left
+
+
+def test_folder_without_states_controller_or_topics(tmp_path: Path) -> None:
+    bare = ClusterSnapshot(brokers={0: Broker(0)}, topics={})
+    snapshots.write_snapshot(bare, tmp_path / "snap", fmt="dir")
+    assert sorted(p.name for p in (tmp_path / "snap").iterdir()) == [
+        "brokers.json", "meta.json", "topics.jsonl"]
+    assert snapshots.read_snapshot(tmp_path / "snap") == bare
+    (tmp_path / "snap" / "meta.json").unlink()  # optional
+    assert snapshots.read_snapshot(tmp_path / "snap") == bare
+
+
+def test_synthetic_round_trips_through_both_forms(tmp_path: Path) -> None:
+    cluster = synthetic_cluster(brokers=7, topics=20, partitions=5, replication_factor=3, racks=2)
+    for fmt in ("json", "dir"):
+        path = tmp_path / fmt
+        snapshots.write_snapshot(cluster, path, fmt=fmt)  # type: ignore[arg-type]
+        assert snapshots.read_snapshot(path) == cluster
+    assert schema_accepts(snapshots.snapshot_to_document(cluster))
+
+
+def test_iter_topics_jsonl_streams_topics(tmp_path: Path) -> None:
+    snapshots.write_snapshot(EXPECTED, tmp_path / "snap", fmt="dir")
+    assert list(snapshots.iter_topics_jsonl(tmp_path / "snap" / "topics.jsonl")) == [
+        ("foo", {0: (0, 1, 2), 1: (1, 2, 0)}), ("my.topic", {0: (2,)})]
+
+
+def test_read_errors_of_the_file_form(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(tmp_path / "missing.json")
+    assert str(info.value) == f"{tmp_path / 'missing.json'}: no such file"
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(changed(("topics", "foo", "3"), [])))
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(path)
+    assert str(info.value) == f"{path}: $.topics.foo.3: replicas must not be empty"
+
+
+# --- errors of the folder form ------------------------------------------------------------------
+
+
+def snapshot_dir(tmp_path: Path, **contents: str | None) -> Path:
+    """A snapshot folder made of EXPECTED, with some files replaced (``None`` text deletes)."""
+    folder = tmp_path / "snap"
+    snapshots.write_snapshot(EXPECTED, folder, fmt="dir")
+    for name, text in contents.items():
+        file = folder / name.replace("_", ".")
+        if text is None:
+            file.unlink()
+        else:
+            file.write_text(text)
+    return folder
+
+
+GOOD_TOPICS = '{"topic":"foo","partitions":{"0":[0,1,2],"1":[1,2,0]}}\n'
+TOPIC_LINE_MESSAGES = [
+    ('{"topic":"bar","partitions":{"0":[]}}', "$.partitions.0: replicas must not be empty"),
+    ('["foo"]', '$: must be an object {"topic": ..., "partitions": {...}}'),
+    ('{"topic":"bar","partitions":{},"extra":1}', "$.extra: unknown key (expected topic, partitions)"),
+    ('{"topic":"bar"}', "$: missing partitions"),
+    ('{"topic":7,"partitions":{}}', '$.topic: 7 is not a legal topic name (1 to 249 characters '
+                                    'from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    ('{"topic":"foo","partitions":{}}', "$.topic: topic foo is already on line 1"),
+    ('{"topic":"bar","partitions":[]}', "$.partitions: must be an object of partition id -> replicas"),
+    ('{"topic":"bar","partitions":{"-1":[0]}}', '$.partitions.-1: "-1" is not a partition id '
+                                                "(a non-negative decimal integer without leading zeros)"),
+]
+
+
+@pytest.mark.parametrize(("line", "message"), TOPIC_LINE_MESSAGES)
+def test_topics_jsonl_errors_name_file_line_and_path(tmp_path: Path, line: str,
+                                                     message: str) -> None:
+    folder = snapshot_dir(tmp_path, topics_jsonl=GOOD_TOPICS + "\n" + line + "\n")
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(folder)
+    assert str(info.value) == f"{folder / 'topics.jsonl'}:3: {message}"
+
+
+def test_topic_lines_agree_with_the_schema() -> None:
+    assert schema_accepts(json.loads(GOOD_TOPICS), "topicLine")
+    for line, message in TOPIC_LINE_MESSAGES:
+        if "already on line" not in message:  # a rule across lines, beyond the schema
+            assert not schema_accepts(json.loads(line), "topicLine"), message
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("topics.jsonl", GOOD_TOPICS + '{"topic":\n', "topics.jsonl:2: not valid JSON "
+                                                  "(Expecting value at column 10)"),
+    ("states.jsonl", '{"topic":"bar","states":{}}\n', "states.jsonl:1: $.topic: no topic bar in "
+                                                      "topics.jsonl"),
+    ("states.jsonl", '{"topic":"foo","states":{"5":{"leader":0,"isr":[0]}}}\n',
+     "states.jsonl:1: $.states.5: topic foo has no partition 5 in topics.jsonl"),
+    ("states.jsonl", '{"topic":"foo","states":{"0":{"leader":0}}}\n',
+     "states.jsonl:1: $.states.0: missing isr"),
+    ("states.jsonl", '{"topic":"foo","states":{}}\n{"topic":"foo","states":{}}\n',
+     "states.jsonl:2: $.topic: topic foo is already on line 1"),
+    ("brokers.json", '{"01": {}}', 'brokers.json: $.01: "01" is not a broker id '
+                                   "(a non-negative decimal integer without leading zeros)"),
+    ("brokers.json", '{"1": {"port": "x"}}', 'brokers.json: $.1.port: must be an integer or null, '
+                                             'got "x"'),
+    ("brokers.json", "[]", "brokers.json: $: must be an object of broker id -> broker"),
+    ("meta.json", '{"version": 2}', "meta.json: $.version: unsupported snapshot version 2 "
+                                    "(this kadmin reads 1)"),
+    ("meta.json", '{"controller": {"brokerid": 1}}', "meta.json: $: missing version"),
+    ("meta.json", '{"version": 1, "topics": {}}',
+     "meta.json: $.topics: unknown key (expected version, controller, controller_epoch)"),
+    ("meta.json", '{"version": 1, "controller_epoch": -1}',
+     "meta.json: $.controller_epoch: must be an integer >= 0, got -1"),
+    ("meta.json", "{", "meta.json: not valid JSON (Expecting property name enclosed in double "
+                       "quotes at line 1 column 2)"),
+])
+def test_folder_errors_name_the_file(tmp_path: Path, name: str, text: str, message: str) -> None:
+    folder = snapshot_dir(tmp_path, **{name.replace(".", "_"): text})
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(folder)
+    assert str(info.value) == f"{folder}/{message}"
+
+
+def test_folder_parts_agree_with_the_schema() -> None:
+    assert schema_accepts({"version": 1}, "meta")
+    assert not schema_accepts({"version": 2}, "meta")
+    assert not schema_accepts({"controller": {"brokerid": 1}}, "meta")
+    assert not schema_accepts({"version": 1, "topics": {}}, "meta")
+    assert not schema_accepts({"01": {}}, "brokers")
+    assert schema_accepts({"topic": "foo", "states": {"0": {"leader": 0, "isr": [0]}}},
+                          "statesLine")
+    assert not schema_accepts({"topic": "foo", "states": {"0": {"leader": 0}}}, "statesLine")
+
+
+def test_a_folder_that_is_not_a_snapshot(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(tmp_path)
+    assert str(info.value) == (f"{tmp_path} is a folder without brokers.json and topics.jsonl, "
+                               "so not a snapshot folder")
+    folder = snapshot_dir(tmp_path, topics_jsonl=None)
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(folder)
+    assert str(info.value) == f"{folder} is a folder without topics.jsonl, so not a snapshot folder"
+
+
+def test_json_path_brackets_keys_that_are_not_plain() -> None:
+    assert snapshots.json_path(()) == "$"
+    assert snapshots.json_path(("topics", "my-topic_1", "3")) == "$.topics.my-topic_1.3"
+    assert snapshots.json_path(("topics", "a.b", "3")) == '$.topics["a.b"].3'
+    assert snapshots.json_path(("x y",)) == '$["x y"]'
+
+
+def test_an_interrupted_stream_leaves_no_folder(tmp_path: Path) -> None:
+    def broken() -> Any:
+        yield "t", {0: (0,)}, {}
+        raise RuntimeError("source died")
+
+    with pytest.raises(RuntimeError):
+        snapshots.write_snapshot_dir(tmp_path / "snap", {0: Broker(0)}, broken())
+    assert list(tmp_path.iterdir()) == []
