@@ -1,0 +1,254 @@
+"""`kadmin plan ...` end to end through the console entry point: files, exit codes, messages."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kadmin.cli.app import main
+
+CLUSTER = {
+    "version": 1,
+    "brokers": {str(b): {"host": f"h{b}", "port": 9092, "rack": f"r{b % 3}"} for b in range(6)},
+    "topics": {
+        "orders": {str(p): [0, 1, 2] for p in range(8)},
+        "payments": {str(p): [1, 2, 0] for p in range(5)},
+        "__consumer_offsets": {str(p): [0, 1, 2] for p in range(3)},
+    },
+    "states": {"orders": {"0": {"leader": 1, "isr": [1, 2], "leader_epoch": 3,
+                                "controller_epoch": 1}}},
+    "controller": {"brokerid": 0},
+    "controller_epoch": 1,
+}
+
+
+class Run:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+
+@pytest.fixture
+def kadmin(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Run the real console entry point in a scratch working directory."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KADMIN_ZOOKEEPER", raising=False)
+
+    def run(*args: str) -> Run:
+        with pytest.raises(SystemExit) as exit_info:
+            main(list(args))
+        captured = capsys.readouterr()
+        return Run(int(exit_info.value.code or 0), captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def cluster_file(tmp_path: Path) -> Path:
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(CLUSTER))
+    return path
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def test_generate_roundrobin_writes_balanced_plan_and_rollback(kadmin, cluster_file, tmp_path):
+    run = kadmin("plan", "generate", "--cluster", str(cluster_file), "--topics", "orders,payments",
+                 "--out", "p.json")
+    assert run.code == 0, run.err
+    plan = read(tmp_path / "p.json")
+    entries = plan["partitions"]
+    assert [(e["topic"], e["partition"]) for e in entries] == sorted(
+        (e["topic"], e["partition"]) for e in entries)
+    targets = {(e["topic"], e["partition"]): e["replicas"] for e in entries}
+    # global counter over orders (8 partitions) then payments: payments-0 has counter 8
+    assert ("orders", 0) not in targets  # already [0, 1, 2]: left out and counted
+    assert targets[("orders", 1)] == [1, 2, 3]
+    assert targets[("payments", 0)] == [2, 3, 4]
+    leaders = Counter(r[0] for r in targets.values())
+    leaders.update({0: 2})
+    assert max(leaders.values()) - min(leaders.values()) <= 1
+    assert "11 partition(s) to move, 2 already in place" in run.out
+    rollback = read(tmp_path / "p.rollback.json")
+    assert {(e["topic"], e["partition"]): e["replicas"] for e in rollback["partitions"]} == {
+        key: CLUSTER["topics"][key[0]][str(key[1])] for key in targets}
+
+
+def test_generate_kafka_with_start_index_equals_kafka(kadmin, tmp_path):
+    cluster = {"version": 1, "brokers": {str(b): {"host": "h", "port": 1} for b in range(5)},
+               "topics": {"t": {str(p): [4, 3] for p in range(10)}}}
+    (tmp_path / "c.json").write_text(json.dumps(cluster))
+    run = kadmin("plan", "generate", "--cluster", "c.json", "--all-topics", "--strategy", "kafka",
+                 "--start-index", "0", "--replication-factor", "3", "--out", "k.json")
+    assert run.code == 0, run.err
+    got = {e["partition"]: e["replicas"] for e in read(tmp_path / "k.json")["partitions"]}
+    assert got == {0: [0, 1, 2], 1: [1, 2, 3], 2: [2, 3, 4], 3: [3, 4, 0], 4: [4, 0, 1],
+                   5: [0, 2, 3], 6: [1, 3, 4], 7: [2, 4, 0], 8: [3, 0, 1], 9: [4, 1, 2]}
+
+
+def test_generate_to_stdout(kadmin, cluster_file, tmp_path):
+    run = kadmin("plan", "generate", "--cluster", str(cluster_file), "--topics", "payments",
+                 "--out", "-")
+    assert run.code == 0
+    doc = json.loads(run.out)
+    assert {e["topic"] for e in doc["partitions"]} == {"payments"}
+    assert not (tmp_path / "plans").exists()
+
+
+def test_generate_default_path_under_plans(kadmin, cluster_file, tmp_path):
+    run = kadmin("plan", "generate", "--cluster", str(cluster_file), "--all-topics")
+    assert run.code == 0, run.err
+    written = sorted(p.name for p in (tmp_path / "plans").iterdir())
+    assert len(written) == 2
+    assert written[0].startswith("reassign-") and written[0].endswith(".json")
+    assert any(name.endswith(".rollback.json") for name in written)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--topics", "nope"], "nope"),
+    (["--topics", "orders", "--all-topics"], "exactly one"),
+    (["--topics", "orders", "--brokers", "0,9"], "9"),
+    (["--topics", "orders", "--replication-factor", "7"], "exceeds"),
+    (["--topics", "orders", "--replication-factor", "0"], "at least 1"),
+])
+def test_generate_bad_input_exits_2_and_writes_nothing(kadmin, cluster_file, tmp_path, args,
+                                                       message):
+    run = kadmin("plan", "generate", "--cluster", str(cluster_file), *args, "--out", "p.json")
+    assert run.code == 2
+    assert message in run.err
+    assert len(run.err.strip().splitlines()) >= 1 and "Traceback" not in run.err
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_generate_refuses_to_overwrite_without_force(kadmin, cluster_file, tmp_path):
+    assert kadmin("plan", "generate", "--cluster", str(cluster_file), "--topics", "orders",
+                  "--out", "p.json").code == 0
+    before = (tmp_path / "p.json").read_bytes()
+    run = kadmin("plan", "generate", "--cluster", str(cluster_file), "--topics", "payments",
+                 "--out", "p.json")
+    assert run.code == 2 and "already exists" in run.err
+    assert (tmp_path / "p.json").read_bytes() == before
+    assert kadmin("plan", "generate", "--cluster", str(cluster_file), "--topics", "payments",
+                  "--out", "p.json", "--force").code == 0
+    assert {e["topic"] for e in read(tmp_path / "p.json")["partitions"]} == {"payments"}
+
+
+def test_validate_kafka_tool_file_is_valid(kadmin, cluster_file, tmp_path):
+    (tmp_path / "k.json").write_text(json.dumps({"partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [3, 4, 5], "log_dirs": ["any"] * 3}]}))
+    run = kadmin("plan", "validate", "k.json", "--cluster", str(cluster_file))
+    assert run.code == 0, run.out + run.err
+    assert "valid" in run.out
+
+
+def test_validate_reports_every_problem_as_json(kadmin, cluster_file, tmp_path):
+    (tmp_path / "bad.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0, "replicas": [1, 1]},
+        {"topic": "orders", "partition": 0, "replicas": [1, 2]},
+        {"topic": "orders", "partition": 2, "replicas": [-1, 2]},
+    ]}))
+    run = kadmin("plan", "validate", "bad.json", "--json")
+    assert run.code == 2
+    report = json.loads(run.out)
+    assert report["valid"] is False
+    paths = [e["path"] for e in report["errors"]]
+    assert "$.partitions[0].replicas" in paths and "$.partitions[1]" in paths
+    assert any(p.startswith("$.partitions[2]") for p in paths)
+    assert "listed twice" in json.dumps(report["errors"])
+
+
+def test_validate_reports_every_cluster_problem(kadmin, cluster_file, tmp_path):
+    (tmp_path / "bad.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "ghost", "partition": 0, "replicas": [1, 2, 3]},
+        {"topic": "orders", "partition": 1, "replicas": [1, 2, 99]},
+        {"topic": "orders", "partition": 42, "replicas": [1, 2, 3]},
+        {"topic": "payments", "partition": 1, "replicas": [1, 2]},
+    ]}))
+    run = kadmin("plan", "validate", "bad.json", "--cluster", str(cluster_file))
+    assert run.code == 2
+    assert "ghost" in run.err and "99" in run.err and "orders-42" in run.err
+    assert "payments-1" in run.err  # replication factor change
+    assert kadmin("plan", "validate", "bad.json", "--cluster", str(cluster_file),
+                  "--allow-rf-change").err.count("payments-1") == 0
+
+
+def test_validate_election_warning_and_strict(kadmin, cluster_file, tmp_path):
+    (tmp_path / "e.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 0}]}))
+    # orders-0: replicas [0,1,2], ISR [1,2]: the preferred replica 0 is not in the ISR
+    run = kadmin("plan", "validate", "e.json", "--cluster", str(cluster_file))
+    assert run.code == 0
+    assert "warning" in run.out and "orders-0" in run.out
+    assert kadmin("plan", "validate", "e.json", "--cluster", str(cluster_file),
+                  "--strict").code == 2
+
+
+def test_validate_internal_topic_deletion(kadmin, cluster_file, tmp_path):
+    (tmp_path / "d.json").write_text(json.dumps({"version": 1, "topics": ["__consumer_offsets"]}))
+    run = kadmin("plan", "validate", "d.json", "--cluster", str(cluster_file))
+    assert run.code == 2 and "__consumer_offsets" in run.err
+    assert kadmin("plan", "validate", "d.json", "--cluster", str(cluster_file),
+                  "--allow-internal").code == 0
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"{not json", "line 1"),
+    (b"\xff\xfe{}", "UTF-8"),
+    (b'{"version":1,"partitions":[{"topic":"a b","partition":0,"replicas":[1]}]}', "a b"),
+])
+def test_validate_malformed_files(kadmin, tmp_path, content, message):
+    (tmp_path / "x.json").write_bytes(content)
+    run = kadmin("plan", "validate", "x.json")
+    assert run.code == 2
+    assert message in run.err + run.out
+    assert "Traceback" not in run.err
+
+
+def test_validate_missing_file(kadmin):
+    run = kadmin("plan", "validate", "missing.json")
+    assert run.code == 2 and "missing.json" in run.err
+
+
+def test_stats_table_and_json(kadmin, cluster_file, tmp_path):
+    (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "payments", "partition": 0, "replicas": [3, 4, 5]}]}))
+    run = kadmin("plan", "stats", "p.json", "--cluster", str(cluster_file), "--json")
+    assert run.code == 0, run.err
+    stats = json.loads(run.out)
+    loads = {b["broker"]: b for b in stats["brokers"]}
+    assert loads[3]["replicas_after"] == loads[3]["replicas_before"] + 1
+    assert loads[1]["leaders_after"] == loads[1]["leaders_before"] - 1
+    assert stats["replica_moves"] == 3 and stats["leader_changes"] == 1
+    table = kadmin("plan", "stats", "p.json", "--cluster", str(cluster_file))
+    assert table.code == 0 and "replicas before" in table.out
+
+
+def test_election_and_deletion_plans(kadmin, cluster_file, tmp_path):
+    run = kadmin("plan", "election", "--cluster", str(cluster_file), "--topics", "payments",
+                 "--out", "e.json")
+    assert run.code == 0, run.err
+    assert read(tmp_path / "e.json")["partitions"] == [
+        {"topic": "payments", "partition": p} for p in range(5)]
+    run = kadmin("plan", "deletion", "--topics", "orders", "--cluster", str(cluster_file),
+                 "--out", "d.json")
+    assert run.code == 0, run.err
+    assert read(tmp_path / "d.json") == {"version": 1, "topics": ["orders"]}
+    run = kadmin("plan", "deletion", "--topics", "__consumer_offsets", "--cluster",
+                 str(cluster_file), "--out", "d2.json")
+    assert run.code == 2 and not (tmp_path / "d2.json").exists()
+
+
+def test_python_dash_m_entry_point(tmp_path, cluster_file):
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "kadmin", "plan", "validate",
+                             str(tmp_path / "none.json")], capture_output=True, text=True,
+                            env={**os.environ, "KADMIN_DEBUG": ""})
+    assert result.returncode == 2
+    assert "none.json" in result.stderr and "Traceback" not in result.stderr
