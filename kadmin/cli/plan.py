@@ -154,14 +154,16 @@ def generate(
 
     Example: kadmin plan generate --cluster cluster.json --all-topics --strategy kafka
     """
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
-    selected = select_topics(snapshot, topics, topics_file, all_topics)
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
-    plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers), options)
-    rollback = plans.current_assignment(plan, snapshot)
-    written = write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback)
+    with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
+        snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+        selected = select_topics(snapshot, topics, topics_file, all_topics)
+        plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers),
+                                        options)
+        rollback = plans.current_assignment(plan, snapshot)
+        written = write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback)
     summary = {"plan": str(written) if written else "-", "topics": len(selected),
                "partitions": len(plan.moves), "unchanged": unchanged,
                "rollback": str(files.sibling(written, ".rollback.json")) if written else None}
