@@ -249,10 +249,12 @@ def verify_reassignment(client: KazooClient, plan: ReassignmentPlan) -> Verifica
     complete, in_progress, failures = [], [], []
     for move in plan.moves:
         current = live.snapshot.replicas(move.tp)
-        if current == move.replicas:
-            complete.append(move.tp)
-        elif move.tp in moving:
+        if move.tp in moving:
+            # checked first: while moving, Kafka 2.4+ shows target + old replicas in the topic
+            # znode, which equals the target whenever the target only adds replicas
             in_progress.append(move.tp)
+        elif current == move.replicas:
+            complete.append(move.tp)
         elif current is None:
             failures.append(f"{move.tp}: partition no longer exists")
         else:

@@ -12,8 +12,9 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -140,6 +141,33 @@ def zk(zk_connect: str) -> Iterator[KazooClient]:
     yield client
     client.stop()
     client.close()
+
+
+@dataclass(frozen=True)
+class CliRun:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def kadmin(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+           monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliRun]:
+    """Run the real console entry point (in process) in a scratch working directory and return
+    its exit code and output."""
+    from kadmin.cli.app import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KADMIN_ZOOKEEPER", raising=False)
+
+    def run(*args: str) -> CliRun:
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exit_info:
+            main(list(args))
+        captured = capsys.readouterr()
+        return CliRun(int(exit_info.value.code or 0), captured.out, captured.err)
+
+    return run
 
 
 @pytest.fixture

@@ -49,8 +49,10 @@ def connected(zookeeper: str | None, connect_timeout: float = 10.0,
 
 
 def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: float = 10.0,
-                 session_timeout: float = 30.0) -> ClusterSnapshot:
-    """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given."""
+                 session_timeout: float = 30.0, *, states: bool = True) -> ClusterSnapshot:
+    """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given.
+    ``states=False`` skips the per-partition state reads (one znode each) when only the
+    assignment matters."""
     if cluster is not None and zookeeper:
         raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
     if cluster is not None:
@@ -58,7 +60,7 @@ def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: f
     if not zookeeper:
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
     with connected(zookeeper, connect_timeout, session_timeout) as client:
-        return reader.read_cluster(client).snapshot
+        return reader.read_cluster(client, states=states).snapshot
 
 
 def split_names(text: str | None, what: str) -> list[str]:

@@ -69,7 +69,8 @@ def load_reassignment(path: Path) -> tuple[ReassignmentPlan, Path]:
     return plan, path
 
 
-def _finish(outcome: executor.Outcome) -> None:
+def _finish(outcome: executor.Outcome, as_json: bool = False) -> None:
+    """Exit code and summary line; with --json stdout carries only the JSON events."""
     if outcome.timed_out:
         raise OperationFailed(
             f"{outcome.operation}: timed out; {len(outcome.failures)} still in flight "
@@ -78,7 +79,7 @@ def _finish(outcome: executor.Outcome) -> None:
     if outcome.failures:
         raise OperationFailed(f"{outcome.operation}: {len(outcome.failures)} of {outcome.total} "
                               "failed", details=outcome.failures)
-    out.print(f"{outcome.operation}: all {outcome.total} done", markup=False)
+    (err if as_json else out).print(f"{outcome.operation}: all {outcome.total} done", markup=False)
 
 
 def reassign(
@@ -114,7 +115,7 @@ def reassign(
         with render.progress(json_output) as emit:
             outcome = executor.execute_reassignment(client, plan, executor.PlanFiles(anchor),
                                                     settings, emit)
-    _finish(outcome)
+    _finish(outcome, json_output)
 
 
 def verify(
@@ -180,7 +181,7 @@ def elect(
             return
         with render.progress(json_output) as emit:
             outcome = executor.execute_election(client, plan, settings, emit)
-    _finish(outcome)
+    _finish(outcome, json_output)
 
 
 @topics_app.command("delete")
@@ -220,4 +221,4 @@ def delete_topics(
             raise OperationFailed("deletion not confirmed; nothing was written")
         with render.progress(json_output) as emit:
             outcome = executor.execute_deletion(client, plan, settings, emit)
-    _finish(outcome)
+    _finish(outcome, json_output)

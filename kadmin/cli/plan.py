@@ -158,7 +158,8 @@ def generate(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
-        snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+        snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                                states=False)
         selected = select_topics(snapshot, topics, topics_file, all_topics)
         plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers),
                                         options)
@@ -217,7 +218,7 @@ def stats(
     Example: kadmin plan stats plans/x.json --cluster cluster.json
     """
     plan = load_plan(plan_file, PlanKind.REASSIGN)
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False)
     assert isinstance(plan, ReassignmentPlan)
     render.plan_stats(plans.plan_stats(plan, snapshot), json_output)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from kadmin.cli.app import main
 
 CLUSTER = {
     "version": 1,
@@ -24,26 +24,6 @@ CLUSTER = {
     "controller": {"brokerid": 0},
     "controller_epoch": 1,
 }
-
-
-class Run:
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
-
-
-@pytest.fixture
-def kadmin(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Run the real console entry point in a scratch working directory."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("KADMIN_ZOOKEEPER", raising=False)
-
-    def run(*args: str) -> Run:
-        with pytest.raises(SystemExit) as exit_info:
-            main(list(args))
-        captured = capsys.readouterr()
-        return Run(int(exit_info.value.code or 0), captured.out, captured.err)
-
-    return run
 
 
 @pytest.fixture
@@ -244,9 +224,6 @@ def test_election_and_deletion_plans(kadmin, cluster_file, tmp_path):
 
 
 def test_python_dash_m_entry_point(tmp_path, cluster_file):
-    import subprocess
-    import sys
-
     result = subprocess.run([sys.executable, "-m", "kadmin", "plan", "validate",
                              str(tmp_path / "none.json")], capture_output=True, text=True,
                             env={**os.environ, "KADMIN_DEBUG": ""})
