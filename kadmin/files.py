@@ -46,20 +46,49 @@ def atomic_write_json(path: Path, doc: object, *, force: bool = False, compact: 
     _write_file(path, dumps_json(doc, compact=compact), force)
 
 
-def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, force: bool = False) -> None:
-    """Build a folder of files from ``(file name, bytes)`` chunks and move it into place at once.
+@contextmanager
+def atomic_dir(path: Path, *, force: bool = False) -> Iterator[Path]:
+    """Yield a hidden temp sibling of ``path`` to fill with files; when the block succeeds it is
+    synced and renamed to ``path`` at once, when it fails it is removed.
 
-    The files are written in a hidden temp sibling that is renamed to ``path`` only when every chunk
-    is on disk, so a crash never leaves a half-written folder that looks finished. Chunks for
-    different files may interleave: a generator can stream two files in one pass without holding
-    either in memory. With ``force`` an existing ``path`` (file or folder) is moved aside, replaced,
-    then deleted; between the two renames ``path`` briefly does not exist.
+    So a crash never leaves a half-written folder that looks finished. With ``force`` an existing
+    ``path`` (file or folder) is moved aside, replaced, then deleted; between the two renames
+    ``path`` briefly does not exist, and the old one is put back if the second rename fails.
     """
-    _refuse_existing(path, force, folder_ok=True)
+    refuse_existing(path, force, folder_ok=True)
     _make_parent(path)
     temp = _temp_sibling(path, ".tmp")
     try:
         temp.mkdir()
+        yield temp
+        _fsync_dir(temp)
+        if os.path.lexists(path):
+            refuse_existing(path, force, folder_ok=True)
+            old = _temp_sibling(path, ".old")
+            os.rename(path, old)
+            try:
+                os.rename(temp, path)
+            except OSError:
+                os.rename(old, path)  # put the old folder back rather than lose both
+                raise
+            _remove(old)
+        else:
+            os.rename(temp, path)
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        raise OperationFailed(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        _remove(temp)
+
+
+def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, force: bool = False) -> None:
+    """Build a folder from ``(file name, bytes)`` chunks with :func:`atomic_dir`.
+
+    Chunks for different files may interleave: a generator can stream two files in one pass
+    without holding either in memory (every file stays open until the end, so this suits a few
+    files; many files are written one by one inside :func:`atomic_dir`).
+    """
+    with atomic_dir(path, force=force) as temp:
         handles: dict[str, BinaryIO] = {}
         try:
             for name, data in chunks:
@@ -73,28 +102,10 @@ def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, force: 
         finally:
             for handle in handles.values():
                 handle.close()
-        _fsync_dir(temp)
-        if os.path.lexists(path):
-            _refuse_existing(path, force, folder_ok=True)
-            old = _temp_sibling(path, ".old")
-            os.rename(path, old)
-            try:
-                os.rename(temp, path)
-            except OSError:
-                os.rename(old, path)  # put the old snapshot back rather than lose both
-                raise
-            _remove(old)
-        else:
-            os.rename(temp, path)
-        _fsync_dir(path.parent)
-    except OSError as exc:
-        raise OperationFailed(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        _remove(temp)
 
 
 def _write_file(path: Path, data: bytes, force: bool) -> None:
-    _refuse_existing(path, force, folder_ok=False)
+    refuse_existing(path, force, folder_ok=False)
     _make_parent(path)
     temp = _temp_sibling(path, ".tmp")
     try:
@@ -125,13 +136,15 @@ def _link_no_clobber(temp: Path, path: Path) -> None:
     try:
         os.link(temp, path)
     except FileExistsError:
-        _refuse_existing(path, False, folder_ok=False)
+        refuse_existing(path, False, folder_ok=False)
     except OSError:
-        _refuse_existing(path, False, folder_ok=False)
+        refuse_existing(path, False, folder_ok=False)
         os.replace(temp, path)
 
 
-def _refuse_existing(path: Path, force: bool, *, folder_ok: bool) -> None:
+def refuse_existing(path: Path, force: bool, *, folder_ok: bool = True) -> None:
+    """Refuse to replace ``path`` without ``force``: checked early by writers that work long
+    before they write (the Spark planner), and again at the rename."""
     if not folder_ok and path.is_dir():
         raise InvalidInput(f"{path} is a folder, expected a file name")
     if not force and os.path.lexists(path):

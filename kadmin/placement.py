@@ -271,6 +271,13 @@ def place_topic(
     return dict(zip(ids, replicas, strict=True))
 
 
+def counter_start(options: PlacementOptions) -> int:
+    """The global counter's value at the first selected partition: ``--start-index`` for the
+    roundrobin rule; 0 for Kafka's, whose ``--start-index`` is each topic's fixedStartIndex
+    instead. Shared with the Spark planner so both count from the same place."""
+    return (options.start_index or 0) if options.strategy is Strategy.ROUNDROBIN else 0
+
+
 def place(
     current: Mapping[str, Mapping[int, Replicas]],
     topics: Sequence[str],
@@ -298,8 +305,7 @@ def place(
     counts = [len(current[t]) for t in names]
     for name, count, rf in zip(names, counts, factors, strict=True):
         check_topic(count, rf, ring.size, name)
-    start = (options.start_index or 0) if options.strategy is Strategy.ROUNDROBIN else 0
-    offsets = topic_offsets(counts, start)
+    offsets = topic_offsets(counts, counter_start(options))
     return {
         name: place_topic(current[name], ring, rf, offset, options)
         for name, rf, offset in zip(names, factors, offsets, strict=True)

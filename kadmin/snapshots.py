@@ -422,8 +422,7 @@ def _read_dir(folder: Path) -> ClusterSnapshot:
                        "must be a JSON object (version, controller, controller_epoch)")
         _check_keys(meta, str(meta_path), (), _META_KEYS, required=("version",))
         _check_version(meta["version"], str(meta_path), ("version",))
-    brokers_path = folder / BROKERS_FILE
-    brokers = _brokers(files.read_json(brokers_path), str(brokers_path), ())
+    brokers = read_brokers(folder / BROKERS_FILE)
     topics = dict(iter_topics_jsonl(folder / TOPICS_FILE))
     states: dict[str, dict[int, PartitionState]] = {}
     states_path = folder / STATES_FILE
@@ -452,10 +451,28 @@ def _records(path: Path, field: str, convert: Callable[[object, str, Path_], T]
     first_line: dict[str, int] = {}
     for number, doc in files.iter_jsonl(path):
         source = f"{path}:{number}"
-        record = _object(doc, source, (), f'must be an object {{"topic": ..., "{field}": {{...}}}}')
-        _check_keys(record, source, (), ("topic", field), required=("topic", field))
-        name = _topic_name(record["topic"], source, ("topic",))
+        name, value = _record(doc, source, field)
         if name in first_line:
             raise _error(source, ("topic",), f"topic {name} is already on line {first_line[name]}")
         first_line[name] = number
-        yield source, name, convert(record[field], source, (field,))
+        yield source, name, convert(value, source, (field,))
+
+
+def _record(doc: object, source: str, field: str) -> tuple[str, object]:
+    """The topic name and the ``field`` value of one ``{"topic": ..., field: ...}`` line."""
+    record = _object(doc, source, (), f'must be an object {{"topic": ..., "{field}": {{...}}}}')
+    _check_keys(record, source, (), ("topic", field), required=("topic", field))
+    return _topic_name(record["topic"], source, ("topic",)), record[field]
+
+
+def parse_topic_line(line: bytes, source: str) -> tuple[str, TopicAssignment]:
+    """One topics.jsonl line, checked exactly as :func:`iter_topics_jsonl` checks it; ``source``
+    is ``file:line``. For readers that split the file themselves (the Spark planner); duplicate
+    topics across lines are theirs to find."""
+    name, value = _record(files.parse_json(line, source, one_line=True), source, "partitions")
+    return name, _partitions(value, source, ("partitions",))
+
+
+def read_brokers(path: Path) -> dict[int, Broker]:
+    """brokers.json of a snapshot folder (the snapshot's ``brokers`` object)."""
+    return _brokers(files.read_json(path), str(path), ())

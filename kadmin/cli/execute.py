@@ -50,7 +50,7 @@ def load_reassignment(path: Path) -> tuple[ReassignmentPlan, Path]:
     if manifest.name == "manifest.json":
         doc = files.read_json(manifest)
         names = doc.get("batches") if isinstance(doc, dict) else None
-        if not isinstance(names, list) or not names:
+        if not isinstance(names, list):  # empty: the cluster was already balanced
             raise InvalidInput(f"{manifest}: $.batches must list the batch files")
         moves = []
         for entry in names:

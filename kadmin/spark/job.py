@@ -83,7 +83,6 @@ from kadmin import files, placement, plans, snapshots
 from kadmin.model import (
     Broker,
     InvalidInput,
-    OperationFailed,
     PartitionMove,
     TopicAssignment,
     TopicPartition,
@@ -218,23 +217,6 @@ class PlaceTotals(NamedTuple):
         return PlaceTotals._make(map(add, self, other))
 
 
-def parse_topic_line(line: bytes, source: str) -> tuple[str, TopicAssignment]:
-    """One line of topics.jsonl, checked exactly as ``snapshots.iter_topics_jsonl`` checks it
-    (same rules, same messages); ``source`` is ``file:line``. Duplicates are the caller's."""
-    # snapshots reads whole files only (_records); these are the checks it applies to each line
-    record = snapshots._object(files.parse_json(line, source, one_line=True), source, (),
-                               'must be an object {"topic": ..., "partitions": {...}}')
-    snapshots._check_keys(record, source, (), ("topic", "partitions"),
-                          required=("topic", "partitions"))
-    name = snapshots._topic_name(record["topic"], source, ("topic",))
-    return name, snapshots._partitions(record["partitions"], source, ("partitions",))
-
-
-def read_brokers(path: Path) -> dict[int, Broker]:
-    """brokers.json of a snapshot folder, checked as ``snapshots.read_snapshot`` checks it."""
-    return snapshots._brokers(files.read_json(path), str(path), ())
-
-
 def _selected(name: str, selection: frozenset[str] | None) -> bool:
     return selection is None or name in selection
 
@@ -252,7 +234,7 @@ def scan_split(split: int, lines: Iterable[bytes], selection: frozenset[str] | N
         if not line.strip():
             continue
         try:
-            name, assignment = parse_topic_line(line, source)
+            name, assignment = snapshots.parse_topic_line(line, source)
         except InvalidInput:
             bad = (count, line)
             break
@@ -279,7 +261,7 @@ def keyed_topics(lines: Iterable[bytes], selection: frozenset[str] | None, sourc
     """The selected topics of an input split (the scan has already proven every line parses)."""
     for line in lines:
         if line.strip():
-            name, assignment = parse_topic_line(line, source)
+            name, assignment = snapshots.parse_topic_line(line, source)
             if _selected(name, selection):
                 yield name, assignment
 
@@ -380,7 +362,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
     ``master`` None uses the launcher's (spark-submit's) master; an active SparkSession is used
     as it is and left running. Input errors raise InvalidInput before anything is written.
     """
-    _refuse_existing(out_dir, force)
+    files.refuse_existing(out_dir, force)
     plans.batches((), bytes, ENVELOPE, batch_size, max_znode_bytes)  # refuses bad limits now
     if options.start_index is not None and options.start_index < 0:
         raise InvalidInput(f"start index {options.start_index} must be at least 0")
@@ -388,7 +370,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
     if selection is not None and not selection:
         raise InvalidInput("no topics to place")
     _check_snapshot_folder(cluster_dir)
-    cluster_brokers = read_brokers(cluster_dir / BROKERS_FILE)
+    cluster_brokers = snapshots.read_brokers(cluster_dir / BROKERS_FILE)
     ring = placement.BrokerRing.of(_target_brokers(cluster_brokers, brokers), options.rack_aware)
     topics_path = cluster_dir / TOPICS_FILE
     fingerprint = {name: _fingerprint(cluster_dir / name) for name in (BROKERS_FILE, TOPICS_FILE)}
@@ -398,7 +380,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
         _ship_kadmin(sc)
         planned, scans, n_topics = _plan_rdd(sc, topics_path, selection, ring, options)
         try:
-            with _staging(out_dir, force) as folder:
+            with files.atomic_dir(out_dir, force=force) as folder:
                 written, totals = _write_batches(planned, folder, batch_size, max_znode_bytes)
                 manifest = Manifest(
                     batches=tuple(written), topics=n_topics, partitions=totals.moves,
@@ -448,9 +430,8 @@ def _plan_rdd(sc: SparkContext, topics_path: Path, selection: frozenset[str] | N
             problem = next((c.problem for c in counts if c.problem is not None), None)
             if problem is not None:
                 raise InvalidInput(problem)
-            start = (options.start_index or 0) \
-                if options.strategy is placement.Strategy.ROUNDROBIN else 0
-            first_counters = placement.topic_offsets([c.partitions for c in counts], start)
+            first_counters = placement.topic_offsets([c.partitions for c in counts],
+                                                     placement.counter_start(options))
             shared_ring = sc.broadcast(ring)
             planned = ranged.mapPartitionsWithIndex(
                 lambda i, it: place_run(i, it, first_counters, shared_ring.value, options)
@@ -470,7 +451,7 @@ def _raise_bad_line(scans: Sequence[ScanResult], source: str) -> None:
     for scan in scans:
         if scan.bad_line is not None:
             number, text = scan.bad_line
-            parse_topic_line(text, f"{source}:{lines_before + number}")
+            snapshots.parse_topic_line(text, f"{source}:{lines_before + number}")
             raise AssertionError(f"{source}:{lines_before + number} failed on an executor only")
         lines_before += scan.lines
 
@@ -479,7 +460,7 @@ def _raise_duplicate(lines: RDD[bytes], name: str, source: str) -> None:
     """A topic on two lines, named by both line numbers (the error path can afford a pass)."""
     first, second = (lines.zipWithIndex()
                      .filter(lambda pair: bool(pair[0].strip())
-                             and parse_topic_line(pair[0], source)[0] == name)
+                             and snapshots.parse_topic_line(pair[0], source)[0] == name)
                      .map(lambda pair: pair[1] + 1)
                      .takeOrdered(2))
     raise InvalidInput(f"{source}:{second}: $.topic: topic {name} is already on line {first}")
@@ -582,41 +563,6 @@ def _fingerprint(path: Path) -> dict[str, Any]:
 
 
 # --- output folder ------------------------------------------------------------------------------
-
-
-def _refuse_existing(out_dir: Path, force: bool) -> None:
-    if not force and os.path.lexists(out_dir):
-        raise InvalidInput(f"{out_dir} already exists (use --force to overwrite)")
-
-
-@contextmanager
-def _staging(out_dir: Path, force: bool) -> Iterator[Path]:
-    """A hidden temp sibling of ``out_dir`` that becomes ``out_dir`` when the block succeeds and
-    is removed when it fails.
-
-    ``files.atomic_write_dir`` does the same from a stream of chunks but keeps every file open
-    until the end, and a 10-million partition plan has ten thousand batch files.
-    """
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        temp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp",
-                                     dir=out_dir.parent))
-    except OSError as exc:
-        raise OperationFailed(f"cannot write {out_dir}: {exc.strerror or exc}") from None
-    try:
-        yield temp
-        _refuse_existing(out_dir, force)
-        if os.path.lexists(out_dir):
-            old = temp.with_suffix(".old")
-            os.rename(out_dir, old)
-            os.rename(temp, out_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(temp, out_dir)
-    except OSError as exc:
-        raise OperationFailed(f"cannot write {out_dir}: {exc.strerror or exc}") from None
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
 
 
 # --- Spark --------------------------------------------------------------------------------------
