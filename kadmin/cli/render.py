@@ -98,9 +98,10 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
         def emit(event: Event) -> None:
             if isinstance(event, ExecutionPlanned):
                 resumed = ", resuming an earlier run" if event.resumed else ""
+                unit = "topic(s)" if event.operation == "delete" else "partition(s)"
                 bar.console.print(
-                    f"{event.operation}: {event.total} partition(s)/topic(s), {event.unchanged} "
-                    f"unchanged, {event.already_done} already done, {event.batches} batch(es)"
+                    f"{event.operation}: {event.total} {unit}, {event.unchanged} need nothing, "
+                    f"{event.already_done} already done, {event.batches} batch(es) to run"
                     f"{resumed}", markup=False)
                 bar.update(task, total=event.total, completed=event.already_done,
                            description=event.operation)

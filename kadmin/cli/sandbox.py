@@ -28,6 +28,8 @@ RfOpt = Annotated[int, typer.Option("--replication-factor", min=1, help="Replica
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
 LatencyOpt = Annotated[float, typer.Option(
     "--latency-ms", min=0.0, help="Simulated time for one partition to catch up.")]
+ParallelismOpt = Annotated[int, typer.Option(
+    "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
 
 
 def _cluster(cluster: Path | None, brokers: int, racks: int, topics: int, partitions: int,
@@ -47,6 +49,7 @@ def sandbox(
     replication_factor: RfOpt = 3,
     port: PortOpt = 2181,
     latency_ms: LatencyOpt = 50.0,
+    parallelism: ParallelismOpt = 100,
     record: Annotated[Path | None, typer.Option(
         "--record", help="Append every controller action to this JSON-lines file.")] = None,
 ) -> None:
@@ -58,7 +61,8 @@ def sandbox(
     snapshot = _cluster(cluster, brokers, racks, topics, partitions, replication_factor)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with Sandbox(snapshot, port=port, latency=latency_ms / 1000, record_path=record) as box:
+    with Sandbox(snapshot, port=port, latency=latency_ms / 1000, parallelism=parallelism,
+                 record_path=record) as box:
         out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} topic(s), "
                   f"{snapshot.partition_count} partition(s); controller {box.controller_id}",
                   markup=False)
@@ -75,7 +79,8 @@ def demo(
     topics: TopicsOpt = 20,
     partitions: PartitionsOpt = 12,
     replication_factor: RfOpt = 3,
-    latency_ms: LatencyOpt = 20.0,
+    latency_ms: LatencyOpt = 150.0,
+    parallelism: ParallelismOpt = 25,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 60,
     strategy: Annotated[Strategy, typer.Option("--strategy")] = Strategy.KAFKA,
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the plans go.")] = Path("plans"),
@@ -85,7 +90,7 @@ def demo(
     delete a topic, and print the status."""
     snapshot = synthetic.synthetic_cluster(brokers=brokers, topics=topics, partitions=partitions,
                                            replication_factor=replication_factor, racks=racks)
-    with Sandbox(snapshot, port=0, latency=latency_ms / 1000) as box:
+    with Sandbox(snapshot, port=0, latency=latency_ms / 1000, parallelism=parallelism) as box:
         zk = box.connect_string
         out.rule("1. sandbox cluster")
         out.print(f"embedded ZooKeeper + simulated controller at {zk}", markup=False)
