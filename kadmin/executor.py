@@ -297,7 +297,8 @@ def execute_election(client: KazooClient, plan: ElectionPlan, settings: Executio
 
 def _led_by_preferred(snapshot: ClusterSnapshot, tp: TopicPartition) -> bool:
     replicas, state = snapshot.replicas(tp), snapshot.state(tp)
-    return bool(replicas) and state is not None and state.leader == replicas[0]
+    return replicas is not None and len(replicas) > 0 and state is not None \
+        and state.leader == replicas[0]
 
 
 def _election_failure(snapshot: ClusterSnapshot, tp: TopicPartition) -> str:

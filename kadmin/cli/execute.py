@@ -26,6 +26,7 @@ from kadmin.model import (
     ElectionPlan,
     InvalidInput,
     OperationFailed,
+    PartitionMove,
     PlanKind,
     ReassignmentPlan,
 )
@@ -52,7 +53,7 @@ def load_reassignment(path: Path) -> tuple[ReassignmentPlan, Path]:
         names = doc.get("batches") if isinstance(doc, dict) else None
         if not isinstance(names, list):  # empty: the cluster was already balanced
             raise InvalidInput(f"{manifest}: $.batches must list the batch files")
-        moves = []
+        moves: list[PartitionMove] = []
         for entry in names:
             name = entry.get("file") if isinstance(entry, dict) else entry
             if not isinstance(name, str):
