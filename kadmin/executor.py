@@ -184,15 +184,16 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
         ours_in_flight = in_flight
 
     pending, unchanged = plans.changed_moves(plan, live.snapshot)
-    if not paths.rollback.exists():
-        # Kept once written (by `plan generate` or the first run): a rerun after a crash must not
-        # replace the pre-change assignment with a half-applied one.
-        files.atomic_write_json(paths.rollback,
-                                plans.plan_document(plans.current_assignment(plan, live.snapshot)))
     in_flight_tps = {m.tp for m in ours_in_flight}
     to_submit = [m for m in pending if m.tp not in in_flight_tps]
     batches: list[Sequence[PartitionMove]] = plans.reassignment_batches(
         to_submit, settings.batch_size, settings.max_znode_bytes) if to_submit else []
+    # Kept once written (by `plan generate` or the first run): a rerun after a crash must not
+    # replace the pre-change assignment with a half-applied one.
+    new_rollback = not paths.rollback.exists()
+    if new_rollback:
+        files.atomic_write_json(paths.rollback,
+                                plans.plan_document(plans.current_assignment(plan, live.snapshot)))
     total = len(plan.moves)
     done = total - len(pending)
     count = len(batches) + (1 if ours_in_flight else 0)
@@ -202,11 +203,18 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
 
     work: list[tuple[Sequence[PartitionMove], bool]] = (
         [(ours_in_flight, True)] if ours_in_flight else []) + [(b, False) for b in batches]
-    for number, (batch, resumed) in enumerate(work, start=1):
-        if resumed:
+    for number, (batch, in_zookeeper) in enumerate(work, start=1):
+        if in_zookeeper:
             emit(BatchResumed(number, count, len(batch)))
         else:
-            admin.submit_reassignment(client, batch)
+            try:
+                admin.submit_reassignment(client, batch)
+            except Conflict:
+                if new_rollback and number == 1:
+                    # another process won the race for the znode: this run changed nothing,
+                    # so it leaves nothing behind either
+                    paths.rollback.unlink(missing_ok=True)
+                raise
             emit(BatchSubmitted(number, count, len(batch)))
         _write_journal(paths, fingerprint, total, done, number - 1, len(batch))
         base = done
