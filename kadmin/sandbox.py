@@ -58,7 +58,7 @@ from kadmin.model import (
     Replicas,
     TopicPartition,
 )
-from kadmin.zk import codec, paths
+from kadmin.zk import codec, paths, session
 
 log = logging.getLogger(__name__)
 
@@ -387,8 +387,8 @@ class SimulatedController:
         self._live: dict[int, float] = {}
         self._pending: dict[TopicPartition, _Move] = {}
         self._moving: dict[TopicPartition, _Move] = {}
-        self._reassign_czxid: int | None = None
-        self._election_czxid: int | None = None
+        self._handled: dict[_Kind, int] = {}
+        """Admin znode kind -> czxid of the request this controller has fully handled."""
         self._submitted: set[tuple[str, int]] = set()
         self._deletions: dict[str, float] = {}
         """Deletion markers -> when this controller first saw them."""
@@ -570,9 +570,10 @@ class SimulatedController:
         if not self._active:
             return
         if _Kind.REASSIGN in pokes:
-            self._on_reassignment()
+            self._on_admin_znode(paths.REASSIGN_PARTITIONS, _Kind.REASSIGN, self._on_reassignment)
         if _Kind.ELECTION in pokes:
-            self._on_election()
+            self._on_admin_znode(paths.PREFERRED_REPLICA_ELECTION, _Kind.ELECTION,
+                                 self._on_election)
         now = time.monotonic()
         finished = self._advance_moves(now)
         if (pokes & {_Kind.DELETION, _Kind.BROKERS} or finished
@@ -630,7 +631,7 @@ class SimulatedController:
         self._pending.clear()
         self._moving.clear()
         self._deletions.clear()
-        self._reassign_czxid = self._election_czxid = None
+        self._handled.clear()
         self._client.exists(paths.CONTROLLER, watch=self._watchers[_Kind.CONTROLLER])
         self._refresh_brokers()
         self._poke(_Kind.REASSIGN, _Kind.ELECTION, _Kind.DELETION)
@@ -751,43 +752,56 @@ class SimulatedController:
 
     # --- reassignment -------------------------------------------------------------------------
 
-    def _on_reassignment(self) -> None:
-        """Kafka 2.4+ acts when the znode is *created*; a rewrite by anyone else is ignored
-        (its new entries wait for the next controller), as in KafkaController."""
-        znode = self._read_watched(paths.REASSIGN_PARTITIONS, _Kind.REASSIGN)
-        if znode is None or znode[1].czxid == self._reassign_czxid:
+    def _on_admin_znode(self, path: str, kind: _Kind, handle: Callable[[bytes, int], None]
+                        ) -> None:
+        """Kafka 2.4+ acts when an admin znode is *created*: ``handle(data, czxid)`` runs once
+        per created znode, and a rewrite by anyone else is ignored (its new entries wait for
+        the next controller), as in KafkaController.
+
+        The znode counts as handled only once ``handle`` has returned. A handling step cut off
+        half-way (the connection lost under it, any error) raises out of here, the worker pokes
+        ``kind`` again and the re-read runs ``handle`` once more; marking the czxid seen before
+        handling would skip it then, and the request would stay in its znode forever."""
+        znode = self._read_watched(path, kind)
+        if znode is None or znode[1].czxid == self._handled.get(kind):
             return
         data, stat = znode
-        self._reassign_czxid = stat.czxid
+        handle(data, stat.czxid)
+        self._handled[kind] = stat.czxid
+
+    def _on_reassignment(self, data: bytes, czxid: int) -> None:
+        """ZooKeeper first, then the controller's own state: cut off anywhere before the end,
+        nothing of this request is in ``_pending`` yet, so handling it again is clean."""
         try:
             entries = codec.decode_reassignment(data)
         except codec.DecodeError as exc:
             # Kafka logs "Ignoring partition reassignment due to invalid json" and the znode
             # stays until someone deletes it
-            self._record_submitted("reassign_submitted", stat.czxid, error=str(exc))
+            self._record_submitted("reassign_submitted", czxid, error=str(exc))
             return
-        self._record_submitted("reassign_submitted", stat.czxid, partitions=[
+        self._record_submitted("reassign_submitted", czxid, partitions=[
             {"topic": m.topic, "partition": m.partition, "replicas": list(m.replicas)}
             for m in entries])
         targets = {m.tp: m.replicas for m in entries}  # a repeated partition: the last wins
         topics = self._topics(tp.topic for tp in targets)
         queued = self._queued_deletions()
-        dropped: list[TopicPartition] = []
-        for tp, target in targets.items():
+        dropped: dict[TopicPartition, str] = {}
+        for tp in targets:
             if self._replicas(topics, tp) is None:
-                dropped.append(tp)
-                self._record_event("partition_dropped", topic=tp.topic, partition=tp.partition,
-                                   reason="unknown topic or partition")
+                dropped[tp] = "unknown topic or partition"
             elif tp.topic in queued:
-                dropped.append(tp)
-                self._record_event("partition_dropped", topic=tp.topic, partition=tp.partition,
-                                   reason="topic queued for deletion")
-            elif tp in self._moving:  # re-targeted while moving: Kafka 2.4+ follows the new one
+                dropped[tp] = "topic queued for deletion"
+        self._remove_from_reassignment(dropped)
+        for tp, reason in dropped.items():
+            self._record_event("partition_dropped", topic=tp.topic, partition=tp.partition,
+                               reason=reason)
+        for tp, target in targets.items():
+            if tp in dropped:
+                continue
+            if tp in self._moving:  # re-targeted while moving: Kafka 2.4+ follows the new one
                 self._moving[tp].target = target
             else:
                 self._pending[tp] = _Move(tp, target)
-        if dropped:
-            self._remove_from_reassignment(set(dropped))
 
     def _record_submitted(self, kind: str, czxid: int, **detail: Any) -> None:
         if (kind, czxid) not in self._submitted:
@@ -999,18 +1013,15 @@ class SimulatedController:
 
     # --- preferred replica election -----------------------------------------------------------
 
-    def _on_election(self) -> None:
-        znode = self._read_watched(paths.PREFERRED_REPLICA_ELECTION, _Kind.ELECTION)
-        if znode is None or znode[1].czxid == self._election_czxid:
-            return
-        data, stat = znode
-        self._election_czxid = stat.czxid
+    def _on_election(self, data: bytes, czxid: int) -> None:
+        """Cut off half-way, the next run elects again from the states as they are then: a
+        partition already moved counts as "preferred replica is already leader"."""
         try:
             partitions = codec.decode_election(data)
         except codec.DecodeError as exc:
-            self._record_submitted("election_submitted", stat.czxid, error=str(exc))
+            self._record_submitted("election_submitted", czxid, error=str(exc))
             return  # Kafka fails to parse it and leaves it
-        self._record_submitted("election_submitted", stat.czxid, partitions=[
+        self._record_submitted("election_submitted", czxid, partitions=[
             {"topic": tp.topic, "partition": tp.partition} for tp in partitions])
         unique = list(dict.fromkeys(partitions))
         topics = self._topics(tp.topic for tp in unique)
@@ -1121,7 +1132,9 @@ def _heap_option(snapshot: ClusterSnapshot) -> str:
 
 
 def _connect(connect_string: str) -> KazooClient:
-    client = KazooClient(hosts=connect_string, timeout=30)
+    # the session must outlive a ZooKeeper restart: brokers and /controller are its ephemerals
+    client = KazooClient(hosts=connect_string, timeout=30,
+                         connection_retry=session.reconnect_policy())
     try:
         client.start(timeout=30)
     except client.handler.timeout_exception:

@@ -6,6 +6,7 @@ it is not (restarts, expiry, failover, deadlines), the test itself writes what a
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
@@ -29,6 +30,7 @@ from kadmin.model import (
 )
 from kadmin.sandbox import Sandbox
 from kadmin.zk import admin, codec, paths
+from kadmin.zk.session import ZkSettings, session
 
 pytestmark = pytest.mark.zk
 
@@ -385,6 +387,19 @@ def test_wait_at_the_deadline_returns_what_is_left_and_leaves_the_znode(zk: Kazo
     assert zk.get(paths.REASSIGN_PARTITIONS) == before
 
 
+def test_the_deadline_is_not_reported_as_a_lost_connection(zk: KazooClient) -> None:
+    admin.submit_reassignment(zk, MOVES)
+    updates: list[admin.WaitUpdate] = []
+
+    left = admin.wait_reassignment(zk, deadline=time.monotonic() + 1, on_update=updates.append,
+                                   safety_poll=30.0)
+
+    assert left == tuple(m._replace(log_dirs=None) for m in MOVES)
+    # no read started at the deadline: it could not have been answered, and would have been
+    # taken for a connection lost
+    assert updates == [admin.WaitUpdate(4, None, True)]
+
+
 def test_wait_reports_the_controller_leaving_and_coming_back(
         zk: KazooClient, other: KazooClient, pool: ThreadPoolExecutor) -> None:
     _controller(other, 1)
@@ -426,6 +441,37 @@ def test_wait_rides_out_a_server_restart(own_zk_server: EmbeddedZooKeeper,
         for c in (client, controller):
             c.stop()
             c.close()
+
+
+def test_a_read_cut_off_by_a_restart_ends_with_the_connection(
+        own_zk_server: EmbeddedZooKeeper, pool: ThreadPoolExecutor) -> None:
+    """The drop lands on a read (here the probe stops ZooKeeper right before it reads). That
+    read ends with the connection: the outage is reported while it lasts, and the reconnect
+    wakes the next read. Retried instead, it would wait in kazoo's queue, unreported, until the
+    server is back or the read window (the safety poll, here two minutes) runs out."""
+    settings = ZkSettings(own_zk_server.connect_string)
+    with session(settings) as client, session(settings) as controller:
+        admin.submit_reassignment(client, MOVES)
+        reads = itertools.count()
+
+        def probe(calls: admin.ZkCalls) -> tuple[PartitionMove, ...] | None:
+            if next(reads) == 1:
+                own_zk_server.stop()
+            data = calls.data(paths.REASSIGN_PARTITIONS)
+            return None if data is None else codec.decode_reassignment(data)
+
+        waiter = Watcher(pool, admin.wait_until, client, probe, lambda left: left is None,
+                         lambda left: len(left or ()), what=paths.REASSIGN_PARTITIONS,
+                         deadline=time.monotonic() + FAR, safety_poll=FAR)
+        waiter.until(lambda u: u.remaining == 4)
+        controller.set(paths.REASSIGN_PARTITIONS, codec.encode_reassignment(MOVES[1:]))
+
+        assert waiter.until(lambda u: True) == admin.WaitUpdate(4, None, False)
+        own_zk_server.start()
+        assert waiter.until(lambda u: True) == admin.WaitUpdate(3, None, True)
+        controller.retry(controller.delete, paths.REASSIGN_PARTITIONS)  # seen by the new watch
+
+        assert waiter.result() is None
 
 
 def test_deadline_bounds_the_wait_while_zookeeper_is_away(own_zk_server: EmbeddedZooKeeper,

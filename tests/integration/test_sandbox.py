@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import NoAuthError, NoNodeError
 from kazoo.recipe.watchers import DataWatch
+from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.model import (
@@ -94,6 +95,23 @@ def epoch(zk: KazooClient) -> int:
 
 def kinds(controller: SimulatedController, kind: str) -> list[dict[str, Any]]:
     return [e.detail for e in controller.events if e.kind == kind]
+
+
+@contextmanager
+def first_handling_cut_off(zk: KazooClient, controller: SimulatedController,
+                           caplog: pytest.LogCaptureFixture, submitted: str) -> Iterator[None]:
+    """The controller's first handling of the request made in the block fails half-way: it
+    reads the request (and records ``submitted``), then cannot list /admin/delete_topics. The
+    queue is readable again once that failure is logged, so the next attempt can succeed."""
+    zk.add_auth("digest", "operator:secret")
+    zk.set_acls(paths.DELETE_TOPICS, [make_digest_acl("operator", "secret", all=True)])
+    yield
+    seen = eventually(lambda: [e for e in controller.events if e.kind == submitted],
+                      "the request read")[0]
+    eventually(lambda: any(r.created >= seen.at and r.exc_info
+                           and isinstance(r.exc_info[1], NoAuthError) for r in caplog.records),
+               "the handling cut off after the request was read")
+    zk.set_acls(paths.DELETE_TOPICS, OPEN_ACL_UNSAFE)
 
 
 @contextmanager
@@ -319,6 +337,23 @@ def test_a_rewrite_of_the_znode_is_not_a_new_request(
     assert topic_doc(zk, "orders")["partitions"]["3"] == [4, 5, 6]
 
 
+def test_a_reassignment_cut_off_half_way_is_handled_again(
+        zk: KazooClient, cluster: Callable[..., SimulatedController],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A request counts as handled only once its handling is complete: one cut off after the
+    znode was read (a ZooKeeper restart, any error) is handled again on the next read, not
+    skipped as already seen while its znode stays forever."""
+    controller = cluster(latency=0.05)
+
+    with first_handling_cut_off(zk, controller, caplog, "reassign_submitted"):
+        submit(zk, PartitionMove("orders", 3, (1, 2, 3)), PartitionMove("nope", 0, (1, 2)))
+
+    eventually(lambda: reassigning(zk) is None, "the znode deleted")
+    assert topic_doc(zk, "orders")["partitions"]["3"] == [1, 2, 3]
+    assert [e.kind for e in controller.events] == [
+        "reassign_submitted", "partition_dropped", "partition_reassigned"]
+
+
 def test_parallelism_bounds_the_partitions_in_flight(
         zk: KazooClient, cluster: Callable[..., SimulatedController]) -> None:
     cluster(latency=0.05, parallelism=2, stuck_brokers=[6])
@@ -362,6 +397,22 @@ def test_election_makes_live_in_sync_preferred_replicas_leader(
         ("orders", 2, "preferred replica 3 is not alive"),
         ("orders", 3, "preferred replica is already leader"),
         ("nope", 0, "unknown partition")]
+
+
+def test_an_election_cut_off_half_way_is_held_again(
+        zk: KazooClient, cluster: Callable[..., SimulatedController],
+        caplog: pytest.LogCaptureFixture) -> None:
+    controller = cluster(latency=0.05)
+
+    with first_handling_cut_off(zk, controller, caplog, "election_submitted"):
+        zk.create(paths.PREFERRED_REPLICA_ELECTION,
+                  codec.encode_election([TopicPartition("orders", 0)]))
+
+    eventually(lambda: not zk.exists(paths.PREFERRED_REPLICA_ELECTION), "the znode deleted")
+    assert state(zk, "orders", 0) == PartitionState(leader=1, isr=(1, 2, 3), leader_epoch=8,
+                                                    controller_epoch=3)
+    assert kinds(controller, "leader_elected") == [
+        {"topic": "orders", "partition": 0, "leader": 1, "leader_epoch": 8}]
 
 
 # --- topic deletion ----------------------------------------------------------------------------
