@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import Annotated, Any
 
-import click
 import typer
 
 from kadmin.cli import cluster, execute, plan, sandbox, spark, zk
-from kadmin.cli.common import err
+from kadmin.cli.common import ZkSecurityOptions, err, use_security_options
 from kadmin.model import KadminError
 
 app = typer.Typer(
@@ -37,6 +38,47 @@ app.command("elect")(execute.elect)
 app.command("sandbox")(sandbox.sandbox)
 app.command("demo")(sandbox.demo)
 
+_SECURITY = "ZooKeeper security (every command that connects)"
+
+
+def _pem_file(flag: str, envvar: str, help: str) -> Any:
+    # Not checked here (exists=True): an unusable file is reported when a command connects,
+    # so a stale KADMIN_ZK_CA never stops a command that works offline.
+    return typer.Option(flag, envvar=envvar, show_envvar=True, rich_help_panel=_SECURITY,
+                        help=help)
+
+
+@app.callback()
+def zookeeper_security(
+    auth_file: Annotated[Path | None, typer.Option(
+        "--zk-auth-file", rich_help_panel=_SECURITY,
+        help="File holding digest:user:password, to authenticate with ZooKeeper's digest scheme "
+             "(or put that value in KADMIN_ZK_AUTH). Never a value on the command line: it would "
+             "show in ps.")] = None,
+    sasl_file: Annotated[Path | None, typer.Option(
+        "--zk-sasl-file", rich_help_panel=_SECURITY,
+        help='JSON file of SASL options (or put the JSON in KADMIN_ZK_SASL): {"mechanism": '
+             '"DIGEST-MD5", "username": ..., "password": ...} or {"mechanism": "GSSAPI", '
+             '"service": "zookeeper", "principal": ...} (Kerberos ticket cache).')] = None,
+    tls: Annotated[bool, typer.Option(
+        "--zk-tls", envvar="KADMIN_ZK_TLS", show_envvar=True, rich_help_panel=_SECURITY,
+        help="Connect with TLS (ZooKeeper's secureClientPort); the server's certificate is "
+             "verified, host name included.")] = False,
+    ca: Annotated[Path | None, _pem_file(
+        "--zk-ca", "KADMIN_ZK_CA",
+        "PEM CA bundle for the server's certificate (default: the system's).")] = None,
+    cert: Annotated[Path | None, _pem_file(
+        "--zk-cert", "KADMIN_ZK_CERT",
+        "PEM client certificate, for servers that require one (with --zk-key).")] = None,
+    key: Annotated[Path | None, _pem_file(
+        "--zk-key", "KADMIN_ZK_KEY", "Unencrypted PEM key of --zk-cert.")] = None,
+    acl: Annotated[bool, typer.Option(
+        "--zk-acl", envvar="KADMIN_ZK_ACL", show_envvar=True, rich_help_panel=_SECURITY,
+        help="Create znodes with Kafka's secure ACL (all rights for the creator, read for "
+             "everyone). Done anyway under a parent that is not world-writable.")] = False,
+) -> None:
+    use_security_options(ZkSecurityOptions(auth_file, sasl_file, tls, ca, cert, key, acl))
+
 
 def report(error: KadminError) -> int:
     err.print(f"kadmin: error: {error}", markup=False)
@@ -46,18 +88,13 @@ def report(error: KadminError) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: runs the app in standalone mode off, so that kadmin's own
-    exceptions map to the documented exit codes instead of Click's defaults."""
+    """Console-script entry point. Click's standalone mode handles usage errors (exit 2, with
+    the usage line) and Ctrl-C at a prompt; kadmin's own errors pass through it and are mapped
+    here to the documented exit codes."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        app(args=argv)
     except KadminError as error:
         sys.exit(report(error))
-    except click.exceptions.Abort:
-        err.print("kadmin: aborted")
-        sys.exit(130)
-    except click.ClickException as error:  # usage errors: unknown option, bad value (exit 2)
-        error.show()
-        sys.exit(error.exit_code)
     except KeyboardInterrupt:
         err.print("kadmin: interrupted; run the same command again to resume")
         sys.exit(130)
@@ -67,4 +104,3 @@ def main(argv: list[str] | None = None) -> None:
         err.print(f"kadmin: internal error: {type(error).__name__}: {error} "
                   "(set KADMIN_DEBUG=1 for a traceback)", markup=False)
         sys.exit(1)
-    sys.exit(code if isinstance(code, int) else 0)

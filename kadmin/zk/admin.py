@@ -30,7 +30,7 @@ from kazoo.exceptions import (
 )
 from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import WatchedEvent
-from kazoo.security import ACL
+from kazoo.security import ACL, ANYONE_ID_UNSAFE, Permissions
 
 from kadmin.model import Conflict, OperationFailed, PartitionMove, PlanKind, TopicPartition
 from kadmin.zk import codec, paths, session
@@ -38,8 +38,8 @@ from kadmin.zk import codec, paths, session
 T = TypeVar("T")
 
 READ_WINDOW = 10.0
-"""Longest one read of the wait loop may take: a request queued while kazoo reconnects would
-otherwise block until the server comes back, however far past the deadline that is."""
+"""Longest one read of the wait loop may take on a connection that stays up but does not answer
+(a stalled server, until kazoo's heartbeat gives the connection up)."""
 
 _SAMPLE = 3
 """How many names a Conflict message shows before eliding the rest."""
@@ -53,16 +53,28 @@ class ZkCalls:
     answers: a plain synchronous call blocks for as long as ZooKeeper stays away, past any
     deadline. A call unanswered by ``until`` raises ConnectionLoss like a dropped one. ``unsure``
     records that a write's outcome is unknown: it may have been applied before the drop.
+
+    ``while_connected`` calls end with the connection they were made on. kazoo fails the
+    requests it holds when the connection drops, but one made while it reconnects (a retry, or
+    a call that raced the drop) is only queued, and its result stays open until a server
+    answers. Such a call raises ConnectionLoss at once instead; the request itself still goes
+    out after the reconnect, and its answer is dropped.
     """
 
     def __init__(self, client: KazooClient, until: float,
-                 watch: Callable[[WatchedEvent], None] | None = None) -> None:
+                 watch: Callable[[WatchedEvent], None] | None = None, *,
+                 while_connected: bool = False) -> None:
         self.client = client
         self.until = until
         self.watch = watch
+        self.while_connected = while_connected
         self.unsure = False
 
     def _result(self, pending: IAsyncResult) -> Any:
+        # Checked after the request was made: connected now means it was queued before any
+        # later drop, so kazoo fails it if the connection drops while it is answered.
+        if self.while_connected and not self.client.connected:
+            raise ConnectionLoss("ZooKeeper connection lost")
         try:
             return pending.get(timeout=max(0.0, self.until - time.monotonic()))
         except self.client.handler.timeout_exception:
@@ -93,6 +105,13 @@ class ZkCalls:
         except NoNodeError:
             return []
 
+    def acls(self, path: str) -> list[ACL] | None:
+        """The znode's ACL, or None when it does not exist."""
+        try:
+            return self._result(self.client.get_acls_async(path))[0]
+        except NoNodeError:
+            return None
+
     def create(self, path: str, data: bytes, acl: Sequence[ACL] | None) -> None:
         self._write(self.client.create_async(path, data, acl=_acl(acl), makepath=True))
 
@@ -111,6 +130,22 @@ def _acl(acl: Sequence[ACL] | None) -> list[ACL] | None:
     return None if acl is None else list(acl)
 
 
+def _creation_acl(calls: ZkCalls, path: str) -> list[ACL] | None:
+    """The ACL of a znode kadmin creates at ``path``: Kafka's (CREATOR_ALL + world READ) when
+    the nearest existing ancestor is not world-writable - /admin of a cluster run with
+    ``zookeeper.set.acl=true`` - since an open znode there would let anyone rewrite the request
+    the controller acts on. Else None: the client's default (Kafka's with ``--zk-acl``, else
+    open)."""
+    parent = path
+    acls = None
+    while acls is None and parent != "/":  # created with makepath: the nearest existing decides
+        parent = parent.rsplit("/", 1)[0] or "/"
+        acls = calls.acls(parent)
+    world_writable = any(a.id == ANYONE_ID_UNSAFE and a.perms & Permissions.CREATE
+                         for a in acls or ())
+    return None if world_writable else list(session.KAFKA_ACL)
+
+
 def _gave_up(error: OperationFailed) -> bool:
     """True for the retry policy's "connection did not come back" (it chains the kazoo error)."""
     return isinstance(error.__cause__, session.RETRYABLE)
@@ -123,6 +158,8 @@ def _with_retries(client: KazooClient, what: str, call: Callable[[ZkCalls], T]) 
     calls = ZkCalls(client, until)
     try:
         return session.retrying(until)(call, calls)
+    except session.REFUSED as exc:
+        raise session.not_authorized(what, exc) from None
     except OperationFailed as exc:
         if not _gave_up(exc):
             raise
@@ -201,7 +238,8 @@ def _create_admin_znode(client: KazooClient, kind: PlanKind, data: bytes,
 
     def create(calls: ZkCalls) -> None:
         try:
-            calls.create(znode.path, data, acl)
+            calls.create(znode.path, data, acl if acl is not None
+                         else _creation_acl(calls, znode.path))
         except NodeExistsError:
             if calls.unsure and calls.data(znode.path) == data:
                 return
@@ -239,19 +277,22 @@ def submit_deletions(client: KazooClient, topics: Sequence[str], *,
         raise ValueError("submit_deletions needs at least one topic")
 
     def commit(calls: ZkCalls) -> None:
-        calls.ensure_path(paths.DELETE_TOPICS, acl)
+        markers_acl = acl if acl is not None else _creation_acl(calls, paths.delete_topic(topics[0]))
+        calls.ensure_path(paths.DELETE_TOPICS, markers_acl)
         queued = calls.children(paths.DELETE_TOPICS)
         if calls.unsure and set(queued).issuperset(topics):
             return
         if queued:
             raise Conflict(_deletions_message(queued))
-        results = calls.create_all([paths.delete_topic(t) for t in topics], acl)
+        results = calls.create_all([paths.delete_topic(t) for t in topics], markers_acl)
         # A failed transaction reports the failing operation's error and rolls back the rest.
         errors = [(name, r) for name, r in zip(topics, results, strict=True)
                   if isinstance(r, Exception)
                   and not isinstance(r, (RolledBackError, RuntimeInconsistency))]
         if errors:
             name, error = errors[0]
+            if isinstance(error, session.REFUSED):
+                raise session.not_authorized(f"creating {paths.delete_topic(name)}", error)
             if isinstance(error, NodeExistsError):
                 raise Conflict(_busy(calls, PlanKind.DELETION)
                                or f"topic {name} is already queued for deletion")
@@ -298,11 +339,14 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
 
     Woken by the watches the probe's reads arm, by every connection state change (kazoo drops
     all watches when the connection drops, so a reconnect means: read again, which re-arms them),
-    and by the safety poll. Reads run only while connected, under the session retry policy for
-    short blips; a longer outage is reported (``connected=False``) and waited out, bounded by
-    the deadline. Only the first read may outlast the deadline, by at most READ_WINDOW, so that
-    a wait started late still answers with what is left. ``what`` names the znode if nothing
-    could be read at all.
+    and by the safety poll. Reads run only while connected and end with the connection: a drop,
+    however short, is reported at once (``connected=False``, the counts as last seen) and
+    waited out until the reconnect wakes the loop, bounded by the deadline. Retrying the read
+    instead would leave it queued in kazoo, blind to the outage, until the server is back.
+
+    Only the first read may outlast the deadline, by at most READ_WINDOW, so that a wait started
+    late still answers with what is left; no read starts once the deadline has passed, as it
+    could not be answered in time. ``what`` names the znode if nothing could be read at all.
     """
     wake = threading.Event()
 
@@ -318,6 +362,8 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
     reported: WaitUpdate | None = None
     try:
         while True:
+            # Cleared before client.connected is read: kazoo sets that before it calls the
+            # listeners, so a reconnect after this read still wakes the wait below.
             wake.clear()
             fresh = False
             if client.connected:
@@ -325,11 +371,10 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
                 if last is not None:  # the first read gets its window even past the deadline:
                     until = min(until, deadline)  # without it there is no answer to return
                 try:
-                    value, controller = session.retrying(until)(
-                        read, ZkCalls(client, until, on_event))
-                except OperationFailed as exc:
-                    if not _gave_up(exc):
-                        raise
+                    value, controller = read(ZkCalls(client, until, on_event,
+                                                     while_connected=True))
+                except session.RETRYABLE:
+                    pass  # lost with the connection, or unanswered in time: read when woken
                 else:
                     last, fresh = (value,), True
             if last is not None:
@@ -346,6 +391,8 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
                         f"ZooKeeper unreachable: could not read {what} before the deadline")
                 return last[0]
             wake.wait(min(safety_poll, left))
+            if last is not None and time.monotonic() >= deadline:
+                return last[0]  # a read now would have no time left to be answered
     finally:
         client.remove_listener(on_event)
 

@@ -9,15 +9,33 @@ from __future__ import annotations
 
 import logging
 import re
+import ssl
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
 
+import puresasl
+import puresasl.client
 import tenacity
 from kazoo.client import KazooClient
-from kazoo.exceptions import ConnectionLoss, OperationTimeoutError, SessionExpiredError
+from kazoo.exceptions import (
+    AuthFailedError,
+    ConnectionLoss,
+    InvalidACLError,
+    NoAuthError,
+    OperationTimeoutError,
+    SessionClosedRequireSaslError,
+    SessionExpiredError,
+)
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import KeeperState
+from kazoo.retry import KazooRetry
+from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
 from kadmin.model import InvalidInput, OperationFailed
 
@@ -26,9 +44,35 @@ RETRYABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError)
 """Failures that say nothing about the request itself: the same call succeeds once the
 connection (or a new session) is back."""
 
+REFUSED = (NoAuthError, InvalidACLError, AuthFailedError, SessionClosedRequireSaslError)
+"""Failures that say the request is not allowed: an ACL refuses it, the session has no
+identity to own a znode created with CREATOR_ALL (ZooKeeper checks that before the parent's
+ACL), the server refused the session's credentials, or it serves only authenticated sessions.
+Retrying cannot help."""
+
+KAFKA_ACL: tuple[ACL, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
+"""What Kafka puts on its znodes with ``zookeeper.set.acl=true``: every right for the
+principal that created the znode, read for everyone."""
+
 # kazoo logs every dropped connection at WARNING; with no logging configured Python would print
 # those to stderr in the middle of kadmin's own output. kadmin reports connection trouble itself.
 logging.getLogger("kazoo").addHandler(logging.NullHandler())
+
+
+def _quiet_kazoo_thread_end(args: threading.ExceptHookArgs) -> None:
+    """kazoo's connection thread dies of an exception it does not expect when a SASL exchange
+    fails in a way it does not know (a server enforcing authentication refuses the login with an
+    error instead of dropping the connection). The client is closed then and kadmin reports the
+    refused login itself; Python's default hook would print the thread's traceback in the
+    middle of kadmin's output."""
+    if args.thread is not None and args.thread.name.endswith("(zk_loop)"):
+        logging.getLogger("kazoo").debug("connection thread ended", exc_info=args.exc_value)
+        return
+    _previous_excepthook(args)
+
+
+_previous_excepthook = threading.excepthook
+threading.excepthook = _quiet_kazoo_thread_end
 
 _HOST = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)$")
 _FORMAT = "expected host:port[,host:port...][/chroot]"
@@ -82,12 +126,91 @@ def _split_host_port(entry: str, text: str) -> tuple[str, int]:
 
 
 @dataclass(frozen=True)
+class ZkSecurity:
+    """How kadmin proves who it is to a secured ensemble, and what ACL its znodes get.
+
+    The credentials are left out of ``repr`` so that a settings object in a log line, a
+    traceback or a debugger never shows them.
+    """
+
+    auth: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """kazoo's ``auth_data``: (scheme, credential) pairs, e.g. ("digest", "user:password")."""
+    sasl: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """kazoo's ``sasl_options`` as pairs (a tuple keeps the settings hashable): mechanism,
+    username, password, service, principal."""
+    tls: bool = False
+    ca: Path | None = None
+    """CA bundle the server's certificate must chain to (None: the system's CAs)."""
+    cert: Path | None = None
+    key: Path | None = None
+    acl: bool = False
+    """Create every znode with :data:`KAFKA_ACL`. Without it kadmin still does so under a
+    parent that is not world-writable (see ``admin``)."""
+
+    @property
+    def authenticated(self) -> bool:
+        """True when the server can name the creator, as CREATOR_ALL needs."""
+        return bool(self.auth or self.sasl or self.cert)
+
+    @property
+    def sasl_login(self) -> str:
+        """The SASL mechanism and user, for messages (never the password)."""
+        options = dict(self.sasl)
+        who = options.get("username") or options.get("principal")
+        return options.get("mechanism", "?") + (f" as {who}" if who else "")
+
+
+def _client_options(security: ZkSecurity) -> dict[str, Any]:
+    """KazooClient keyword arguments for ``security``; a fresh dict per client, because kazoo
+    adds to the SASL options and to the auth set it is given."""
+    return {
+        "auth_data": set(security.auth),
+        "sasl_options": dict(security.sasl) or None,
+        "use_ssl": security.tls,
+        "ca": None if security.ca is None else str(security.ca),
+        "certfile": None if security.cert is None else str(security.cert),
+        "keyfile": None if security.key is None else str(security.key),
+        "verify_certs": True,
+        # what ZooKeeper's own Java client does (zookeeper.ssl.hostnameVerification)
+        "check_hostname": security.tls,
+        "default_acl": list(KAFKA_ACL) if security.acl else None,
+    }
+
+
+def not_authorized(what: str, error: Exception) -> OperationFailed:
+    """The one line for a request ZooKeeper refused: ``what`` names the znode."""
+    if isinstance(error, AuthFailedError):
+        reason = "the server refused this session's credentials"
+    elif isinstance(error, SessionClosedRequireSaslError):
+        reason = "the server serves only SASL-authenticated sessions"
+    elif isinstance(error, InvalidACLError):
+        reason = "this session has no identity to own a znode created with Kafka's ACL"
+    else:
+        reason = "an ACL refuses this session"
+    return OperationFailed(
+        f"{what}: not authorized by ZooKeeper ({reason}; kadmin must authenticate as a "
+        "principal the ACLs allow, usually the Kafka brokers' own)"
+    )
+
+
+@dataclass(frozen=True)
 class ZkSettings:
     """How to reach one ZooKeeper ensemble (the chroot is part of ``connect``)."""
 
     connect: str
     connect_timeout: float = 10.0
     session_timeout: float = 30.0
+    security: ZkSecurity = field(default_factory=ZkSecurity)
+
+
+def reconnect_policy() -> KazooRetry:
+    """How a kazoo client retries a lost connection: forever, every 2 s at most.
+
+    kazoo's default backoff grows to an hour: after an outage the client would sleep long after
+    the server is back, and a session (30 s) would expire although the server kept it. A new
+    object per client, because kazoo configures the one it is given.
+    """
+    return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0)
 
 
 def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient:
@@ -97,13 +220,13 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
     missing one means a typo, and kadmin must never plan or write against an empty tree.
     """
     target = parse_connect_string(settings.connect)
+    _preflight(settings.security)
     # Connect to the root first: kazoo cannot tell "chroot missing" from "chroot empty".
     client = KazooClient(
         hosts=target.hosts,
         timeout=settings.session_timeout,
-        # kazoo's default reconnect backoff grows to an hour: after an outage the client would
-        # sleep long after the server is back. Cap it like the command retries below.
-        connection_retry={"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 2.0},
+        connection_retry=reconnect_policy(),
+        **_client_options(settings.security),
     )
     try:
         client.start(timeout=settings.connect_timeout)
@@ -113,6 +236,7 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
             f"cannot reach ZooKeeper at {target.hosts} within {settings.connect_timeout:g}s"
         ) from None
     try:
+        _check_login(client, target, settings.security)
         if target.chroot is not None:
             if create_chroot:
                 retrying()(client.ensure_path, target.chroot)
@@ -128,6 +252,63 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
         client.close()
         raise
     return client
+
+
+def _preflight(security: ZkSecurity) -> None:
+    """Check here what kazoo only finds out in its connection thread, where a failure is a
+    connection that never comes up: TLS files it cannot load (and an encrypted key, for which
+    OpenSSL would prompt on the terminal), a SASL mechanism this machine cannot run (GSSAPI
+    without the kerberos module)."""
+    if security.tls:
+        context = ssl.create_default_context()
+        if security.ca is not None:
+            _load_tls(str(security.ca), partial(context.load_verify_locations, security.ca))
+        if security.cert is not None:
+            _load_tls(f"{security.cert} with key {security.key}", partial(
+                context.load_cert_chain, security.cert, security.key,
+                password=partial(_encrypted, security.key)))
+    if security.sasl:
+        try:
+            puresasl.client.SASLClient("zk-sasl-md5", **dict(security.sasl))
+        except puresasl.SASLError as exc:
+            raise InvalidInput(f"SASL {security.sasl_login} is not available here: {exc}") from None
+
+
+def _load_tls(what: str, load: Callable[[], None]) -> None:
+    try:
+        load()
+    except OSError as exc:  # ssl.SSLError included
+        raise InvalidInput(f"{what}: cannot load for TLS ({exc.strerror or exc})") from None
+
+
+def _encrypted(key: Path | None) -> str:
+    """OpenSSL's password callback: kadmin takes no key password (one more secret to carry),
+    and without a callback OpenSSL would prompt for one on the terminal."""
+    raise InvalidInput(f"{key}: the key is encrypted; kadmin needs an unencrypted PEM key "
+                       "(protect it with file permissions)")
+
+
+def _check_login(client: KazooClient, target: ZkTarget, security: ZkSecurity) -> None:
+    """The first reply tells whether the server accepts this session. kazoo reports the
+    connection up before the SASL exchange has run, and ends the connection for good when the
+    exchange fails (the server drops it, or refuses it when it enforces authentication): the
+    client is closed then, and retrying would only wait. A server that enforces authentication
+    refuses the first request of a session without credentials."""
+
+    def first_request() -> None:
+        if client.client_state in (KeeperState.AUTH_FAILED, KeeperState.CLOSED):
+            raise AuthFailedError("kazoo ended the connection in the SASL exchange")
+        client.exists("/")
+
+    try:
+        retrying()(first_request)
+    except REFUSED as exc:
+        if security.sasl:
+            raise OperationFailed(
+                f"ZooKeeper at {target.hosts} refused the SASL login ({security.sasl_login}): "
+                "wrong credentials, or SASL is not enabled on the server"
+            ) from None
+        raise not_authorized(f"ZooKeeper at {target.hosts}", exc) from None
 
 
 @contextmanager
