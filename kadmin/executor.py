@@ -42,7 +42,7 @@ from kadmin.model import (
     Severity,
     TopicPartition,
 )
-from kadmin.zk import admin, reader
+from kadmin.zk import admin, codec, paths, reader, session
 
 Emit = Callable[[Event], None]
 
@@ -146,15 +146,28 @@ def _read_journal(paths: PlanFiles, fingerprint: str) -> dict | None:
 
 
 def _not_in_isr(client: KazooClient, moves: Sequence[PartitionMove]) -> tuple[str, ...]:
-    """One line per partition still moving: which target replicas have not joined its ISR yet."""
-    states = reader.read_states(client, [m.tp for m in moves])
-    lines = []
-    for move in moves:
-        state = states.get(move.tp)
-        isr = set(state.isr) if state else set()
-        missing = [r for r in move.replicas if r not in isr]
-        lines.append(f"{move.tp}: target {list(move.replicas)}, not yet in ISR: {missing}")
-    return tuple(lines)
+    """One line per partition still moving: which target replicas have not joined its ISR yet.
+
+    Read at a deadline, when ZooKeeper itself may be why time ran out: kazoo holds a request
+    made while it reconnects until a server answers, so an unbounded read would keep kadmin
+    past its --timeout for as long as the outage lasts. These reads run only while connected
+    and end ``admin.READ_WINDOW`` from now; once that has passed, every further read fails at
+    once."""
+    calls = admin.ZkCalls(client, time.monotonic() + admin.READ_WINDOW, while_connected=True)
+    return tuple(_isr_line(calls, move) for move in moves)
+
+
+def _isr_line(calls: admin.ZkCalls, move: PartitionMove) -> str:
+    head = f"{move.tp}: target {list(move.replicas)}"
+    path = paths.partition_state(move.topic, move.partition)
+    try:
+        data = calls.data(path)
+        isr = set() if data is None else set(codec.decode_state(data).isr)
+    except session.RETRYABLE:
+        return f"{head}, ISR unknown (ZooKeeper did not answer)"
+    except codec.DecodeError as exc:
+        return f"{head}, ISR unknown ({path}: {exc})"
+    return f"{head}, not yet in ISR: {[r for r in move.replicas if r not in isr]}"
 
 
 def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,

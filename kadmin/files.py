@@ -255,14 +255,22 @@ def gc_paused() -> Iterator[None]:
 
 
 def read_bytes(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The content of a regular file; missing, folder, unreadable or too large is InvalidInput."""
+    """The content of a file; missing, folder, unreadable or too large is InvalidInput.
+
+    The size is checked before reading, and again while reading: a pipe or a device such as
+    /dev/zero reports no size and would otherwise be read until memory runs out.
+    """
     try:
         size = path.stat().st_size
         if path.is_dir():
             raise InvalidInput(f"{path} is a folder, expected a file")
         if size > max_bytes:
             raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit")
+        return data
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
     except PermissionError:
@@ -300,6 +308,11 @@ def parse_json(data: bytes, source: str, *, one_line: bool = False) -> object:
         raise InvalidInput(f"{source}: not valid JSON ({exc.msg} at {where})") from None
     except _NotJson as exc:
         raise InvalidInput(f"{source}: not valid JSON ({exc} is not a JSON value)") from None
+    except ValueError:  # Python refuses integers of more than sys.get_int_max_str_digits() digits
+        raise InvalidInput(f"{source}: an integer with thousands of digits; no id or count in a "
+                           "plan or snapshot is that long") from None
+    except RecursionError:
+        raise InvalidInput(f"{source}: JSON nested too deeply to read") from None
 
 
 class _NotJson(ValueError):

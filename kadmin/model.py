@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
+MAX_ID = 2**31 - 1
+"""Kafka's broker and partition ids are Java ints: a larger number is no Kafka id, and a znode
+holding one is a znode Kafka's controller cannot parse."""
+
 Replicas = tuple[int, ...]
 """Ordered broker ids of one partition; the first is the preferred replica (leader)."""
 

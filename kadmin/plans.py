@@ -28,6 +28,7 @@ from jsonschema.protocols import Validator
 
 from kadmin import schema
 from kadmin.model import (
+    MAX_ID,
     ClusterSnapshot,
     DeletionPlan,
     ElectionPlan,
@@ -64,6 +65,7 @@ the operator learns nothing from the millionth identical line."""
 MAX_TOPIC_LENGTH = 249
 _TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
 _MESSAGE_LIMIT = 300
+_TOO_LARGE = f"is larger than {MAX_ID}, the largest id Kafka allows (a Java int)"
 
 
 # --- validation report -------------------------------------------------------------------------
@@ -88,11 +90,11 @@ class ValidationReport:
         """No errors; with ``strict`` (CI gates) no warnings either."""
         return not (self.errors or (strict and self.warnings))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, strict: bool = False) -> dict[str, Any]:
         def items(problems: tuple[Problem, ...]) -> list[dict[str, str]]:
             return [{"path": p.where, "message": p.message} for p in problems]
 
-        return {"valid": self.ok(), "kind": self.kind.value if self.kind else None,
+        return {"valid": self.ok(strict), "kind": self.kind.value if self.kind else None,
                 "errors": items(self.errors), "warnings": items(self.warnings)}
 
 
@@ -113,6 +115,37 @@ def detect_kind(doc: object) -> PlanKind | None:
             isinstance(e, dict) and "replicas" in e for e in entries):
         return PlanKind.ELECTION
     return PlanKind.REASSIGN
+
+
+_KIND_NAMES = {PlanKind.REASSIGN: "a reassignment plan", PlanKind.ELECTION: "an election plan",
+               PlanKind.DELETION: "a deletion plan"}
+
+
+def _not_a_plan(doc: object) -> Problem:
+    return Problem("$", 'not a plan: expected an object with "partitions" (a reassignment or '
+                        f'election plan) or "topics" (a deletion plan), got {_describe(doc)}')
+
+
+def kind_problem(doc: object, expected: PlanKind) -> Problem | None:
+    """Why ``doc`` cannot be meant as the ``expected`` kind of plan: it is no plan, or by its shape
+    a plan of another kind. None when the shape fits, whatever its entries hold.
+
+    Commands that need one kind say so in one line, instead of listing every entry of, say, an
+    election plan as a reassignment missing its replicas. Only entries with ``replicas`` make a
+    ``partitions`` document a reassignment rather than an election (an empty one is both; one
+    whose entries are broken is left for validation to explain).
+    """
+    found = detect_kind(doc)
+    if found is None:
+        return _not_a_plan(doc)
+    if found is expected:
+        return None
+    if expected is PlanKind.ELECTION and found is PlanKind.REASSIGN and isinstance(doc, dict):
+        entries = doc["partitions"]
+        if not (isinstance(entries, list)
+                and any(isinstance(e, dict) and "replicas" in e for e in entries)):
+            return None
+    return Problem("$", f"{_KIND_NAMES[found]}, expected {_KIND_NAMES[expected]}")
 
 
 def _path(parts: Sequence[object]) -> str:
@@ -244,6 +277,8 @@ def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> l
         if type(partition) is int:
             if partition < 0:
                 c.error(c.at(i, ".partition"), f"partition id {partition} is negative")
+            elif partition > MAX_ID:
+                c.error(c.at(i, ".partition"), f"partition id {partition} {_TOO_LARGE}")
             if type(topic) is str:
                 first = seen.setdefault((topic, partition), i)
                 if first != i:
@@ -264,10 +299,11 @@ def _check_replicas(c: _Checker, i: int, replicas: object, log_dirs: object, typ
         if not replicas:
             c.error(c.at(i, ".replicas"), "replica list is empty; a partition needs at least one "
                                           "replica")
-        elif ids and min(ids) < 0:
+        elif ids and (min(ids) < 0 or max(ids) > MAX_ID):
             for j, r in enumerate(replicas):
-                if type(r) is int and r < 0:
-                    c.error(c.at(i, f".replicas[{j}]"), f"broker id {r} is negative")
+                if type(r) is int and not 0 <= r <= MAX_ID:
+                    c.error(c.at(i, f".replicas[{j}]"),
+                            f"broker id {r} " + ("is negative" if r < 0 else _TOO_LARGE))
         if len(set(ids)) != len(ids):
             twice = sorted(b for b, n in Counter(ids).items() if n > 1)
             c.error(c.at(i, ".replicas"), f"broker id(s) {', '.join(map(str, twice))} listed more "
@@ -307,9 +343,7 @@ def validate_document(doc: object, kind: PlanKind | None = None) -> ValidationRe
     """
     kind = detect_kind(doc) if kind is None else kind
     if kind is None:
-        return ValidationReport(None, (Problem("$", (
-            'not a plan: expected an object with "partitions" (a reassignment or election plan) '
-            f'or "topics" (a deletion plan), got {_describe(doc)}')),), None)
+        return ValidationReport(None, (_not_a_plan(doc),), None)
     list_key = "topics" if kind is PlanKind.DELETION else "partitions"
     c = _Checker(kind, list_key)
     top: dict[str, Any] = doc if isinstance(doc, dict) else {}

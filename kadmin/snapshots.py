@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeGuard, TypeVar
 
 from kadmin import files
 from kadmin.model import (
+    MAX_ID,
     Broker,
     ClusterSnapshot,
     InvalidInput,
@@ -122,7 +123,10 @@ def _check_version(value: object, source: str, path: Path_) -> None:
 def _id(key: str, source: str, path: Path_, what: str) -> int:
     """A broker or partition id spelled as an object key; one id has exactly one spelling."""
     if key.isascii() and key.isdecimal() and (key[0] != "0" or key == "0"):
-        return int(key)
+        if len(key) <= len(str(MAX_ID)) and int(key) <= MAX_ID:
+            return int(key)
+        raise _error(source, path, f"{what} id {_shown(key)} is larger than {MAX_ID}, the largest "
+                                   "id Kafka allows")
     raise _error(source, path, f"{_shown(key)} is not a {what} id "
                                "(a non-negative decimal integer without leading zeros)")
 
@@ -140,10 +144,10 @@ def _topic_name(name: object, source: str, path: Path_) -> str:
 
 
 def _broker_ids(value: object, source: str, path: Path_, what: str, *, non_empty: bool) -> Replicas:
-    """Replicas or ISR: distinct non-negative ints. ``type() is`` because bool is an int."""
+    """Replicas or ISR: distinct ints from 0 to MAX_ID. ``type() is`` because bool is an int."""
     if type(value) is list and (value or not non_empty):
         for broker in value:
-            if type(broker) is not int or broker < 0:
+            if type(broker) is not int or not 0 <= broker <= MAX_ID:
                 break
         else:
             ids = tuple(value)
@@ -153,6 +157,11 @@ def _broker_ids(value: object, source: str, path: Path_, what: str, *, non_empty
             raise _error(source, path, f"{what} lists broker {twice} twice")
     if value == []:
         raise _error(source, path, f"{what} must not be empty")
+    if type(value) is list:
+        huge = next((b for b in value if type(b) is int and b > MAX_ID), None)
+        if huge is not None:
+            raise _error(source, path, f"{what}: broker id {_shown(huge)} is larger than {MAX_ID}, "
+                                       "the largest id Kafka allows")
     raise _error(source, path,
                  f"{what} must be a list of broker ids (integers >= 0), got {_shown(value)}")
 
@@ -164,10 +173,11 @@ def _partitions(value: object, source: str, path: Path_) -> TopicAssignment:
     out: TopicAssignment = {}
     for key, replicas in _object(value, source, path,
                                  "must be an object of partition id -> replicas").items():
+        # ids of ten digits or more take the precise path, which checks them against MAX_ID
         if (type(replicas) is list and replicas and key.isascii() and key.isdecimal()
-                and (key[0] != "0" or key == "0")):
+                and (key[0] != "0" or key == "0") and len(key) < 10):
             for broker in replicas:
-                if type(broker) is not int or broker < 0:
+                if type(broker) is not int or not 0 <= broker <= MAX_ID:
                     break
             else:
                 ids = tuple(replicas)
@@ -193,16 +203,17 @@ def _partition_states(value: object, source: str, path: Path_,
     out: dict[int, PartitionState] = {}
     for key, state in _object(value, source, path,
                               "must be an object of partition id -> state").items():
-        if type(state) is dict and key.isascii() and key.isdecimal() and (key[0] != "0" or key == "0"):
+        if (type(state) is dict and key.isascii() and key.isdecimal()
+                and (key[0] != "0" or key == "0") and len(key) < 10):
             leader = state.get("leader")
             isr = state.get("isr")
             leader_epoch = state.get("leader_epoch", 0)
             controller_epoch = state.get("controller_epoch", 0)
-            if (type(leader) is int and leader >= -1 and type(isr) is list
+            if (type(leader) is int and -1 <= leader <= MAX_ID and type(isr) is list
                     and type(leader_epoch) is int and leader_epoch >= 0
                     and type(controller_epoch) is int and controller_epoch >= 0):
                 for broker in isr:
-                    if type(broker) is not int or broker < 0:
+                    if type(broker) is not int or not 0 <= broker <= MAX_ID:
                         break
                 else:
                     ids = tuple(isr)
@@ -223,7 +234,7 @@ def _state(value: object, source: str, path: Path_) -> PartitionState:
         if key not in state:
             raise _error(source, path, f"missing {key}")
     leader = state["leader"]
-    if type(leader) is not int or leader < -1:
+    if type(leader) is not int or not -1 <= leader <= MAX_ID:
         raise _error(source, (*path, "leader"),
                      f"must be a broker id or -1 (no leader), got {_shown(leader)}")
     return PartitionState(
@@ -277,7 +288,7 @@ def _controller(obj: Mapping[str, Any], source: str) -> int | None:
     if "brokerid" not in controller:
         raise _error(source, path, "missing brokerid")
     broker_id = controller["brokerid"]
-    if type(broker_id) is not int or broker_id < 0:
+    if type(broker_id) is not int or not 0 <= broker_id <= MAX_ID:
         raise _error(source, (*path, "brokerid"),
                      f"must be a broker id (an integer >= 0), got {_shown(broker_id)}")
     return broker_id

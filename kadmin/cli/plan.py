@@ -199,7 +199,7 @@ def validate(
                 if cluster is not None or zookeeper else None)
     report = plans.validate(doc, kind, snapshot, allow_rf_change=allow_rf_change,
                             allow_internal=allow_internal)
-    render.validation_report(report, str(plan_file), json_output)
+    render.validation_report(report, str(plan_file), json_output, strict=strict)
     if not report.ok(strict):
         raise typer.Exit(2)
 
@@ -217,8 +217,10 @@ def stats(
 
     Example: kadmin plan stats plans/x.json --cluster cluster.json
     """
-    plan = load_plan(plan_file, PlanKind.REASSIGN)
     snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False)
+    # a partition or broker the cluster lacks would be counted as if it existed; a replication
+    # factor change is only shown
+    plan = load_plan(plan_file, PlanKind.REASSIGN, snapshot, allow_rf_change=True)
     assert isinstance(plan, ReassignmentPlan)
     render.plan_stats(plans.plan_stats(plan, snapshot), json_output)
 
@@ -275,15 +277,18 @@ def _checked(plan: Plan, kind: PlanKind, snapshot: ClusterSnapshot | None, **opt
                            details=tuple(str(p) for p in report.errors))
 
 
-def load_plan(path: Path, kind: PlanKind | None = None) -> Plan:
-    """Read and validate a plan file (schema and structure); any error is an input error."""
-    report = plans.validate(files.read_json(path), kind)
-    if report.plan is None or report.errors:
-        problems = report.errors or ()
+def load_plan(path: Path, kind: PlanKind, snapshot: ClusterSnapshot | None = None,
+              **options: bool) -> Plan:
+    """Read and validate a plan file of the kind the command needs (schema and structure, and
+    with ``snapshot`` the cluster rules too); any error is an input error naming the file."""
+    doc = files.read_json(path)
+    wrong_kind = plans.kind_problem(doc, kind)
+    if wrong_kind is not None:
+        raise InvalidInput(f"{path}: invalid plan: {wrong_kind}")
+    report = plans.validate(doc, kind, snapshot, **options)
+    if report.plan is None:
+        problems = report.errors
         first = f": {problems[0]}" if len(problems) == 1 else f" ({len(problems)} problems)"
         raise InvalidInput(f"{path}: invalid plan{first}",
                            details=tuple(str(p) for p in problems) if len(problems) > 1 else ())
-    if kind is not None and report.kind is not kind:
-        raise InvalidInput(f"{path}: a {report.kind.value if report.kind else 'unknown'} plan, "
-                           f"expected a {kind.value} plan")
     return report.plan

@@ -26,6 +26,7 @@ from kadmin.events import (
 from kadmin.health import ClusterHealth
 from kadmin.model import PartitionMove, TopicPartition
 from kadmin.plans import PlanStats, ValidationReport
+from kadmin.zk import paths
 from kadmin.zk.reader import InFlight
 
 SAMPLE = 10
@@ -37,15 +38,20 @@ def sample(items: Sequence[object]) -> str:
     return head + (f" (and {len(items) - SAMPLE} more)" if len(items) > SAMPLE else "")
 
 
-def validation_report(report: ValidationReport, source: str, as_json: bool) -> None:
+def validation_report(report: ValidationReport, source: str, as_json: bool, *,
+                      strict: bool = False) -> None:
+    """One line per problem, then the verdict; with ``strict`` warnings fail the plan too, so
+    they go to stderr with the errors."""
     if as_json:
-        out.print_json(data=report.to_json())
+        out.print_json(data=report.to_json(strict))
         return
     for problem in report.problems:
-        (err if problem.severity.value == "error" else out).print(
-            f"{source}: {problem.severity.value}: {problem}", markup=False)
+        fatal = strict or problem.severity.value == "error"
+        (err if fatal else out).print(f"{source}: {problem.severity.value}: {problem}",
+                                      markup=False)
     kind = report.kind.value if report.kind else "unknown"
-    verdict = "valid" if not report.errors else "INVALID"
+    verdict = ("valid" if report.ok(strict) else "INVALID" if report.errors
+               else "INVALID (warnings fail with --strict)")
     out.print(f"{source}: {kind} plan {verdict} ({len(report.errors)} error(s), "
               f"{len(report.warnings)} warning(s))", markup=False)
 
@@ -92,39 +98,47 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err,
                    transient=False)
-    with bar:
-        task = bar.add_task("starting", total=None, note="")
+    task = bar.add_task("starting", total=None, note="")
 
-        def emit(event: Event) -> None:
-            if isinstance(event, ExecutionPlanned):
-                resumed = ", resuming an earlier run" if event.resumed else ""
-                unit = "topic(s)" if event.operation == "delete" else "partition(s)"
-                bar.console.print(
-                    f"{event.operation}: {event.total} {unit}, {event.unchanged} need nothing, "
-                    f"{event.already_done} already done, {event.batches} batch(es) to run"
-                    f"{resumed}", markup=False)
-                bar.update(task, total=event.total, completed=event.already_done,
-                           description=event.operation)
-            elif isinstance(event, BatchSubmitted | BatchResumed):
-                verb = "resumed" if isinstance(event, BatchResumed) else "submitted"
-                bar.update(task, note=f"batch {event.batch}/{event.batches} {verb} "
-                                      f"({event.size})")
-            elif isinstance(event, Waiting):
-                note = "waiting"
-                if not event.connected:
-                    note = "ZooKeeper connection lost, reconnecting"
-                elif event.controller is None:
-                    note = "no controller elected, waiting for one"
-                bar.update(task, completed=event.done,
-                           note=f"batch {event.batch}: {event.remaining} left, {note}")
-            elif isinstance(event, BatchDone):
-                bar.update(task, completed=event.done,
-                           note=f"batch {event.batch}/{event.batches} done")
-            elif isinstance(event, TimedOut):
-                bar.update(task, note=f"timed out with {event.remaining} still in flight")
-            elif isinstance(event, Finished):
-                bar.update(task, note="done" if event.ok else f"{event.failed} failed")
+    def emit(event: Event) -> None:
+        # shown from the first event on: a run refused before it (bad input, conflict)
+        # leaves only its error on the terminal, not an empty bar
+        if not bar.live.is_started:
+            bar.start()
+        if isinstance(event, ExecutionPlanned):
+            resumed = ", resuming an earlier run" if event.resumed else ""
+            unit = "topic(s)" if event.operation == "delete" else "partition(s)"
+            bar.console.print(
+                f"{event.operation}: {event.total} {unit}, {event.unchanged} need nothing, "
+                f"{event.already_done} already done, {event.batches} batch(es) to run"
+                f"{resumed}", markup=False)
+            bar.update(task, total=event.total, completed=event.already_done,
+                       description=event.operation)
+        elif isinstance(event, BatchSubmitted | BatchResumed):
+            verb = "resumed" if isinstance(event, BatchResumed) else "submitted"
+            bar.update(task, note=f"batch {event.batch}/{event.batches} {verb} "
+                                  f"({event.size})")
+        elif isinstance(event, Waiting):
+            note = "waiting"
+            if not event.connected:
+                note = "ZooKeeper connection lost, reconnecting"
+            elif event.controller is None:
+                note = "no controller elected, waiting for one"
+            bar.update(task, completed=event.done,
+                       note=f"batch {event.batch}: {event.remaining} left, {note}")
+        elif isinstance(event, BatchDone):
+            bar.update(task, completed=event.done,
+                       note=f"batch {event.batch}/{event.batches} done")
+        elif isinstance(event, TimedOut):
+            bar.update(task, note=f"timed out with {event.remaining} still in flight")
+        elif isinstance(event, Finished):
+            bar.update(task, note="done" if event.ok else f"{event.failed} failed")
+
+    try:
         yield emit
+    finally:
+        if bar.live.is_started:
+            bar.stop()
 
 
 def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
@@ -159,14 +173,23 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
                        ("offline", health.offline),
                        ("not led by preferred replica", health.not_preferred)):
         table.add_row(label, f"{len(tps)}" + (f": {sample(tps)}" if tps else ""))
+    # an admin znode that exists but cannot be decoded is not "none": that would invite a
+    # second operation while one may be running
+    broken = {path for path, _ in unreadable}
     table.add_row("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
-                  if in_flight.reassignment is not None else "none")
+                  if in_flight.reassignment is not None else
+                  _absent(paths.REASSIGN_PARTITIONS, broken))
     table.add_row("preferred election", _in_flight(in_flight.election)
-                  if in_flight.election is not None else "none")
+                  if in_flight.election is not None else
+                  _absent(paths.PREFERRED_REPLICA_ELECTION, broken))
     table.add_row("topic deletions", sample(in_flight.deletions) if in_flight.deletions else "none")
     out.print(table)
     for path, reason in unreadable:
         err.print(f"kadmin: warning: cannot decode {path}: {reason}", markup=False)
+
+
+def _absent(path: str, unreadable: set[str]) -> str:
+    return f"unreadable ({path} exists, see the warning)" if path in unreadable else "none"
 
 
 def _in_flight(tps: Sequence[TopicPartition]) -> str:

@@ -13,7 +13,14 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from kadmin.model import Broker, PartitionMove, PartitionState, TopicAssignment, TopicPartition
+from kadmin.model import (
+    MAX_ID,
+    Broker,
+    PartitionMove,
+    PartitionState,
+    TopicAssignment,
+    TopicPartition,
+)
 
 
 class DecodeError(ValueError):
@@ -34,27 +41,63 @@ def _load_object(data: bytes | None) -> dict[str, Any]:
         raise DecodeError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise DecodeError(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except ValueError:  # Python refuses integers of more than sys.get_int_max_str_digits() digits
+        raise DecodeError("not JSON kadmin can read (an integer with thousands of digits)") from None
+    except RecursionError:
+        raise DecodeError("not JSON kadmin can read (nested too deeply)") from None
     if not isinstance(doc, dict):
         raise DecodeError(f"expected a JSON object, got {type(doc).__name__}")
     return doc
 
 
+def _shown(value: Any) -> str:
+    """A value in a message, cut short: a corrupt znode may hold a megabyte where an id belongs."""
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _int(value: Any, what: str) -> int:
     # bool is an int subclass in Python but never a valid id or epoch in Kafka's JSON
     if isinstance(value, bool) or not isinstance(value, int):
-        raise DecodeError(f"{what} must be an integer, got {json.dumps(value)}")
+        raise DecodeError(f"{what} must be an integer, got {_shown(value)}")
     return value
 
 
-def _int_list(value: Any, what: str) -> tuple[int, ...]:
+def _id(value: Any, what: str, lowest: int = 0) -> int:
+    """A broker or partition id: a Java int in Kafka, never negative (``lowest`` -1 lets a
+    leader say "none")."""
+    number = _int(value, what)
+    if not lowest <= number <= MAX_ID:
+        raise DecodeError(f"{what} {number} is not an id from {lowest} to {MAX_ID}")
+    return number
+
+
+def _ids(value: Any, what: str) -> tuple[int, ...]:
     if not isinstance(value, list):
-        raise DecodeError(f"{what} must be a list of integers, got {json.dumps(value)}")
-    return tuple(_int(v, what) for v in value)
+        raise DecodeError(f"{what} must be a list of broker ids, got {_shown(value)}")
+    return tuple(_id(v, what) for v in value)
+
+
+def _decimal(text: str) -> int | None:
+    """``str.isdigit`` alone also accepts "²" and "٣", which ``int`` then refuses, and ``int``
+    refuses numbers of thousands of digits: only ASCII digits of an int Kafka could have written
+    pass."""
+    if text.isascii() and text.isdigit() and len(text) <= len(str(MAX_ID)) and int(text) <= MAX_ID:
+        return int(text)
+    return None
+
+
+def decimal_id(text: str, what: str) -> int:
+    """An id spelled in decimal: a znode name, a partition key, the /controller_epoch payload."""
+    value = _decimal(text)
+    if value is None:
+        raise DecodeError(f"{what} {_shown(text)} is not a non-negative integer up to {MAX_ID}")
+    return value
 
 
 def _str(value: Any, what: str) -> str:
     if not isinstance(value, str):
-        raise DecodeError(f"{what} must be a string, got {json.dumps(value)}")
+        raise DecodeError(f"{what} must be a string, got {_shown(value)}")
     return value
 
 
@@ -73,7 +116,7 @@ def decode_broker(broker_id: int, data: bytes | None) -> Broker:
         # "PLAINTEXT://h1:9092" -> h1, 9092; the first listener is what kafka-topics shows
         hostport = endpoints[0].split("://", 1)[-1]
         host, _, port_text = hostport.rpartition(":")
-        port = int(port_text) if port_text.isdigit() else None
+        port = _decimal(port_text)
     rack = doc.get("rack")
     return Broker(
         id=broker_id,
@@ -110,9 +153,8 @@ def decode_topic(data: bytes | None) -> TopicAssignment:
         raise DecodeError("partitions must be an object of partition id -> replica list")
     out: TopicAssignment = {}
     for key, replicas in partitions.items():
-        if not (isinstance(key, str) and key.isdigit()):
-            raise DecodeError(f"partition id {json.dumps(key)} is not a non-negative integer")
-        out[int(key)] = _int_list(replicas, f"replicas of partition {key}")
+        partition = decimal_id(key, "partition id")  # first: the key is named in the next message
+        out[partition] = _ids(replicas, f"replicas of partition {partition}")
     return out
 
 
@@ -138,8 +180,8 @@ def decode_state(data: bytes | None) -> PartitionState:
         if key not in doc:
             raise DecodeError(f"missing {key}")
     return PartitionState(
-        leader=_int(doc["leader"], "leader"),
-        isr=_int_list(doc["isr"], "isr"),
+        leader=_id(doc["leader"], "leader", lowest=-1),
+        isr=_ids(doc["isr"], "isr"),
         leader_epoch=_int(doc.get("leader_epoch", 0), "leader_epoch"),
         controller_epoch=_int(doc.get("controller_epoch", 0), "controller_epoch"),
     )
@@ -161,8 +203,8 @@ def encode_state(state: PartitionState) -> bytes:
 def decode_controller(data: bytes | None) -> int:
     """The controller's broker id. Kafka 0.8 wrote a bare integer; later versions an object."""
     if data and data.strip().isdigit():
-        return int(data)
-    return _int(_load_object(data).get("brokerid"), "brokerid")
+        return decimal_id(data.strip().decode("ascii"), "controller")
+    return _id(_load_object(data).get("brokerid"), "brokerid")
 
 
 def encode_controller(broker_id: int, timestamp_ms: int | None = None) -> bytes:
@@ -172,10 +214,7 @@ def encode_controller(broker_id: int, timestamp_ms: int | None = None) -> bytes:
 
 def decode_controller_epoch(data: bytes | None) -> int:
     """A bare decimal integer, not JSON."""
-    text = (data or b"").decode("utf-8", errors="replace").strip()
-    if not text.isdigit():
-        raise DecodeError(f"controller epoch must be a decimal integer, got {text!r}")
-    return int(text)
+    return decimal_id((data or b"").decode("utf-8", errors="replace").strip(), "controller epoch")
 
 
 def encode_controller_epoch(epoch: int) -> bytes:
@@ -209,8 +248,8 @@ def decode_reassignment(data: bytes | None) -> tuple[PartitionMove, ...]:
             raise DecodeError(f"partitions[{i}] must be an object")
         moves.append(PartitionMove(
             topic=_str(entry.get("topic"), f"partitions[{i}].topic"),
-            partition=_int(entry.get("partition"), f"partitions[{i}].partition"),
-            replicas=_int_list(entry.get("replicas"), f"partitions[{i}].replicas"),
+            partition=_id(entry.get("partition"), f"partitions[{i}].partition"),
+            replicas=_ids(entry.get("replicas"), f"partitions[{i}].replicas"),
         ))
     return tuple(moves)
 
@@ -240,6 +279,6 @@ def decode_election(data: bytes | None) -> tuple[TopicPartition, ...]:
             raise DecodeError(f"partitions[{i}] must be an object")
         out.append(TopicPartition(
             _str(entry.get("topic"), f"partitions[{i}].topic"),
-            _int(entry.get("partition"), f"partitions[{i}].partition"),
+            _id(entry.get("partition"), f"partitions[{i}].partition"),
         ))
     return tuple(out)

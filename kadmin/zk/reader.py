@@ -138,10 +138,10 @@ def _read_brokers(client: KazooClient, decoder: _Decoder) -> dict[int, Broker]:
     brokers: dict[int, Broker] = {}
     requests = []
     for child in _children(client, paths.BROKER_IDS):
-        if child.isdigit():
-            requests.append((paths.broker(int(child)), int(child)))
-        else:
-            decoder.report(f"{paths.BROKER_IDS}/{child}", "broker id is not an integer")
+        broker_id = decoder(f"{paths.BROKER_IDS}/{child}",
+                            partial(codec.decimal_id, what="broker id"), child)
+        if broker_id is not None:
+            requests.append((paths.broker(broker_id), broker_id))
     for path, broker_id, (data, _) in pipelined(client.get_async, requests):
         broker = decoder(path, partial(codec.decode_broker, broker_id), data)
         if broker is not None:
