@@ -415,7 +415,8 @@ class SimulatedController:
             self._record = open(self._record_path, "a", encoding="utf-8")  # noqa: SIM115
         for path in _PERSISTENT_PATHS:
             self._client.ensure_path(path)
-        ids = [int(n) for n in self._client.get_children(paths.BROKER_IDS) if n.isdigit()]
+        ids = [int(n) for n in self._client.get_children(paths.BROKER_IDS)
+               if n.isascii() and n.isdigit()]
         registrations = _pipelined(self._client, (
             partial(self._client.get_async, paths.broker(b)) for b in ids))
         with self._lock:
@@ -675,7 +676,7 @@ class SimulatedController:
                                               watch=self._watchers[_Kind.BROKERS])
         except NoNodeError:
             names = []
-        alive = {int(n) for n in names if n.isdigit()}
+        alive = {int(n) for n in names if n.isascii() and n.isdigit()}
         now = time.monotonic()
         self._live = {b: self._live.get(b, now) for b in alive}
 

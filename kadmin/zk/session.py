@@ -118,7 +118,7 @@ def _split_host_port(entry: str, text: str) -> tuple[str, int]:
         host, port_text = entry, "2181"
     if not host or not _HOST.match(host):
         raise InvalidInput(f"bad host {host!r} in ZooKeeper connect string {text!r} ({_FORMAT})")
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
         raise InvalidInput(
             f"bad port {port_text!r} in ZooKeeper connect string {text!r} ({_FORMAT})"
         )
