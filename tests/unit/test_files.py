@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import gc
 import json
+import multiprocessing
 import os
 import resource
 import signal
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
 
 from kadmin import files
-from kadmin.model import InvalidInput, OperationFailed
+from kadmin.model import InvalidInput
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -23,18 +25,30 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
-@pytest.fixture
-def file_size_limit() -> Iterator[int]:
-    """A real write failure: the kernel refuses to grow any file past 1000 bytes (EFBIG)."""
-    limit = 1000
-    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
-    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
+FILE_SIZE_LIMIT = 1000
+
+
+def _limited(write: Callable[[], object], report: Connection) -> None:
+    # the child: from here on the kernel refuses to grow any file past the limit (EFBIG)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE,
+                       (FILE_SIZE_LIMIT, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
     try:
-        yield limit
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
-        signal.signal(signal.SIGXFSZ, old_handler)
+        write()
+        report.send(None)
+    except Exception as error:
+        report.send(f"{type(error).__name__}: {error}")
+
+
+def error_under_file_size_limit(write: Callable[[], object]) -> str | None:
+    """A real write failure, in a forked child: the file-size limit is per process, and in this
+    one it would also stop pytest writing its report to a log file."""
+    parent, child = multiprocessing.get_context("fork").Pipe(duplex=False)
+    process = multiprocessing.get_context("fork").Process(target=_limited, args=(write, child))
+    process.start()
+    process.join(timeout=60)
+    assert process.exitcode == 0
+    return parent.recv()
 
 
 # --- atomic_write_bytes / atomic_write_json -----------------------------------------------------
@@ -81,13 +95,12 @@ def test_new_files_get_the_umask_permissions_not_0600(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "x.json").stat().st_mode) == 0o644
 
 
-def test_a_failed_write_leaves_no_temp_file_and_the_old_file_intact(
-        tmp_path: Path, file_size_limit: int) -> None:
+def test_a_failed_write_leaves_no_temp_file_and_the_old_file_intact(tmp_path: Path) -> None:
     target = tmp_path / "x.json"
     target.write_bytes(b"old")
-    with pytest.raises(OperationFailed) as info:
-        files.atomic_write_bytes(target, b"x" * (10 * file_size_limit), force=True)
-    assert str(info.value) == f"cannot write {target}: File too large"
+    error = error_under_file_size_limit(
+        lambda: files.atomic_write_bytes(target, b"x" * (10 * FILE_SIZE_LIMIT), force=True))
+    assert error == f"OperationFailed: cannot write {target}: File too large"
     assert target.read_bytes() == b"old"
     assert leftovers(tmp_path) == []
 
@@ -150,12 +163,14 @@ def test_an_interrupted_folder_never_appears(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_failed_folder_write_keeps_the_old_folder(tmp_path: Path, file_size_limit: int) -> None:
+def test_a_failed_folder_write_keeps_the_old_folder(tmp_path: Path) -> None:
     target = tmp_path / "snap"
     target.mkdir()
     (target / "old.txt").write_text("old")
-    with pytest.raises(OperationFailed, match=r"cannot write .*snap: File too large"):
-        files.atomic_write_dir(target, [("big", b"x" * (10 * file_size_limit))], force=True)
+    error = error_under_file_size_limit(
+        lambda: files.atomic_write_dir(target, [("big", b"x" * (10 * FILE_SIZE_LIMIT))],
+                                       force=True))
+    assert error == f"OperationFailed: cannot write {target}: File too large"
     assert (target / "old.txt").read_text() == "old"
     assert leftovers(tmp_path) == []
 
