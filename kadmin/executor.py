@@ -39,6 +39,7 @@ from kadmin.model import (
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
+    Replicas,
     Severity,
     TopicPartition,
 )
@@ -180,24 +181,45 @@ def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
     return batches, plans.plan_stats(plan, snapshot)
 
 
+def _in_flight_reassignment(client: KazooClient) -> tuple[PartitionMove, ...] | None:
+    """/admin/reassign_partitions (None: absent or unreadable), read *before* the topic znodes.
+
+    The controller writes a partition's final replicas before it takes the partition out of that
+    znode, so a partition that leaves it after this read shows its final replicas in a topic
+    read that follows. Read the other way round, a partition finishing between the two reads
+    looks unfinished and not in flight at once: a rerun would submit it a second time, and
+    ``verify`` would call it failed."""
+    return _live(client, ()).in_flight.reassignment
+
+
+def _ours_in_flight(client: KazooClient, targets: dict[TopicPartition, Replicas]
+                    ) -> tuple[PartitionMove, ...]:
+    """Our batch that an interrupted run left in /admin/reassign_partitions, to wait on rather
+    than submit again; anyone else's request there is a Conflict. (An unreadable znode reads as
+    none: the create that follows refuses with a Conflict naming it.)"""
+    in_flight = _in_flight_reassignment(client)
+    if in_flight is None:
+        return ()
+    if not in_flight or any(targets.get(m.tp) != m.replicas for m in in_flight):
+        admin.ensure_idle(client, PlanKind.REASSIGN)  # raises Conflict naming what runs
+        raise Conflict("a reassignment is already in progress in /admin/reassign_partitions")
+    return in_flight
+
+
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
                          settings: ExecutionSettings, emit: Emit = _ignore) -> Outcome:
-    topics = sorted({m.topic for m in plan.moves})
-    live = _live(client, topics)
-    _require_valid(plan, live.snapshot, settings)
     targets = {m.tp: m.replicas for m in plan.moves}
+    ours_in_flight = _ours_in_flight(client, targets)
+    in_flight_tps = {m.tp for m in ours_in_flight}
+    live = _live(client, sorted({m.topic for m in plan.moves}))
+    # Mid-move, a topic znode lists old and new replicas together (Kafka 2.4+), which validation
+    # would take for a replication-factor change. Our batch in ZooKeeper is the controller's
+    # business now; the run that submitted it validated it.
+    _require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in in_flight_tps)),
+                   live.snapshot, settings)
     fingerprint = plan_fingerprint(plan)
 
-    ours_in_flight: tuple[PartitionMove, ...] = ()
-    in_flight = live.in_flight.reassignment
-    if in_flight is not None:
-        if not in_flight or any(targets.get(m.tp) != m.replicas for m in in_flight):
-            admin.ensure_idle(client, PlanKind.REASSIGN)  # raises Conflict naming what runs
-            raise Conflict("a reassignment is already in progress in /admin/reassign_partitions")
-        ours_in_flight = in_flight
-
     pending, unchanged = plans.changed_moves(plan, live.snapshot)
-    in_flight_tps = {m.tp for m in ours_in_flight}
     to_submit = [m for m in pending if m.tp not in in_flight_tps]
     batches: list[Sequence[PartitionMove]] = plans.reassignment_batches(
         to_submit, settings.batch_size, settings.max_znode_bytes) if to_submit else []
@@ -246,6 +268,9 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
         done = base + len(batch)
         emit(BatchDone(number, count, done, total))
         _write_journal(paths, fingerprint, total, done, number, 0)
+    if not work and paths.journal.exists():
+        # a run killed after its last batch finished left the journal short of the end
+        _write_journal(paths, fingerprint, total, done, 0, 0)
 
     failures = verify_reassignment(client, plan).failures
     emit(Finished("reassign", not failures, len(failures)))
@@ -265,8 +290,11 @@ class Verification:
 
 def verify_reassignment(client: KazooClient, plan: ReassignmentPlan) -> Verification:
     """Compare every partition's live replicas (order included) with its target."""
+    before = _in_flight_reassignment(client) or ()
     live = _live(client, sorted({m.topic for m in plan.moves}))
-    moving = {m.tp for m in live.in_flight.reassignment or ()}
+    # moving when in the znode before or after the topic reads: a batch submitted in between
+    # is in the second, a partition that finished in between is final in the topic read
+    moving = {m.tp for m in (*before, *(live.in_flight.reassignment or ()))}
     complete, in_progress, failures = [], [], []
     for move in plan.moves:
         current = live.snapshot.replicas(move.tp)

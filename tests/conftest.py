@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from kazoo.client import KazooClient
@@ -23,6 +23,8 @@ from kazoo.exceptions import NoNodeError
 from kazoo.interfaces import IAsyncResult
 
 from kadmin.embedded import EmbeddedZooKeeper, is_serving
+from kadmin.model import ClusterSnapshot
+from kadmin.sandbox import Sandbox
 
 T = TypeVar("T")
 TEST_ROOT = "/kadmin-test"
@@ -168,6 +170,24 @@ def kadmin(capsys: pytest.CaptureFixture[str], tmp_path: Path,
         return CliRun(int(exit_info.value.code or 0), captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def start_sandbox(zk_connect: str, tmp_path: Path) -> Iterator[Callable[..., Sandbox]]:
+    """Load a snapshot into this test's chroot and run the simulated controller on it,
+    recording its actions to ``tmp_path/controller.jsonl``."""
+    hosts, chroot = zk_connect.split("/", 1)
+    boxes: list[Sandbox] = []
+
+    def start(snapshot: ClusterSnapshot, **options: Any) -> Sandbox:
+        options.setdefault("record_path", tmp_path / "controller.jsonl")
+        box = Sandbox(snapshot, zookeeper=hosts, chroot="/" + chroot, **options).start()
+        boxes.append(box)
+        return box
+
+    yield start
+    for box in boxes:
+        box.stop()
 
 
 @pytest.fixture

@@ -12,35 +12,14 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
 from kazoo.client import KazooClient
 
 from kadmin.model import Broker, ClusterSnapshot, PartitionState
 from kadmin.sandbox import Sandbox, read_events
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths
-
-StartSandbox = Callable[..., Sandbox]
-
-
-@pytest.fixture
-def start_sandbox(zk_connect: str, tmp_path: Path) -> Iterator[StartSandbox]:
-    """Load a snapshot into this test's chroot and run the simulated controller on it."""
-    hosts, chroot = zk_connect.split("/", 1)
-    boxes: list[Sandbox] = []
-
-    def start(snapshot: ClusterSnapshot, **options: object) -> Sandbox:
-        options.setdefault("record_path", tmp_path / "controller.jsonl")
-        box = Sandbox(snapshot, zookeeper=hosts, chroot="/" + chroot, **options).start()
-        boxes.append(box)
-        return box
-
-    yield start
-    for box in boxes:
-        box.stop()
 
 
 def topic_assignment(client: KazooClient, topic: str) -> dict[int, tuple[int, ...]]:
