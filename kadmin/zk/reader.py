@@ -183,6 +183,10 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
     absent), their partition states unless ``states`` is False, and the in-flight admin
     requests. Undecodable znodes are reported in ``unreadable`` and left out."""
     decoder = _Decoder(collect=True)
+    # admin znodes first: the controller writes a partition's final replicas before it takes the
+    # partition out of /admin/reassign_partitions, so read in this order a partition is always
+    # either still listed as moving or shows its final replicas, never neither
+    in_flight = _read_in_flight(client, decoder)
     brokers = _read_brokers(client, decoder)
     controller = _optional(client, [(paths.CONTROLLER, codec.decode_controller),
                                     (paths.CONTROLLER_EPOCH, codec.decode_controller_epoch)],
@@ -210,7 +214,6 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
         controller=controller.get(paths.CONTROLLER),
         controller_epoch=controller.get(paths.CONTROLLER_EPOCH),
     )
-    in_flight = _read_in_flight(client, decoder)
     return LiveCluster(snapshot, in_flight, tuple(decoder.unreadable or ()))
 
 
