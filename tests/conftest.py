@@ -13,6 +13,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -138,11 +139,25 @@ def _unless_gone(result: IAsyncResult, default: T) -> T:
 def zk(zk_connect: str) -> Iterator[KazooClient]:
     """A started kazoo client on this test's chroot (plain kazoo: independent of kadmin's own
     session code, so tests check kadmin against it)."""
-    client = KazooClient(hosts=zk_connect, timeout=30)
+    with _kazoo_session(zk_connect) as client:
+        yield client
+
+
+@contextmanager
+def _kazoo_session(hosts: str) -> Iterator[KazooClient]:
+    client = KazooClient(hosts=hosts, timeout=30)
     client.start(timeout=30)
-    yield client
-    client.stop()
-    client.close()
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+@pytest.fixture
+def kazoo_session() -> Callable[[str], AbstractContextManager[KazooClient]]:
+    """Open another plain kazoo session (a second kadmin, the controller, a server's root)."""
+    return _kazoo_session
 
 
 @dataclass(frozen=True)

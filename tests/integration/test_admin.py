@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -55,20 +56,12 @@ CLUSTER = ClusterSnapshot(
 """Every entry of MOVES changes this cluster's replicas."""
 
 
-def _client(hosts: str) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=hosts, timeout=30)
-    client.start(timeout=30)
-    try:
-        yield client
-    finally:
-        client.stop()
-        client.close()
-
-
 @pytest.fixture
-def other(zk_connect: str) -> Iterator[KazooClient]:
+def other(zk_connect: str, kazoo_session: Callable[[str], AbstractContextManager[KazooClient]]
+          ) -> Iterator[KazooClient]:
     """A second session on the same chroot: another kadmin process, or the controller."""
-    yield from _client(zk_connect)
+    with kazoo_session(zk_connect) as client:
+        yield client
 
 
 @pytest.fixture

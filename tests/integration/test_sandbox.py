@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ from kadmin.sandbox import (
 )
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths
+
+Session = Callable[[str], AbstractContextManager[KazooClient]]
+"""The conftest's ``kazoo_session`` fixture: opens another plain kazoo session."""
 
 pytestmark = pytest.mark.zk
 
@@ -114,21 +117,10 @@ def first_handling_cut_off(zk: KazooClient, controller: SimulatedController,
     zk.set_acls(paths.DELETE_TOPICS, OPEN_ACL_UNSAFE)
 
 
-@contextmanager
-def session(hosts: str) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=hosts, timeout=30)
-    client.start(timeout=30)
-    try:
-        yield client
-    finally:
-        client.stop()
-        client.close()
-
-
 @pytest.fixture
-def controller_session(zk_connect: str) -> Iterator[KazooClient]:
+def controller_session(zk_connect: str, kazoo_session: Session) -> Iterator[KazooClient]:
     """The controller's (and the brokers') own session."""
-    with session(zk_connect) as client:
+    with kazoo_session(zk_connect) as client:
         yield client
 
 
@@ -517,9 +509,10 @@ def test_a_deleted_controller_znode_is_re_created_with_a_new_epoch(
     assert epoch(zk) == 4
 
 
-def test_reassignment_survives_a_zookeeper_restart(own_zk_server: EmbeddedZooKeeper) -> None:
-    with (session(own_zk_server.connect_string) as kadmin_session,
-          session(own_zk_server.connect_string) as controller_session):
+def test_reassignment_survives_a_zookeeper_restart(own_zk_server: EmbeddedZooKeeper,
+                                                   kazoo_session: Session) -> None:
+    with (kazoo_session(own_zk_server.connect_string) as kadmin_session,
+          kazoo_session(own_zk_server.connect_string) as controller_session):
         load_cluster(controller_session, CLUSTER)
         with SimulatedController(controller_session, controller_id=1, latency=1.0,
                                  parallelism=1) as controller:
@@ -565,12 +558,13 @@ def test_session_expiry_re_registers_brokers_and_re_elects(
 # --- the sandbox -------------------------------------------------------------------------------
 
 
-def test_sandbox_in_a_chroot_of_an_existing_zookeeper(zk_connect: str, zk: KazooClient) -> None:
+def test_sandbox_in_a_chroot_of_an_existing_zookeeper(zk_connect: str, zk: KazooClient,
+                                                      kazoo_session: Session) -> None:
     hosts, _, chroot = zk_connect.partition("/")
     with Sandbox(CLUSTER, zookeeper=hosts, chroot=f"/{chroot}/kafka", latency=0.05) as box:
         assert box.connect_string == f"{zk_connect}/kafka"
         assert box.controller_id == 1
-        with session(box.connect_string) as kadmin_session:
+        with kazoo_session(box.connect_string) as kadmin_session:
             submit(kadmin_session, PartitionMove("events", 0, (1, 2, 3)))
             eventually(lambda: reassigning(kadmin_session) is None, "the znode deleted")
             assert topic_doc(kadmin_session, "events")["partitions"]["0"] == [1, 2, 3]
@@ -578,11 +572,11 @@ def test_sandbox_in_a_chroot_of_an_existing_zookeeper(zk_connect: str, zk: Kazoo
     assert not zk.exists("/kafka/controller")
 
 
-def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster() -> None:
+def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster(kazoo_session: Session) -> None:
     spec = SandboxSpec(brokers=4, racks=2, topics=3, partitions=5, replication_factor=2)
     with Sandbox(spec.snapshot(), latency=0.01) as box:
         assert box.server is not None and box.server.running
-        with session(box.connect_string) as client:
+        with kazoo_session(box.connect_string) as client:
             assert sorted(client.get_children(paths.BROKER_IDS)) == ["0", "1", "2", "3"]
             assert json.loads(client.get(paths.broker(3))[0])["rack"] == "r1"
             assert len(client.get_children(paths.BROKER_TOPICS)) == 3
@@ -591,10 +585,10 @@ def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster() -> None:
 
 
 @pytest.mark.slow
-def test_a_sandbox_of_200k_partitions_loads_completely() -> None:
+def test_a_sandbox_of_200k_partitions_loads_completely(kazoo_session: Session) -> None:
     # how long it takes is a benchmark's business (bench/bench_zk_read.py times start + load)
     snapshot = synthetic_cluster(brokers=12, topics=200, partitions=1000, replication_factor=3)
-    with Sandbox(snapshot) as box, session(box.connect_string) as client:
+    with Sandbox(snapshot) as box, kazoo_session(box.connect_string) as client:
         topics = sorted(client.get_children(paths.BROKER_TOPICS))
         assert len(topics) == 200
         assert len(client.get_children(paths.partitions(topics[-1]))) == 1000
