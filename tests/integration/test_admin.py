@@ -446,9 +446,13 @@ def test_a_read_cut_off_by_a_restart_ends_with_the_connection(
     with session(settings) as client, session(settings) as controller:
         admin.submit_reassignment(client, MOVES)
         reads = itertools.count()
+        changed = threading.Event()
 
         def probe(calls: admin.ZkCalls) -> tuple[PartitionMove, ...] | None:
             if next(reads) == 1:
+                # The change's watch event can reach this client before the set's own reply
+                # reaches the controller; stopping the server in between would lose that reply.
+                assert changed.wait(FAR)
                 own_zk_server.stop()
             data = calls.data(paths.REASSIGN_PARTITIONS)
             return None if data is None else codec.decode_reassignment(data)
@@ -458,6 +462,7 @@ def test_a_read_cut_off_by_a_restart_ends_with_the_connection(
                          deadline=time.monotonic() + FAR, safety_poll=FAR)
         waiter.until(lambda u: u.remaining == 4)
         controller.set(paths.REASSIGN_PARTITIONS, codec.encode_reassignment(MOVES[1:]))
+        changed.set()
 
         assert waiter.until(lambda u: True) == admin.WaitUpdate(4, None, False)
         own_zk_server.start()
