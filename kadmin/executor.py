@@ -365,22 +365,30 @@ def _election_failure(snapshot: ClusterSnapshot, tp: TopicPartition) -> str:
     return f"{tp}: leader is {leader}, not preferred replica {preferred}: {why}"
 
 
-def check_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings) -> None:
-    """Everything that must hold before the operator is asked to confirm a deletion."""
+def check_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings
+                   ) -> list[Sequence[str]]:
+    """Everything that must hold before the operator is asked to confirm a deletion; returns
+    the topics of each transaction of markers."""
     _require_valid(plan, _live(client, list(plan.topics)).snapshot, settings)
+    batches = plans.deletion_batches(plan.topics, settings.max_znode_bytes, client.chroot or "")
     admin.ensure_idle(client, PlanKind.DELETION)
+    return batches
 
 
 def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings,
                      emit: Emit = _ignore) -> Outcome:
-    check_deletion(client, plan, settings)
-    total = len(plan.topics)
-    emit(ExecutionPlanned("delete", total, 0, 1))
-    admin.submit_deletions(client, plan.topics)
-    emit(BatchSubmitted(1, 1, total))
+    batches = check_deletion(client, plan, settings)
+    total, count = len(plan.topics), len(batches)
+    emit(ExecutionPlanned("delete", total, 0, count))
+    queued: list[str] = []
+    for number, batch in enumerate(batches, start=1):
+        # all queued before the wait: the controller works through every marker it finds
+        admin.submit_deletions(client, batch, queued_before=queued)
+        queued += batch
+        emit(BatchSubmitted(number, count, len(batch)))
 
     def update(u: admin.WaitUpdate) -> None:
-        emit(Waiting(1, u.remaining, total - u.remaining, total, u.controller, u.connected))
+        emit(Waiting(count, u.remaining, total - u.remaining, total, u.controller, u.connected))
 
     remaining = admin.wait_deletions(client, plan.topics, deadline=_deadline(settings),
                                      on_update=update)
@@ -388,6 +396,6 @@ def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: Executio
         emit(TimedOut(len(remaining)))
         return Outcome("delete", total, tuple(f"topic {t} is not deleted yet" for t in remaining),
                        timed_out=True)
-    emit(BatchDone(1, 1, total, total))
+    emit(BatchDone(count, count, total, total))
     emit(Finished("delete", True, 0))
     return Outcome("delete", total)

@@ -41,7 +41,7 @@ from kadmin.model import (
     Severity,
     TopicPartition,
 )
-from kadmin.zk import codec
+from kadmin.zk import codec, paths
 
 T = TypeVar("T")
 
@@ -526,14 +526,15 @@ def changed_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot
 # --- batching ----------------------------------------------------------------------------------
 
 
-def batches(items: Sequence[T], encode_entry: Callable[[T], bytes], overhead: int,
-            max_items: int, max_bytes: int, *, label: Callable[[T], object] = str
-            ) -> list[Sequence[T]]:
-    """Split ``items`` into consecutive batches that each make an admin znode ZooKeeper accepts.
+def batches(items: Sequence[T], entry_bytes: Callable[[T], int], overhead: int,
+            max_items: int, max_bytes: int, *, separator: int = 1,
+            label: Callable[[T], object] = str) -> list[Sequence[T]]:
+    """Split ``items`` into consecutive batches that each make a request ZooKeeper accepts.
 
-    A batch's size is exactly the payload's: ``overhead`` (the envelope around the list) plus
-    every encoded entry plus one comma between entries. Greedy and linear: a batch is closed when
-    the next entry would pass ``max_items`` or ``max_bytes``. ``label`` names an item in errors.
+    A batch's size is ``overhead`` (the envelope around the list) plus every entry's bytes plus
+    ``separator`` bytes between entries: for an admin znode exactly the payload's (a comma
+    between entries). Greedy and linear: a batch is closed when the next entry would pass
+    ``max_items`` or ``max_bytes``. ``label`` names an item in errors.
     """
     if max_items < 1:
         raise InvalidInput(f"batch size must be at least 1, got {max_items}")
@@ -543,15 +544,15 @@ def batches(items: Sequence[T], encode_entry: Callable[[T], bytes], overhead: in
     out: list[Sequence[T]] = []
     start, size = 0, overhead
     for i, item in enumerate(items):
-        entry = len(encode_entry(item))
+        entry = entry_bytes(item)
         if overhead + entry > max_bytes:
             raise InvalidInput(f"{label(item)}: its entry alone takes {overhead + entry} bytes, "
                                f"more than the maximum znode size of {max_bytes}")
-        comma = 1 if i > start else 0
-        if i - start == max_items or size + comma + entry > max_bytes:
+        gap = separator if i > start else 0
+        if i - start == max_items or size + gap + entry > max_bytes:
             out.append(items[start:i])
-            start, size, comma = i, overhead, 0
-        size += comma + entry
+            start, size, gap = i, overhead, 0
+        size += gap + entry
     if start < len(items):
         out.append(items[start:])
     return out
@@ -559,16 +560,25 @@ def batches(items: Sequence[T], encode_entry: Callable[[T], bytes], overhead: in
 
 def reassignment_batches(moves: Sequence[PartitionMove], max_partitions: int = 1000,
                          max_bytes: int = 1_000_000) -> list[Sequence[PartitionMove]]:
-    return batches(moves, codec.encode_reassignment_entry,
+    return batches(moves, lambda m: len(codec.encode_reassignment_entry(m)),
                    len(codec.REASSIGNMENT_PREFIX) + len(codec.REASSIGNMENT_SUFFIX),
                    max_partitions, max_bytes, label=lambda m: m.tp)
 
 
 def election_batches(partitions: Sequence[TopicPartition], max_partitions: int = 1000,
                      max_bytes: int = 1_000_000) -> list[Sequence[TopicPartition]]:
-    return batches(partitions, codec.encode_election_entry,
+    return batches(partitions, lambda tp: len(codec.encode_election_entry(tp)),
                    len(codec.ELECTION_PREFIX) + len(codec.ELECTION_SUFFIX),
                    max_partitions, max_bytes)
+
+
+def deletion_batches(topics: Sequence[str], max_bytes: int = 1_000_000, chroot: str = ""
+                     ) -> list[Sequence[str]]:
+    """Topics per transaction of deletion markers. Each transaction is all-or-nothing, but a
+    request over ZooKeeper's jute.maxbuffer (1 MB) makes the server drop the connection: some
+    4,000 topics with long names already pass it. ``chroot`` is part of every path sent."""
+    return batches(topics, lambda t: codec.multi_create_bytes(chroot + paths.delete_topic(t)),
+                   codec.MULTI_REQUEST_OVERHEAD, max(1, len(topics)), max_bytes, separator=0)
 
 
 # --- stats -------------------------------------------------------------------------------------

@@ -40,7 +40,8 @@ TimeoutOpt = Annotated[float | None, typer.Option(
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
 MaxBytesOpt = Annotated[int, typer.Option(
-    "--max-znode-bytes", min=1024, help="Largest znode written (ZooKeeper's jute.maxbuffer is 1 MB).")]
+    "--max-znode-bytes", min=1024,
+    help="Largest znode (or transaction of deletion markers) written; ZooKeeper's jute.maxbuffer is 1 MB.")]
 
 
 def load_reassignment(path: Path) -> tuple[ReassignmentPlan, Path]:
@@ -193,12 +194,16 @@ def delete_topics(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
     timeout: TimeoutOpt = None,
+    max_znode_bytes: MaxBytesOpt = 1_000_000,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Delete topics through /admin/delete_topics and wait until they are gone.
+
+    The markers go in one transaction, or in several when they would pass --max-znode-bytes
+    (thousands of topics).
 
     Example: kadmin topics delete old-events tmp-1 -z zk1:2181 --yes
     """
@@ -207,15 +212,15 @@ def delete_topics(
     plan = load_plan(plan_path, PlanKind.DELETION) if plan_path else plans.deletion_plan_for(
         list(names or []))
     assert isinstance(plan, DeletionPlan)
-    settings = executor.ExecutionSettings(timeout=timeout, allow_internal=allow_internal)
+    settings = executor.ExecutionSettings(timeout=timeout, allow_internal=allow_internal,
+                                          max_znode_bytes=max_znode_bytes)
     zk_settings(zookeeper)
     with connected(zookeeper, connect_timeout, session_timeout) as client:
+        transactions = len(executor.check_deletion(client, plan, settings))
         if dry_run:
-            executor.check_deletion(client, plan, settings)
-            out.print(f"would delete {len(plan.topics)} topic(s): {', '.join(plan.topics)}",
-                      markup=False)
+            out.print(f"would delete {len(plan.topics)} topic(s) in {transactions} "
+                      f"transaction(s): {', '.join(plan.topics)}", markup=False)
             return
-        executor.check_deletion(client, plan, settings)
         if not yes and not typer.confirm(
                 f"Delete {len(plan.topics)} topic(s) and all their data: "
                 f"{', '.join(plan.topics)}?", err=True):

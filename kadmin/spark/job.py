@@ -363,7 +363,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
     as it is and left running. Input errors raise InvalidInput before anything is written.
     """
     files.refuse_existing(out_dir, force)
-    plans.batches((), bytes, ENVELOPE, batch_size, max_znode_bytes)  # refuses bad limits now
+    plans.batches((), len, ENVELOPE, batch_size, max_znode_bytes)  # refuses bad limits now
     if options.start_index is not None and options.start_index < 0:
         raise InvalidInput(f"start index {options.start_index} must be at least 0")
     selection = None if topics is None else frozenset(topics)
@@ -484,7 +484,7 @@ def _write_batches(planned: RDD[Any], folder: Path, batch_size: int, max_znode_b
 
     def cut(final: bool) -> list[bytes]:
         """Write the window's final batches; return the entries of the one still open."""
-        batches = plans.batches(window, bytes, ENVELOPE, batch_size, max_znode_bytes,
+        batches = plans.batches(window, len, ENVELOPE, batch_size, max_znode_bytes,
                                 label=_entry_label)
         done = len(batches) if final else len(batches) - 1
         for batch in batches[:done]:

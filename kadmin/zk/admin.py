@@ -266,24 +266,30 @@ def submit_election(client: KazooClient, partitions: Sequence[TopicPartition], *
 
 
 def submit_deletions(client: KazooClient, topics: Sequence[str], *,
-                     acl: Sequence[ACL] | None = None) -> None:
+                     acl: Sequence[ACL] | None = None, queued_before: Sequence[str] = ()) -> None:
     """Queue every topic in one transaction, so the controller sees all of them or none.
+    ``plans.deletion_batches`` says how many topics one transaction can hold.
 
-    Refuses while any deletion is queued: the wait that follows could not tell this request's
-    progress from the other one's. A lost reply is resolved as for the single-znode requests:
-    if every marker of ours is there on retry, the transaction was applied.
+    Refuses while any deletion is queued but the markers this operation queued in its earlier
+    transactions (``queued_before``): the wait that follows could not tell this request's
+    progress from the other one's. A transaction whose reply was lost was applied if, on retry,
+    each of its topics is queued or already deleted.
     """
     if not topics:
         raise ValueError("submit_deletions needs at least one topic")
+    ours = set(queued_before)
+    partial = (f"; {len(ours):,} topic{'' if len(ours) == 1 else 's'} of this deletion "
+               f"{'was' if len(ours) == 1 else 'were'} queued before this") if ours else ""
 
     def commit(calls: ZkCalls) -> None:
         markers_acl = acl if acl is not None else _creation_acl(calls, paths.delete_topic(topics[0]))
         calls.ensure_path(paths.DELETE_TOPICS, markers_acl)
         queued = calls.children(paths.DELETE_TOPICS)
-        if calls.unsure and set(queued).issuperset(topics):
+        if calls.unsure and _queued_or_gone(calls, topics, queued):
             return
-        if queued:
-            raise Conflict(_deletions_message(queued))
+        others = set(queued) - ours
+        if others:
+            raise Conflict(_deletions_message(sorted(others)) + partial)
         results = calls.create_all([paths.delete_topic(t) for t in topics], markers_acl)
         # A failed transaction reports the failing operation's error and rolls back the rest.
         errors = [(name, r) for name, r in zip(topics, results, strict=True)
@@ -294,12 +300,20 @@ def submit_deletions(client: KazooClient, topics: Sequence[str], *,
             if isinstance(error, session.REFUSED):
                 raise session.not_authorized(f"creating {paths.delete_topic(name)}", error)
             if isinstance(error, NodeExistsError):
-                raise Conflict(_busy(calls, PlanKind.DELETION)
-                               or f"topic {name} is already queued for deletion")
+                raise Conflict((_busy(calls, PlanKind.DELETION)
+                                or f"topic {name} is already queued for deletion") + partial)
             raise OperationFailed(f"could not create {paths.delete_topic(name)}: "
-                                  f"{type(error).__name__}; no deletion was queued")
+                                  f"{type(error).__name__}{partial or '; no deletion was queued'}")
 
     _with_retries(client, f"queueing deletions in {paths.DELETE_TOPICS}", commit)
+
+
+def _queued_or_gone(calls: ZkCalls, chunk: Sequence[str], queued: Sequence[str]) -> bool:
+    """True when a transaction queueing ``chunk`` was applied: the controller may already have
+    deleted some of its topics, markers and all, since."""
+    waiting = set(queued)
+    rest = [t for t in chunk if t not in waiting]
+    return not any(calls.exist([paths.topic(t) for t in rest]))
 
 
 # --- waiting -----------------------------------------------------------------------------------

@@ -282,3 +282,21 @@ def decode_election(data: bytes | None) -> tuple[TopicPartition, ...]:
             _id(entry.get("partition"), f"partitions[{i}].partition"),
         ))
     return tuple(out)
+
+
+# --- /admin/delete_topics: one transaction of empty markers -----------------------------------
+
+MULTI_REQUEST_OVERHEAD = 4 + 8 + 9
+"""A multi request on the wire, besides its operations: the packet's length prefix, the request
+header (xid, type) and the header that closes the list of operations."""
+
+ACL_ALLOWANCE = 64
+"""Bytes counted for the ACL of a created znode. The largest kadmin sets is Kafka's
+(CREATOR_ALL + world READ): 43 bytes as jute writes it."""
+
+
+def multi_create_bytes(path: str) -> int:
+    """What creating an empty znode at ``path`` (the full path, chroot included: that is what
+    goes on the wire) adds to a multi request: the operation header (type, done, err), the path
+    and the empty data with their length prefixes, the ACL and the flags."""
+    return 9 + 4 + len(path.encode("utf-8")) + 4 + ACL_ALLOWANCE + 4

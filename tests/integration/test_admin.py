@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from kadmin import plans
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.model import (
     Broker,
@@ -545,3 +546,32 @@ def test_wait_deletions_needs_both_the_marker_and_the_topic_gone(
     other.delete(paths.delete_topic("foo"))
 
     assert waiter.result() == ()
+
+
+def test_thousands_of_long_topic_names_are_queued_in_transactions_that_fit(zk: KazooClient) -> None:
+    topics = [f"{i:05d}".ljust(249, "x") for i in range(4000)]  # ~1.4 MB in one transaction
+    batches = plans.deletion_batches(topics, 1_000_000, zk.chroot)
+    assert len(batches) == 2
+
+    queued: list[str] = []
+    for batch in batches:
+        admin.submit_deletions(zk, batch, queued_before=queued)
+        queued += batch
+
+    assert sorted(zk.get_children(paths.DELETE_TOPICS)) == topics
+
+
+def test_a_later_transaction_that_fails_says_how_many_topics_are_queued(zk: KazooClient) -> None:
+    admin.submit_deletions(zk, ["a", "b"])
+
+    # "x/c" has no parent marker: its create fails, and "d" is rolled back with it
+    with pytest.raises(OperationFailed, match=r"^could not create /admin/delete_topics/x/c: "
+                                              r"NoNodeError; 2 topics of this deletion were "
+                                              r"queued before this$"):
+        admin.submit_deletions(zk, ["x/c", "d"], queued_before=["a", "b"])
+    with pytest.raises(Conflict, match=r"^topic deletions are already queued in "
+                                       r"/admin/delete_topics \(1 topic: b\); 1 topic of this "
+                                       r"deletion was queued before this$"):
+        admin.submit_deletions(zk, ["d"], queued_before=["a"])  # "b" is not ours here
+
+    assert sorted(zk.get_children(paths.DELETE_TOPICS)) == ["a", "b"]

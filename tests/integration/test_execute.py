@@ -274,6 +274,25 @@ def test_topics_delete(kadmin, start_sandbox):
     assert not box.client.exists(paths.delete_topic("ghost"))
 
 
+def test_topics_delete_splits_the_markers_over_several_transactions(kadmin, start_sandbox):
+    snapshot = synthetic_cluster(brokers=3, topics=40, partitions=1, replication_factor=1, seed=2)
+    box = start_sandbox(snapshot)
+    victims = sorted(snapshot.topics)[:30]  # ~15 markers per 2,000 bytes with the chroot
+
+    run = kadmin("topics", "delete", *victims, "-z", box.connect_string, "--yes", "--json",
+                 "--max-znode-bytes", "2000", "--timeout", "60")
+
+    assert run.code == 0, run.err
+    events = [json.loads(line) for line in run.out.splitlines()]
+    submitted = [e for e in events if e["event"] == "batch_submitted"]
+    assert len(submitted) > 1 and sum(e["size"] for e in submitted) == 30
+    assert all(e["batches"] == len(submitted) for e in submitted)
+    assert events[-1] == {"event": "finished", "operation": "delete", "ok": True, "failed": 0}
+    left = sorted(box.client.get_children(paths.BROKER_TOPICS))
+    assert left == sorted(snapshot.topics)[30:]
+    assert box.client.get_children(paths.DELETE_TOPICS) == []
+
+
 def test_topics_delete_without_confirmation_writes_nothing(kadmin, start_sandbox, monkeypatch):
     box = start_sandbox(small_cluster())
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))

@@ -1,4 +1,5 @@
-"""Batching: every batch is a znode payload ZooKeeper accepts, measured in the codec's own bytes."""
+"""Batching: every batch is a znode payload (or, for deletions, a transaction) ZooKeeper accepts,
+measured in the codec's own bytes and in the request kazoo sends."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kazoo.protocol.serialization import Create, Transaction
+from kazoo.security import ACL, OPEN_ACL_UNSAFE
 
 from kadmin import plans
 from kadmin.model import InvalidInput, PartitionMove, TopicPartition
-from kadmin.zk import codec
+from kadmin.zk import codec, paths
+from kadmin.zk.session import KAFKA_ACL
 
 TOPICS = st.text("abcxyz._-", min_size=1, max_size=40)
 MOVES = st.lists(st.builds(
@@ -67,15 +71,17 @@ def test_sizes_are_exact_at_the_boundary() -> None:
 
 
 def test_count_limit_alone() -> None:
-    assert plans.batches(list(range(7)), lambda i: b"x", 2, 3, 1000) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert plans.batches(list(range(7)), lambda i: 1, 2, 3, 1000) == [[0, 1, 2], [3, 4, 5], [6]]
 
 
 def test_byte_arithmetic_counts_commas_and_envelope() -> None:
     # envelope 2 + entries of 3 bytes + commas: 2+3=5, 2+3+1+3=9, 2+3+1+3+1+3=13
-    encode = lambda i: b"abc"  # noqa: E731
-    assert [len(b) for b in plans.batches(list(range(6)), encode, 2, 100, 9)] == [2, 2, 2]
-    assert [len(b) for b in plans.batches(list(range(6)), encode, 2, 100, 12)] == [2, 2, 2]
-    assert [len(b) for b in plans.batches(list(range(6)), encode, 2, 100, 13)] == [3, 3]
+    three = lambda i: 3  # noqa: E731
+    assert [len(b) for b in plans.batches(list(range(6)), three, 2, 100, 9)] == [2, 2, 2]
+    assert [len(b) for b in plans.batches(list(range(6)), three, 2, 100, 12)] == [2, 2, 2]
+    assert [len(b) for b in plans.batches(list(range(6)), three, 2, 100, 13)] == [3, 3]
+    # without separators (the ops of a transaction): 2+3+3+3=11
+    assert [len(b) for b in plans.batches(list(range(6)), three, 2, 100, 11, separator=0)] == [3, 3]
 
 
 def test_empty_input_has_no_batches() -> None:
@@ -114,3 +120,37 @@ def test_a_hundred_thousand_partitions_by_default_limits() -> None:
     small = plans.reassignment_batches(moves, 100_000, 500_000)
     assert all(len(codec.encode_reassignment(b)) <= 500_000 for b in small)
     assert flatten(small) == moves and len(small) > 1
+
+
+def multi_request_bytes(chroot: str, topics: Sequence[str], acl: Sequence[ACL]) -> int:
+    """The exact size of the multi request kazoo sends for these markers: length prefix, request
+    header (xid, type), then the transaction as kazoo serializes it."""
+    ops = Transaction([Create(chroot + paths.delete_topic(t), b"", list(acl), 0) for t in topics])
+    return 4 + 8 + len(ops.serialize())
+
+
+@pytest.mark.parametrize("acl", [OPEN_ACL_UNSAFE, KAFKA_ACL], ids=["open", "kafka"])
+@settings(max_examples=200, deadline=None)
+@given(topics=st.lists(st.text(min_size=1, max_size=249), min_size=1, max_size=40, unique=True),
+       chroot=st.sampled_from(["", "/kafka", "/a/much/longer/chroot/of/some/cluster"]),
+       max_bytes=st.integers(200, 20_000))
+def test_deletion_batches_fit_the_request_kazoo_sends(acl: Sequence[ACL], topics: list[str],
+                                                       chroot: str, max_bytes: int) -> None:
+    try:
+        batches = plans.deletion_batches(topics, max_bytes, chroot)
+    except InvalidInput:  # a single topic too long for this limit: checked below
+        assert any(multi_request_bytes(chroot, [t], KAFKA_ACL) > max_bytes - 21 for t in topics)
+        return
+    assert flatten(batches) == topics
+    for batch in batches:
+        assert multi_request_bytes(chroot, batch, acl) <= max_bytes
+
+
+def test_deletion_batches_cut_thousands_of_long_names() -> None:
+    topics = [f"{i:06d}".ljust(249, "x") for i in range(4000)]  # a 1.3 MB request in one piece
+
+    batches = plans.deletion_batches(topics, 1_000_000, "/kafka")
+
+    assert len(batches) == 2 and flatten(batches) == topics
+    assert 900_000 < multi_request_bytes("/kafka", batches[0], KAFKA_ACL) <= 1_000_000
+    assert multi_request_bytes("/kafka", topics, KAFKA_ACL) > 1_048_575  # jute.maxbuffer
