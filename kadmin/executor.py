@@ -206,6 +206,12 @@ def _ours_in_flight(client: KazooClient, targets: dict[TopicPartition, Replicas]
     return in_flight
 
 
+def _unmoved(client: KazooClient, batch: Sequence[PartitionMove]) -> tuple[PartitionMove, ...]:
+    """The batch's moves that the live cluster does not show applied yet."""
+    live = _live(client, sorted({m.topic for m in batch}))
+    return plans.changed_moves(ReassignmentPlan(tuple(batch)), live.snapshot)[0]
+
+
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
                          settings: ExecutionSettings, emit: Emit = _ignore) -> Outcome:
     targets = {m.tp: m.replicas for m in plan.moves}
@@ -242,6 +248,15 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
         if in_zookeeper:
             emit(BatchResumed(number, count, len(batch)))
         else:
+            if number > 1:
+                # read again: another run of this plan may have moved them since this run began
+                unmoved = _unmoved(client, batch)
+                done += len(batch) - len(unmoved)
+                batch = unmoved
+                if not batch:
+                    emit(BatchDone(number, count, done, total))
+                    _write_journal(paths, fingerprint, total, done, number, 0)
+                    continue
             try:
                 admin.submit_reassignment(client, batch)
             except Conflict:

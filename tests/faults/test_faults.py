@@ -30,11 +30,15 @@ from typing import Any, ClassVar
 import pytest
 from kazoo.client import KazooClient
 
+from kadmin import executor
 from kadmin.embedded import EmbeddedZooKeeper
-from kadmin.model import TopicAssignment, TopicPartition
+from kadmin.events import BatchDone, BatchSubmitted
+from kadmin.executor import PlanFiles
+from kadmin.model import PartitionMove, ReassignmentPlan, TopicAssignment, TopicPartition
 from kadmin.sandbox import Sandbox, read_events
 from kadmin.synthetic import synthetic_cluster
-from kadmin.zk import codec, paths
+from kadmin.zk import admin, codec, paths
+from kadmin.zk.session import ZkSettings, session
 
 pytestmark = pytest.mark.zk
 
@@ -322,6 +326,39 @@ def test_two_processes_at_once_exactly_one_submits(start_sandbox, tmp_path):
         _assert_applied(box.client, targets[winner])
         assert _layout(box.client, groups[loser]) == {t: before[t] for t in groups[loser]}
     print(f"losers refused at the create: {paths_taken[True]}, before it: {paths_taken[False]}")
+
+
+def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_again(
+        start_sandbox, tmp_path):
+    """A second run of the same plan, started late, may apply the batches this run planned next
+    (it planned from what it read then). Each batch is read again right before its create."""
+    snapshot = synthetic_cluster(brokers=6, topics=3, partitions=10, replication_factor=3, seed=8)
+    box = start_sandbox(snapshot, latency=0.01, parallelism=100)
+    record = tmp_path / "controller.jsonl"
+    target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 1)
+    moves = [PartitionMove(t, p, r) for t in sorted(target) for p, r in sorted(target[t].items())]
+    second_batch = moves[10:20]
+    events: list[object] = []
+
+    def emit(event: object) -> None:
+        events.append(event)
+        if isinstance(event, BatchDone) and event.batch == 1:  # the other run, one batch ahead
+            admin.submit_reassignment(box.client, second_batch)
+            assert admin.wait_reassignment(box.client, deadline=time.monotonic() + 60) == ()
+
+    with session(ZkSettings(box.connect_string)) as client:
+        outcome = executor.execute_reassignment(
+            client, ReassignmentPlan(tuple(moves)), PlanFiles(tmp_path / "plan.json"),
+            executor.ExecutionSettings(batch_size=10, timeout=60), emit)
+
+    assert outcome.ok, outcome
+    assert [(type(e).__name__, e.batch) for e in events
+            if isinstance(e, (BatchSubmitted, BatchDone))] == [
+        ("BatchSubmitted", 1), ("BatchDone", 1), ("BatchDone", 2),  # read again: nothing to do
+        ("BatchSubmitted", 3), ("BatchDone", 3)]
+    assert [e.done for e in events if isinstance(e, BatchDone)] == [10, 20, 30]
+    _assert_submitted_once(_submissions(record), target)  # the other run's batch included
+    _assert_applied(box.client, target)
 
 
 # --- 3. ZooKeeper down for longer than --timeout --------------------------------------------
