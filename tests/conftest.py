@@ -81,14 +81,13 @@ def zk_server() -> Iterator[ExternalZooKeeper | EmbeddedZooKeeper]:
             yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def zk_root(zk_server: ExternalZooKeeper | EmbeddedZooKeeper) -> Iterator[KazooClient]:
-    """One client on the server's root, to create and remove the per-test chroots."""
-    client = KazooClient(hosts=zk_server.connect_string, timeout=30)
-    client.start(timeout=30)
-    yield client
-    client.stop()
-    client.close()
+    """A client on the server's root, to create and remove the test's chroot. Per test, not per
+    session: kazoo's connection thread draws from the global ``random`` on every wake-up, and
+    a client alive while hypothesis generates data makes hypothesis warn (later: fail)."""
+    with _kazoo_session(zk_server.connect_string) as client:
+        yield client
 
 
 def _chroot_name(test_name: str) -> str:
@@ -154,7 +153,7 @@ def _kazoo_session(hosts: str) -> Iterator[KazooClient]:
         client.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def kazoo_session() -> Callable[[str], AbstractContextManager[KazooClient]]:
     """Open another plain kazoo session (a second kadmin, the controller, a server's root)."""
     return _kazoo_session

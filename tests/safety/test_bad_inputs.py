@@ -16,6 +16,7 @@ import json
 import shutil
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -113,14 +114,16 @@ def assert_one_error(run: Any, command: str, subject: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def sandbox(zk_server: Any, zk_root: KazooClient) -> Iterator[Sandbox]:
+def sandbox(zk_server: Any, kazoo_session: Callable[[str], AbstractContextManager[KazooClient]]
+            ) -> Iterator[Sandbox]:
     """The corpus cluster in a chroot of its own, with the simulated controller running."""
     chroot = f"/kadmin-test/safety-bad-inputs-{uuid.uuid4().hex[:8]}"
     box = Sandbox(snapshots.read_snapshot(CLUSTER), zookeeper=zk_server.connect_string,
                   chroot=chroot, latency=0.0).start()
     yield box
     box.stop()
-    zk_root.delete(chroot, recursive=True)
+    with kazoo_session(zk_server.connect_string) as root:
+        root.delete(chroot, recursive=True)
 
 
 CASES = [pytest.param(case, command, id=f"{case}:{command}")
