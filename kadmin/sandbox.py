@@ -98,15 +98,13 @@ _CONNECTION_ERRORS = (ConnectionLoss, SessionExpiredError, ConnectionClosedError
 # --- pipelined I/O -----------------------------------------------------------------------------
 
 
-def _reply(pending: IAsyncResult, client: KazooClient) -> Any:
+def _reply(pending: IAsyncResult) -> Any:
     """The reply, or the ZooKeeper error it carries (NoNode, BadVersion, ...) as a value;
     connection trouble raises, because then nothing that follows can succeed either."""
     try:
-        return pending.get(timeout=_REPLY_TIMEOUT)
+        return session.reply(pending, time.monotonic() + _REPLY_TIMEOUT)
     except _CONNECTION_ERRORS:
         raise
-    except client.handler.timeout_exception:
-        raise ConnectionLoss("no reply from ZooKeeper in time") from None
     except KazooException as exc:
         return exc
 
@@ -122,7 +120,7 @@ def _pipelined(client: KazooClient, requests: Iterable[Callable[[], IAsyncResult
     pending = iter(requests)
     while in_flight := [request() for request in itertools.islice(pending, window)]:
         in_flight[-1].wait(_REPLY_TIMEOUT)
-        out.extend(_reply(result, client) for result in in_flight)
+        out.extend(_reply(result) for result in in_flight)
     return out
 
 

@@ -75,10 +75,7 @@ class ZkCalls:
         # later drop, so kazoo fails it if the connection drops while it is answered.
         if self.while_connected and not self.client.connected:
             raise ConnectionLoss("ZooKeeper connection lost")
-        try:
-            return pending.get(timeout=max(0.0, self.until - time.monotonic()))
-        except self.client.handler.timeout_exception:
-            raise ConnectionLoss("no reply from ZooKeeper in time") from None
+        return session.reply(pending, self.until)
 
     def _write(self, pending: IAsyncResult) -> Any:
         try:

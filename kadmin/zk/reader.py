@@ -7,6 +7,7 @@ works on the next requests while Python decodes the previous answers, and memory
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -26,8 +27,7 @@ from kadmin.model import (
     TopicAssignment,
     TopicPartition,
 )
-from kadmin.zk import codec, paths
-from kadmin.zk.session import RETRYABLE, retrying
+from kadmin.zk import codec, paths, session
 
 WINDOW = 2000
 """Requests in flight at once: enough to keep a remote server busy, small enough that the
@@ -89,10 +89,13 @@ def pipelined(
 
 
 def _answer(call: Callable[[str], IAsyncResult], path: str, result: IAsyncResult) -> Any:
+    """One read's value. Bounded, like its retries: a request kazoo holds through an outage
+    would otherwise wait for as long as ZooKeeper stays away."""
+    until = time.monotonic() + session.DEFAULT_RETRY_SECONDS
     try:
-        return result.get()
-    except RETRYABLE:
-        return retrying()(lambda: call(path).get())
+        return session.reply(result, until)
+    except session.RETRYABLE:
+        return session.retrying(until)(lambda: session.reply(call(path), until))
     except NoNodeError:
         raise
     except KazooException as error:

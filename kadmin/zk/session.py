@@ -33,6 +33,7 @@ from kazoo.exceptions import (
     SessionExpiredError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
@@ -320,6 +321,18 @@ def session(settings: ZkSettings, *, create_chroot: bool = False) -> Iterator[Ka
     finally:
         client.stop()
         client.close()
+
+
+def reply(pending: IAsyncResult, until: float) -> Any:
+    """The answer to a kazoo request, or ConnectionLoss once ``until`` (monotonic) has passed.
+
+    kazoo holds a request made while it reconnects and sends it once a server answers, so a
+    plain ``get()`` waits for as long as ZooKeeper stays away; bounded, the wait becomes a
+    connection failure that the retry policy and its deadline deal with."""
+    try:
+        return pending.get(timeout=max(0.0, until - time.monotonic()))
+    except KazooTimeoutError:
+        raise ConnectionLoss("no reply from ZooKeeper in time") from None
 
 
 def _give_up(state: tenacity.RetryCallState) -> None:

@@ -280,3 +280,28 @@ def test_a_read_survives_the_server_restarting_midway(own_zk_server: EmbeddedZoo
         assert live.snapshot.partition_count == 5000
         assert sum(len(s) for s in live.snapshot.states.values()) == 5000
         assert live.unreadable == ()
+
+
+def test_a_read_gives_up_when_the_server_stays_away(own_zk_server: EmbeddedZooKeeper,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """kazoo holds the requests of a client that reconnects until a server answers; the read
+    must end with kadmin's error after the retry window instead (60 s, 3 s here)."""
+    monkeypatch.setattr("kadmin.zk.session.DEFAULT_RETRY_SECONDS", 3.0)
+    with session(ZkSettings(own_zk_server.connect_string)) as client:
+        load(client, big_cluster(5, 10))
+        get_async = client.get_async
+        calls = 0
+
+        def get_async_that_pulls_the_plug(path: str) -> object:
+            nonlocal calls
+            calls += 1
+            if calls == 20:
+                own_zk_server.stop()  # and it never comes back
+            return get_async(path)
+
+        client.get_async = get_async_that_pulls_the_plug
+        started = time.monotonic()
+        with pytest.raises(OperationFailed, match=r"^lost ZooKeeper connection \(ConnectionLoss\) "
+                                                  r"and it did not come back within \d+s$"):
+            reader.read_cluster(client)
+        assert time.monotonic() - started < 3.0 * 2 + 5  # the first wait and the retries' window
