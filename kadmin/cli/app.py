@@ -15,8 +15,9 @@ from typing import Annotated, Any
 import typer
 
 from kadmin.cli import cluster, execute, plan, sandbox, spark, zk
-from kadmin.cli.common import ZkSecurityOptions, err, use_security_options
+from kadmin.cli.common import err, use_security_options
 from kadmin.model import KadminError
+from kadmin.zk.security import SecuritySources
 
 app = typer.Typer(
     name="kadmin",
@@ -77,7 +78,7 @@ def zookeeper_security(
         help="Create znodes with Kafka's secure ACL (all rights for the creator, read for "
              "everyone). Done anyway under a parent that is not world-writable.")] = False,
 ) -> None:
-    use_security_options(ZkSecurityOptions(auth_file, sasl_file, tls, ca, cert, key, acl))
+    use_security_options(SecuritySources(auth_file, sasl_file, tls, ca, cert, key, acl))
 
 
 def report(error: KadminError) -> int:

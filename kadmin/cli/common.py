@@ -3,11 +3,9 @@ connection and its security, the consoles, and parsing of comma-separated lists.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -15,9 +13,9 @@ import typer
 from kazoo.client import KazooClient
 from rich.console import Console
 
-from kadmin import files, snapshots
+from kadmin import snapshots
 from kadmin.model import ClusterSnapshot, InvalidInput
-from kadmin.zk import codec, reader, session
+from kadmin.zk import codec, reader, security, session
 
 out = Console(soft_wrap=True, highlight=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -36,98 +34,13 @@ ClusterOpt = Annotated[Path | None, typer.Option(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-_SECRET_FILE_BYTES = 64 * 1024
-_DIGEST_FORMAT = "one line digest:user:password"
-_SASL_REQUIRED = {"DIGEST-MD5": ("username", "password"), "GSSAPI": ()}
-_SASL_KEYS = ("mechanism", "username", "password", "service", "principal")
-
-
-@dataclass(frozen=True)
-class ZkSecurityOptions:
-    """The root command's ZooKeeper security options as given. Files and the credential
-    variables are read only when a command connects, so a bad credential never stops a command
-    that works offline (or its --help)."""
-
-    auth_file: Path | None = None
-    sasl_file: Path | None = None
-    tls: bool = False
-    ca: Path | None = None
-    cert: Path | None = None
-    key: Path | None = None
-    acl: bool = False
-
-
-def _secret(path: Path | None, variable: str, option: str) -> tuple[str, str] | None:
-    """(text, where it came from) of a credential: the file wins over the variable. Errors name
-    the file or variable and never quote the text: it holds a password."""
-    if path is None:
-        text = os.environ.get(variable)
-        return (text, variable) if text else None  # set but empty: as good as unset
-    if str(path).startswith(("digest:", "{")) and not path.exists():
-        raise InvalidInput(f"{option} takes a file holding the credential, never the credential "
-                           "itself (command lines show in ps)")
-    data = files.read_bytes(path, max_bytes=_SECRET_FILE_BYTES)
-    try:
-        return data.decode("utf-8-sig"), str(path)
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{path}: not UTF-8 text") from None
-
-
-def _digest(text: str, source: str) -> tuple[str, str]:
-    """``digest:user:password`` -> kazoo's ("digest", "user:password"); the password may hold
-    colons, the user may not."""
-    scheme, _, credential = text.strip().partition(":")
-    user, colon, password = credential.partition(":")
-    if scheme != "digest" or not user or not colon or not password or "\n" in credential:
-        raise InvalidInput(f"{source}: expected {_DIGEST_FORMAT}")
-    return scheme, credential
-
-
-def _sasl(text: str, source: str) -> tuple[tuple[str, str], ...]:
-    """kazoo's ``sasl_options`` from a JSON object. Checked by hand, not with jsonschema: its
-    messages quote the offending value, which may be the password."""
-    doc = files.parse_json(text.encode("utf-8"), source)
-    if not isinstance(doc, dict) or not all(isinstance(v, str) for v in doc.values()):
-        raise InvalidInput(f"{source}: expected a JSON object of strings with the keys "
-                           f"{', '.join(_SASL_KEYS)}")
-    unknown = sorted(set(doc) - set(_SASL_KEYS))
-    if unknown:
-        raise InvalidInput(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; "
-                           f"expected {', '.join(_SASL_KEYS)}")
-    mechanism = doc.get("mechanism")
-    if mechanism not in _SASL_REQUIRED:
-        raise InvalidInput(f"{source}: $.mechanism must be one of {', '.join(_SASL_REQUIRED)}")
-    missing = [key for key in _SASL_REQUIRED[mechanism] if not doc.get(key)]
-    if missing:
-        raise InvalidInput(f"{source}: {mechanism} needs {' and '.join(missing)}")
-    return tuple(sorted(doc.items()))
-
-
-def zk_security(options: ZkSecurityOptions) -> session.ZkSecurity:
-    """The security settings of a connection, from the options and KADMIN_ZK_AUTH/_SASL."""
-    if (options.cert is None) != (options.key is None):
-        raise InvalidInput("--zk-cert and --zk-key go together: a client certificate needs its key")
-    if not options.tls and (options.ca or options.cert):
-        raise InvalidInput("--zk-ca, --zk-cert and --zk-key need --zk-tls")
-    digest = _secret(options.auth_file, "KADMIN_ZK_AUTH", "--zk-auth-file")
-    sasl = _secret(options.sasl_file, "KADMIN_ZK_SASL", "--zk-sasl-file")
-    security = session.ZkSecurity(
-        auth=(_digest(*digest),) if digest else (),
-        sasl=_sasl(*sasl) if sasl else (),
-        tls=options.tls, ca=options.ca, cert=options.cert, key=options.key, acl=options.acl)
-    if security.acl and not security.authenticated:
-        raise InvalidInput("--zk-acl needs credentials (KADMIN_ZK_AUTH, --zk-auth-file, "
-                           "--zk-sasl-file or --zk-cert): CREATOR_ALL names the creator")
-    return security
-
-
-_security_options: ContextVar[ZkSecurityOptions | None] = ContextVar(
+_security_options: ContextVar[security.SecuritySources | None] = ContextVar(
     "kadmin_zk_security_options", default=None)
 """Set by the root command's callback at every invocation. Not the Click context object:
 Typer 0.2x runs a private copy of Click, whose current context Click's API cannot see."""
 
 
-def use_security_options(options: ZkSecurityOptions) -> None:
+def use_security_options(options: security.SecuritySources) -> None:
     """The security options every ZooKeeper connection of this invocation uses."""
     _security_options.set(options)
 
@@ -138,9 +51,10 @@ def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
         raise InvalidInput("no ZooKeeper given: use -z/--zookeeper host:port[/chroot] "
                            "or set KADMIN_ZOOKEEPER")
     session.parse_connect_string(zookeeper)  # bad strings are input errors, before any I/O
+    sources = _security_options.get() or security.SecuritySources()
     return session.ZkSettings(connect=zookeeper, connect_timeout=connect_timeout,
                               session_timeout=session_timeout,
-                              security=zk_security(_security_options.get() or ZkSecurityOptions()))
+                              security=security.from_sources(sources))
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from kazoo.protocol.states import WatchedEvent
 from kazoo.security import ACL, ANYONE_ID_UNSAFE, Permissions
 
 from kadmin.model import Conflict, OperationFailed, PartitionMove, PlanKind, TopicPartition
-from kadmin.zk import codec, paths, session
+from kadmin.zk import codec, paths, security, session
 
 T = TypeVar("T")
 
@@ -140,7 +140,7 @@ def _creation_acl(calls: ZkCalls, path: str) -> list[ACL] | None:
         acls = calls.acls(parent)
     world_writable = any(a.id == ANYONE_ID_UNSAFE and a.perms & Permissions.CREATE
                          for a in acls or ())
-    return None if world_writable else list(session.KAFKA_ACL)
+    return None if world_writable else list(security.KAFKA_ACL)
 
 
 def _gave_up(error: OperationFailed) -> bool:

@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import logging
 import re
-import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
-from pathlib import Path
 from typing import Any
 
-import puresasl
-import puresasl.client
 import tenacity
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -36,9 +31,9 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
-from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
 from kadmin.model import InvalidInput, OperationFailed
+from kadmin.zk.security import ZkSecurity, client_options, preflight
 
 DEFAULT_RETRY_SECONDS = 60.0
 RETRYABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError)
@@ -50,10 +45,6 @@ REFUSED = (NoAuthError, InvalidACLError, AuthFailedError, SessionClosedRequireSa
 identity to own a znode created with CREATOR_ALL (ZooKeeper checks that before the parent's
 ACL), the server refused the session's credentials, or it serves only authenticated sessions.
 Retrying cannot help."""
-
-KAFKA_ACL: tuple[ACL, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
-"""What Kafka puts on its znodes with ``zookeeper.set.acl=true``: every right for the
-principal that created the znode, read for everyone."""
 
 # kazoo logs every dropped connection at WARNING; with no logging configured Python would print
 # those to stderr in the middle of kadmin's own output. kadmin reports connection trouble itself.
@@ -126,58 +117,6 @@ def _split_host_port(entry: str, text: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
-@dataclass(frozen=True)
-class ZkSecurity:
-    """How kadmin proves who it is to a secured ensemble, and what ACL its znodes get.
-
-    The credentials are left out of ``repr`` so that a settings object in a log line, a
-    traceback or a debugger never shows them.
-    """
-
-    auth: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    """kazoo's ``auth_data``: (scheme, credential) pairs, e.g. ("digest", "user:password")."""
-    sasl: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    """kazoo's ``sasl_options`` as pairs (a tuple keeps the settings hashable): mechanism,
-    username, password, service, principal."""
-    tls: bool = False
-    ca: Path | None = None
-    """CA bundle the server's certificate must chain to (None: the system's CAs)."""
-    cert: Path | None = None
-    key: Path | None = None
-    acl: bool = False
-    """Create every znode with :data:`KAFKA_ACL`. Without it kadmin still does so under a
-    parent that is not world-writable (see ``admin``)."""
-
-    @property
-    def authenticated(self) -> bool:
-        """True when the server can name the creator, as CREATOR_ALL needs."""
-        return bool(self.auth or self.sasl or self.cert)
-
-    @property
-    def sasl_login(self) -> str:
-        """The SASL mechanism and user, for messages (never the password)."""
-        options = dict(self.sasl)
-        who = options.get("username") or options.get("principal")
-        return options.get("mechanism", "?") + (f" as {who}" if who else "")
-
-
-def _client_options(security: ZkSecurity) -> dict[str, Any]:
-    """KazooClient keyword arguments for ``security``; a fresh dict per client, because kazoo
-    adds to the SASL options and to the auth set it is given."""
-    return {
-        "auth_data": set(security.auth),
-        "sasl_options": dict(security.sasl) or None,
-        "use_ssl": security.tls,
-        "ca": None if security.ca is None else str(security.ca),
-        "certfile": None if security.cert is None else str(security.cert),
-        "keyfile": None if security.key is None else str(security.key),
-        "verify_certs": True,
-        # what ZooKeeper's own Java client does (zookeeper.ssl.hostnameVerification)
-        "check_hostname": security.tls,
-        "default_acl": list(KAFKA_ACL) if security.acl else None,
-    }
-
-
 def not_authorized(what: str, error: Exception) -> OperationFailed:
     """The one line for a request ZooKeeper refused: ``what`` names the znode."""
     if isinstance(error, AuthFailedError):
@@ -221,13 +160,13 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
     missing one means a typo, and kadmin must never plan or write against an empty tree.
     """
     target = parse_connect_string(settings.connect)
-    _preflight(settings.security)
+    preflight(settings.security)
     # Connect to the root first: kazoo cannot tell "chroot missing" from "chroot empty".
     client = KazooClient(
         hosts=target.hosts,
         timeout=settings.session_timeout,
         connection_retry=reconnect_policy(),
-        **_client_options(settings.security),
+        **client_options(settings.security),
     )
     try:
         client.start(timeout=settings.connect_timeout)
@@ -253,40 +192,6 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
         client.close()
         raise
     return client
-
-
-def _preflight(security: ZkSecurity) -> None:
-    """Check here what kazoo only finds out in its connection thread, where a failure is a
-    connection that never comes up: TLS files it cannot load (and an encrypted key, for which
-    OpenSSL would prompt on the terminal), a SASL mechanism this machine cannot run (GSSAPI
-    without the kerberos module)."""
-    if security.tls:
-        context = ssl.create_default_context()
-        if security.ca is not None:
-            _load_tls(str(security.ca), partial(context.load_verify_locations, security.ca))
-        if security.cert is not None:
-            _load_tls(f"{security.cert} with key {security.key}", partial(
-                context.load_cert_chain, security.cert, security.key,
-                password=partial(_encrypted, security.key)))
-    if security.sasl:
-        try:
-            puresasl.client.SASLClient("zk-sasl-md5", **dict(security.sasl))
-        except puresasl.SASLError as exc:
-            raise InvalidInput(f"SASL {security.sasl_login} is not available here: {exc}") from None
-
-
-def _load_tls(what: str, load: Callable[[], None]) -> None:
-    try:
-        load()
-    except OSError as exc:  # ssl.SSLError included
-        raise InvalidInput(f"{what}: cannot load for TLS ({exc.strerror or exc})") from None
-
-
-def _encrypted(key: Path | None) -> str:
-    """OpenSSL's password callback: kadmin takes no key password (one more secret to carry),
-    and without a callback OpenSSL would prompt for one on the terminal."""
-    raise InvalidInput(f"{key}: the key is encrypted; kadmin needs an unencrypted PEM key "
-                       "(protect it with file permissions)")
 
 
 def _check_login(client: KazooClient, target: ZkTarget, security: ZkSecurity) -> None:

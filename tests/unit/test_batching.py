@@ -14,7 +14,7 @@ from kazoo.security import ACL, OPEN_ACL_UNSAFE
 from kadmin import plans
 from kadmin.model import InvalidInput, PartitionMove, TopicPartition
 from kadmin.zk import codec, paths
-from kadmin.zk.session import KAFKA_ACL
+from kadmin.zk.security import KAFKA_ACL
 
 TOPICS = st.text("abcxyz._-", min_size=1, max_size=40)
 MOVES = st.lists(st.builds(
