@@ -9,8 +9,8 @@ ZooKeeper by the sandbox (``load_cluster``, with the heap the sandbox sizes for 
 - ``kadmin cluster snapshot -z ... --out`` end to end as a subprocess (start-up, read, write);
 - one synchronous ``get`` per znode against the same pipelined read, on a sample of state
   znodes: what pipelining buys;
-- the same read through a kazoo handler whose ``select`` is plain select(2) instead of a new
-  epoll object per call (kazoo's default), the main cost found by profiling the read.
+- the same read on a client with kazoo's default handler, which creates a new epoll object per
+  ``select`` (kadmin's client uses select(2)): the main cost found by profiling the read.
 
 Run: python bench/bench_zk_read.py [--topics 2000] [--partitions 100] [--brokers 30] [--repeat 3]
 Appends a section to bench/RESULTS.md.
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import select
 import subprocess
 import sys
 import tempfile
@@ -31,17 +30,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.handlers.threading import SequentialThreadingHandler
-from kazoo.handlers.utils import fileobj_to_fd
 
 from kadmin.model import TopicPartition
 from kadmin.sandbox import Sandbox
 from kadmin.snapshots import read_snapshot
 from kadmin.synthetic import synthetic_cluster
-from kadmin.zk import codec, paths, reader
+from kadmin.zk import codec, paths, reader, session
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -61,27 +57,12 @@ def _thread_cpu(thread: threading.Thread) -> float:
     return _cpu_seconds(f"/proc/self/task/{thread.native_id}/stat")
 
 
-class SelectHandler(SequentialThreadingHandler):
-    """kazoo's threading handler with plain select(2) while every descriptor fits in an fd_set.
-
-    kazoo's own ``select`` builds, registers and closes a new epoll selector on every call, and
-    its I/O loop calls it several times per request; select(2) on two descriptors is one system
-    call. Above FD_SETSIZE (why kazoo moved to selectors) it falls back to kazoo's.
-    """
-
-    def select(self, *args: Any, **kwargs: Any) -> Any:
-        rlist, wlist, xlist = args[:3]
-        if all(fileobj_to_fd(f) < 1024 for f in (*rlist, *wlist, *xlist)):
-            return select.select(*args, **kwargs)
-        return super().select(*args, **kwargs)
-
-
 @contextmanager
-def reading_client(connect: str, handler: SequentialThreadingHandler | None = None
-                   ) -> Iterator[tuple[KazooClient, threading.Thread]]:
-    """A started client and its I/O thread (the thread that appeared when it connected)."""
+def reading_client(connect: str, kadmins: bool) -> Iterator[tuple[KazooClient, threading.Thread]]:
+    """A started client, kadmin's (``session.new_client``) or kazoo's default, and its I/O
+    thread (the thread that appeared when it connected)."""
     before = set(threading.enumerate())
-    client = KazooClient(hosts=connect, timeout=30, handler=handler)
+    client = session.new_client(connect, 30) if kadmins else KazooClient(hosts=connect, timeout=30)
     client.start(timeout=30)
     io_thread = next(t for t in threading.enumerate() if t not in before and "zk_loop" in t.name)
     try:
@@ -179,11 +160,11 @@ def main() -> None:
         loaded = time.perf_counter() - start
         assert sandbox.server is not None and sandbox.server.pid is not None
         jvm = sandbox.server.pid
-        with reading_client(sandbox.connect_string) as (client, io_thread):
+        with reading_client(sandbox.connect_string, kadmins=True) as (client, io_thread):
             reads = [timed_read(client, io_thread, jvm, total) for _ in range(args.repeat)]
             naive, pipelined = naive_vs_pipelined(client, sample)
-        with reading_client(sandbox.connect_string, SelectHandler()) as (client, io_thread):
-            select_reads = [timed_read(client, io_thread, jvm, total) for _ in range(args.repeat)]
+        with reading_client(sandbox.connect_string, kadmins=False) as (client, io_thread):
+            default_reads = [timed_read(client, io_thread, jvm, total) for _ in range(args.repeat)]
         out = Path(tmp) / "cluster.json"
         cli_seconds, cli_rss = cli_snapshot(sandbox.connect_string, out)
         written = read_snapshot(out).partition_count
@@ -197,9 +178,9 @@ def main() -> None:
         f"partitions, RF {args.replication_factor}, {args.brokers} brokers; one read = "
         f"{requests:,} ZooKeeper requests; embedded ZooKeeper started and loaded "
         f"(`load_cluster`) in {loaded:.1f} s",
-        read_line("`read_cluster` (topics + states), kazoo's default handler", reads),
-        read_line("same through a kazoo handler using select(2) (`SelectHandler` in bench_zk_read.py)",
-                  select_reads),
+        read_line("`read_cluster` (topics + states) on kadmin's client (select(2) handler)", reads),
+        read_line("same on a client with kazoo's default handler (a new epoll object per select)",
+                  default_reads),
         f"- `kadmin cluster snapshot -z ... --out` end to end (process start to exit): "
         f"{cli_seconds:.1f} s = {total / cli_seconds:,.0f} partitions/s, peak RSS "
         f"{cli_rss:.0f} MB, {size_mb:.0f} MB written",

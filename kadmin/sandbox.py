@@ -1132,8 +1132,7 @@ def _heap_option(snapshot: ClusterSnapshot) -> str:
 
 def _connect(connect_string: str) -> KazooClient:
     # the session must outlive a ZooKeeper restart: brokers and /controller are its ephemerals
-    client = KazooClient(hosts=connect_string, timeout=30,
-                         connection_retry=session.reconnect_policy())
+    client = session.new_client(connect_string, 30)
     try:
         client.start(timeout=30)
     except client.handler.timeout_exception:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import select
 import threading
 import time
 from collections.abc import Iterator
@@ -27,7 +28,8 @@ from kazoo.exceptions import (
     SessionClosedRequireSaslError,
     SessionExpiredError,
 )
-from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.handlers.threading import KazooTimeoutError, SequentialThreadingHandler
+from kazoo.handlers.utils import fileobj_to_fd
 from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
@@ -143,6 +145,37 @@ class ZkSettings:
     security: ZkSecurity = field(default_factory=ZkSecurity)
 
 
+_FD_SETSIZE = 1024
+
+
+class _SelectHandler(SequentialThreadingHandler):
+    """kazoo's threading handler, waiting with plain select(2) while the descriptors fit in an
+    fd_set (a client has two).
+
+    kazoo's own ``select`` creates, registers and closes a new epoll selector on every call, and
+    its I/O loop calls it several times per request: on a large pipelined read that is half of
+    the I/O thread's CPU, which shares the GIL with kadmin (bench/RESULTS.md: reads 1.3-2x
+    faster). Above FD_SETSIZE, and for any error, kazoo's own path runs, so kazoo sees exactly
+    the results and errors it was written for.
+    """
+
+    def select(self, *args: Any, **kwargs: Any) -> Any:
+        rlist, wlist, xlist = args[:3]
+        try:
+            if all(fileobj_to_fd(f) < _FD_SETSIZE for f in (*rlist, *wlist, *xlist)):
+                return select.select(*args, **kwargs)
+        except (OSError, ValueError):
+            pass
+        return super().select(*args, **kwargs)
+
+
+def new_client(hosts: str, session_timeout: float, **options: Any) -> KazooClient:
+    """A kazoo client as kadmin runs them: the select(2) handler, reconnecting every 2 s at
+    most (``reconnect_policy``); ``options`` go to KazooClient (security, ...)."""
+    return KazooClient(hosts=hosts, timeout=session_timeout, handler=_SelectHandler(),
+                       connection_retry=reconnect_policy(), **options)
+
+
 def reconnect_policy() -> KazooRetry:
     """How a kazoo client retries a lost connection: forever, every 2 s at most.
 
@@ -162,12 +195,8 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
     target = parse_connect_string(settings.connect)
     preflight(settings.security)
     # Connect to the root first: kazoo cannot tell "chroot missing" from "chroot empty".
-    client = KazooClient(
-        hosts=target.hosts,
-        timeout=settings.session_timeout,
-        connection_retry=reconnect_policy(),
-        **client_options(settings.security),
-    )
+    client = new_client(target.hosts, settings.session_timeout,
+                        **client_options(settings.security))
     try:
         client.start(timeout=settings.connect_timeout)
     except KazooTimeoutError:
