@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -256,23 +257,30 @@ def test_reads_twenty_thousand_partitions(zk: KazooClient) -> None:
     assert live.unreadable == ()
 
 
+def pull_the_plug(client: KazooClient, at_call: int, outage: Callable[[], None]) -> None:
+    """A real outage at a known point of a read: ``outage`` runs right before the client's
+    ``at_call``-th get request is made, while the earlier ones are in flight."""
+    get_async = client.get_async
+    calls = itertools.count(1)
+
+    def get_async_that_pulls_the_plug(path: str) -> object:
+        if next(calls) == at_call:
+            outage()
+        return get_async(path)
+
+    client.get_async = get_async_that_pulls_the_plug
+
+
 def test_a_read_survives_the_server_restarting_midway(own_zk_server: EmbeddedZooKeeper) -> None:
     with session(ZkSettings(own_zk_server.connect_string)) as client:
         load(client, big_cluster(50, 100))
         restart = threading.Thread(target=own_zk_server.restart, kwargs={"down_for": 1.0})
-        get_async = client.get_async
-        calls = 0
 
-        def get_async_that_pulls_the_plug(path: str) -> object:
-            # a real outage at a known point: requests are in flight when the server goes
-            nonlocal calls
-            calls += 1
-            if calls == 2500:
-                restart.start()
-                time.sleep(0.2)
-            return get_async(path)
+        def restart_in_the_background() -> None:
+            restart.start()
+            time.sleep(0.2)  # requests in flight when the server goes
 
-        client.get_async = get_async_that_pulls_the_plug
+        pull_the_plug(client, 2500, restart_in_the_background)
         try:
             live = reader.read_cluster(client)
         finally:
@@ -289,17 +297,7 @@ def test_a_read_gives_up_when_the_server_stays_away(own_zk_server: EmbeddedZooKe
     monkeypatch.setattr("kadmin.zk.session.DEFAULT_RETRY_SECONDS", 3.0)
     with session(ZkSettings(own_zk_server.connect_string)) as client:
         load(client, big_cluster(5, 10))
-        get_async = client.get_async
-        calls = 0
-
-        def get_async_that_pulls_the_plug(path: str) -> object:
-            nonlocal calls
-            calls += 1
-            if calls == 20:
-                own_zk_server.stop()  # and it never comes back
-            return get_async(path)
-
-        client.get_async = get_async_that_pulls_the_plug
+        pull_the_plug(client, 20, own_zk_server.stop)  # and it never comes back
         started = time.monotonic()
         with pytest.raises(OperationFailed, match=r"^lost ZooKeeper connection \(ConnectionLoss\) "
                                                   r"and it did not come back within \d+s$"):
