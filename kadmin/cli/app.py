@@ -1,8 +1,8 @@
 """The ``kadmin`` command: one Typer app per command group, and the error contract.
 
 Every failure reaches the operator as one line (plus one line per partition or problem where
-there are several) and an exit code: 1 failed, 2 invalid input, 3 conflict. A Python traceback is
-never shown unless KADMIN_DEBUG=1.
+there are several) and an exit code: 1 failed, 2 invalid input (Click's usage errors included),
+3 conflict, 130 interrupted. A Python traceback is never shown unless KADMIN_DEBUG=1.
 """
 
 from __future__ import annotations
@@ -88,20 +88,41 @@ def report(error: KadminError) -> int:
     return error.exit_code
 
 
+def _usage_error(error: Exception) -> str | None:
+    """One line for a Click usage error (unknown option, bad value, missing argument), or None
+    for anything else. Recognised by Click's documented ClickException interface, not by class:
+    Typer 0.2x raises the errors of a private copy of Click, earlier releases Click's own."""
+    message = getattr(error, "format_message", None)
+    if not callable(message) or not isinstance(getattr(error, "exit_code", None), int):
+        return None
+    ctx = getattr(error, "ctx", None)
+    if type(error).__name__ == "NoArgsIsHelpError":  # a group without its command
+        text = str(message()).strip()  # empty when Typer has printed the help already
+        return text or f"kadmin: error: missing command (see '{ctx.command_path} --help')"
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    return f"kadmin: error: {' '.join(str(message()).split())}{where}"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point. Click's standalone mode handles usage errors (exit 2, with
-    the usage line) and Ctrl-C at a prompt; kadmin's own errors pass through it and are mapped
-    here to the documented exit codes."""
+    """Console-script entry point: every outcome becomes one of the documented exit codes and,
+    for a failure, one line (Click's usage errors included, instead of its boxed usage text)."""
     try:
-        app(args=argv)
+        code = app(args=argv, prog_name="kadmin", standalone_mode=False)
     except KadminError as error:
         sys.exit(report(error))
-    except KeyboardInterrupt:
-        err.print("kadmin: interrupted; run the same command again to resume")
-        sys.exit(130)
+    except typer.Abort:  # end of input at a confirmation prompt
+        err.print("kadmin: aborted; nothing more was done")
+        sys.exit(1)
     except Exception as error:  # the last line of defence of the error contract
+        usage = _usage_error(error)
+        if usage is not None:
+            err.print(usage, markup=False)
+            sys.exit(getattr(error, "exit_code", 2))
         if os.environ.get("KADMIN_DEBUG"):
             raise
         err.print(f"kadmin: internal error: {type(error).__name__}: {error} "
                   "(set KADMIN_DEBUG=1 for a traceback)", markup=False)
         sys.exit(1)
+    if code == 130:  # Click turned Ctrl-C into this exit code
+        err.print("kadmin: interrupted; run the same command again to resume")
+    sys.exit(code if isinstance(code, int) else 0)

@@ -196,6 +196,35 @@ def test_reassign_resumes_after_sigkill_without_resubmitting(start_sandbox, tmp_
     assert len(every) == len(set(every)) == len(plan), "a partition was submitted twice"
 
 
+def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
+    snapshot = synthetic_cluster(brokers=6, topics=2, partitions=10, replication_factor=3, seed=3)
+    # each batch stays 2 s in ZooKeeper: the interrupt lands mid-run even on a loaded machine,
+    # where this test may read the event a second after kadmin wrote it
+    box = start_sandbox(snapshot, latency=2.0, parallelism=100)
+    target = {(t, p): [(r + 1) % 6 for r in replicas]
+              for t, a in snapshot.topics.items() for p, replicas in a.items()}
+    reassign = [sys.executable, "-m", "kadmin", "reassign", "--plan",
+                str(write_plan(tmp_path / "p.json", target)), "-z", box.connect_string,
+                "--batch-size", "10", "--json", "--timeout", "120"]
+    first = subprocess.Popen(reassign, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert first.stdout is not None
+    for line in first.stdout:
+        if json.loads(line)["event"] == "batch_submitted":
+            first.send_signal(signal.SIGINT)
+            break
+    out, err = first.communicate(timeout=60)
+
+    assert first.returncode == 130, (out, err)
+    assert err.splitlines() == ["kadmin: interrupted; run the same command again to resume"]
+    second = subprocess.run(reassign, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    for (topic, partition), replicas in target.items():
+        assert topic_assignment(box.client, topic)[partition] == tuple(replicas)
+    submitted = [(p["topic"], p["partition"]) for e in read_events(tmp_path / "controller.jsonl")
+                 if e.kind == "reassign_submitted" for p in e.detail["partitions"]]
+    assert sorted(submitted) == sorted(target), "the rerun submitted a partition again"
+
+
 def test_reassign_survives_zookeeper_restart(own_zk_server, tmp_path):
     snapshot = synthetic_cluster(brokers=6, topics=5, partitions=20, replication_factor=3, seed=9)
     with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka",
