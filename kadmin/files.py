@@ -271,12 +271,19 @@ def read_bytes(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         if len(data) > max_bytes:
             raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit")
         return data
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
-    except PermissionError:
-        raise InvalidInput(f"{path}: permission denied") from None
     except OSError as exc:
-        raise InvalidInput(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise _unreadable(path, exc) from None
+
+
+def _unreadable(path: Path, exc: OSError) -> InvalidInput:
+    """The one line for a file that cannot be read, in the operator's words."""
+    if isinstance(exc, FileNotFoundError):
+        return InvalidInput(f"{path}: no such file")
+    if isinstance(exc, IsADirectoryError):
+        return InvalidInput(f"{path} is a folder, expected a file")
+    if isinstance(exc, PermissionError):
+        return InvalidInput(f"{path}: permission denied")
+    return InvalidInput(f"{path}: cannot read ({exc.strerror or exc})")
 
 
 def read_json(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> object:
@@ -331,12 +338,8 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, object]]:
     """
     try:
         handle = path.open("rb")
-    except FileNotFoundError:
-        raise InvalidInput(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InvalidInput(f"{path} is a folder, expected a file") from None
     except OSError as exc:
-        raise InvalidInput(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise _unreadable(path, exc) from None
     with handle:
         for number, line in enumerate(handle, start=1):
             if line.strip():
