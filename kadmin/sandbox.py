@@ -257,7 +257,9 @@ class ControllerEvent:
     ``deletion_marker_removed``, ``failover``. ``at`` is wall-clock time (seconds).
     A ``reassign_submitted``/``election_submitted`` event is recorded once per *created* znode
     (its ``czxid``), never again when a new controller re-reads it, so two events with the same
-    partitions mean the same request was really submitted twice.
+    partitions mean the same request was really submitted twice. Outcomes are recorded right
+    after the ZooKeeper writes they describe (``SimulatedController.events`` waits for the step
+    in progress; a ``--record`` file may trail the writes by that step).
     """
 
     kind: str
@@ -401,6 +403,13 @@ class SimulatedController:
 
     @property
     def events(self) -> list[ControllerEvent]:
+        """What the controller did, read once the step it is in has ended. A step records its
+        events after the writes they describe, so a caller that has just seen such a write (a
+        partition leave /admin/reassign_partitions) finds its event here, not a moment later."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            with contextlib.suppress(RuntimeError):  # stopped meanwhile: nothing runs any more
+                self._call(lambda: None)  # commands run between steps
         with self._lock:
             return list(self._events)
 
@@ -765,6 +774,10 @@ class SimulatedController:
         if znode is None or znode[1].czxid == self._handled.get(kind):
             return
         data, stat = znode
+        # Kafka's controller has handled every broker change before a request made after it
+        # (one event queue, fed in ZooKeeper's order). A step can read the brokers, then a
+        # request created after a broker died: read the brokers again, after the request.
+        self._refresh_brokers()
         handle(data, stat.czxid)
         self._handled[kind] = stat.czxid
 
