@@ -96,10 +96,10 @@ def _usage_error(error: Exception) -> str | None:
     if not callable(message) or not isinstance(getattr(error, "exit_code", None), int):
         return None
     ctx = getattr(error, "ctx", None)
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
     if type(error).__name__ == "NoArgsIsHelpError":  # a group without its command
         text = str(message()).strip()  # empty when Typer has printed the help already
-        return text or f"kadmin: error: missing command (see '{ctx.command_path} --help')"
-    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        return text or f"kadmin: error: missing command{where}"
     return f"kadmin: error: {' '.join(str(message()).split())}{where}"
 
 
@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
         code = app(args=argv, prog_name="kadmin", standalone_mode=False)
     except KadminError as error:
         sys.exit(report(error))
+    except KeyboardInterrupt:  # outside the command (Click maps one inside it to exit 130)
+        code = 130
     except typer.Abort:  # end of input at a confirmation prompt
         err.print("kadmin: aborted; nothing more was done")
         sys.exit(1)
@@ -123,6 +125,6 @@ def main(argv: list[str] | None = None) -> None:
         err.print(f"kadmin: internal error: {type(error).__name__}: {error} "
                   "(set KADMIN_DEBUG=1 for a traceback)", markup=False)
         sys.exit(1)
-    if code == 130:  # Click turned Ctrl-C into this exit code
+    if code == 130:  # Ctrl-C
         err.print("kadmin: interrupted; run the same command again to resume")
     sys.exit(code if isinstance(code, int) else 0)
