@@ -1,0 +1,115 @@
+"""A rebalance of some topics over some target brokers: replica moves, then preferred leaders.
+
+The order matters: leaders are balanced over the replica lists the moves produce, by reordering
+only, so leadership never costs a copy. Both steps take their quota as an argument
+(:func:`replica_quota`, :func:`leader_quota` compute the single-machine one); a Spark task runs
+the same steps on its chunk of topics with quotas the driver hands out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from kadmin.balance.budget import Change, most_loaded_first
+from kadmin.balance.leaders import order_leaders
+from kadmin.balance.metrics import leader_changes, replica_moves
+from kadmin.balance.replicas import move_replicas, replica_counts
+from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import Group, Quota, groups_of, quota
+from kadmin.model import InvalidInput, Replicas
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A partial plan: at most this many replica moves / leader changes (None: no limit)."""
+
+    max_moves: int | None = None
+    max_leader_changes: int | None = None
+
+
+@dataclass(frozen=True)
+class Rebalance:
+    final: Mapping[int, Replicas]
+    """New replica lists by partition index, only those that change."""
+    replica_moves: int
+    lower_bound: int
+    """The fewest moves any plan balancing these topics over these brokers makes."""
+    leader_changes: int
+    unplaced: int
+    """Replica moves the balanced end state needs that no valid plan allows (racks, or
+    partitions as wide as the broker list); 0 means the spread ends at most 1."""
+    partial: bool
+    """True when a limit cut the plan short: running again continues."""
+
+
+def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
+                  rack_of: Mapping[int, str] | None) -> Quota:
+    counts = replica_counts(replicas)
+    inside = {b: counts.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    return quota(inside, groups_of(brokers, inside, outside, rack_of), outside)
+
+
+def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int]) -> Quota:
+    """Leadership is balanced over all target brokers together: a leader costs no disk, so
+    racks do not bound where it may go."""
+    leaders: dict[int, int] = {}
+    for members in replicas:
+        leaders[members[0]] = leaders.get(members[0], 0) + 1
+    inside = {b: leaders.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in leaders.items() if b not in inside}
+    return quota(inside, [Group(tuple(sorted(brokers)), len(replicas))], outside)
+
+
+def rebalance(table: PartitionTable, brokers: Collection[int],
+              rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
+              limits: Limits = Limits()) -> Rebalance:
+    """The fewest replica moves that balance ``table``'s replicas over ``brokers`` (drained
+    brokers are those holding replicas but not in ``brokers``), then, with ``leaders``, the
+    fewest reorderings that balance preferred leaders."""
+    before = table.replicas
+    wanted = replica_quota(before, brokers, rack_of)
+    moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
+    partial = False
+    if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
+        moved = _within(before, moved, wanted, limits.max_moves, _move_change)
+        partial = True
+    after = [moved.get(i, members) for i, members in enumerate(before)]
+    final = dict(moved)
+    if leaders:
+        reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
+                                     leader_quota(after, brokers))
+        forced = leader_changes(before, moved)
+        if limits.max_leader_changes is not None:
+            budget = limits.max_leader_changes - forced
+            if budget < 0:
+                raise InvalidInput(
+                    f"the replica moves change the preferred leader of {forced} partition(s), "
+                    f"more than --max-leader-changes {limits.max_leader_changes}; raise it or "
+                    f"lower --max-moves")
+            cost = {i: int(after[i][0] == before[i][0]) for i in reordered}
+            if sum(cost.values()) > budget:
+                reordered = _within(after, reordered, leader_quota(after, brokers), budget,
+                                    lambda i, old, new: Change(i, old[:1], cost[i]))
+                partial = True
+        final.update(reordered)
+    final = {i: r for i, r in final.items() if r != before[i]}
+    return Rebalance(final, replica_moves(before, final), wanted.units,
+                     leader_changes(before, final), unplaced, partial)
+
+
+def _move_change(i: int, old: Replicas, new: Replicas) -> Change:
+    return Change(i, tuple(b for b in old if b not in new), len(set(new) - set(old)))
+
+
+def _within(before: Sequence[Replicas], changed: Mapping[int, Replicas], wanted: Quota,
+            budget: int, change_of: Callable[[int, Replicas, Replicas], Change]
+            ) -> dict[int, Replicas]:
+    """The changes to keep under ``budget``, the brokers with the most to give relieved first."""
+    excess = dict(wanted.give)
+    for b, pool in wanted.spare_give.items():
+        excess[b] = excess.get(b, 0) + (1 if wanted.pool_give[pool] else 0)
+    chosen = most_loaded_first([change_of(i, before[i], new) for i, new in sorted(changed.items())],
+                               excess, budget)
+    return {c.key: changed[c.key] for c in chosen}
