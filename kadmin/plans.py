@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from jsonschema.protocols import Validator
 
 from kadmin import schema
+from kadmin.jsontext import json_path
 from kadmin.model import (
     MAX_ID,
     ClusterSnapshot,
@@ -148,19 +149,6 @@ def kind_problem(doc: object, expected: PlanKind) -> Problem | None:
     return Problem("$", f"{_KIND_NAMES[found]}, expected {_KIND_NAMES[expected]}")
 
 
-def _path(parts: Sequence[object]) -> str:
-    """``$.partitions[3].replicas``: the JSONPath an operator finds in the file."""
-    out = ["$"]
-    for part in parts:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif isinstance(part, str) and part.isidentifier():
-            out.append(f".{part}")
-        else:
-            out.append(f"[{json.dumps(part)}]")
-    return "".join(out)
-
-
 def _short(text: str) -> str:
     """jsonschema quotes the whole offending value, which may be a million-entry list."""
     return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "…"
@@ -211,7 +199,7 @@ class _Checker:
         found = False
         for error in validator.iter_errors(value):
             if error.validator not in VALUE_KEYWORDS:
-                self.error(_path(prefix + tuple(error.absolute_path)), _short(error.message))
+                self.error(json_path(prefix + tuple(error.absolute_path)), _short(error.message))
                 found = True
         return found
 
@@ -233,7 +221,7 @@ class _Checker:
 
     def finish(self) -> None:
         if self.unexplained:
-            self.error(_path((self.list_key,)),
+            self.error(json_path((self.list_key,)),
                        f"{len(self.unexplained)} more entries do not match the schema (the first "
                        f"at {self.at(self.unexplained[0])}); only the first {EXPLAIN_LIMIT} are "
                        f"explained above")

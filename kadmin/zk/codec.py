@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from kadmin import jsontext
 from kadmin.model import (
     MAX_ID,
     Broker,
@@ -36,11 +37,13 @@ def _load_object(data: bytes | None) -> dict[str, Any]:
     if not data:
         raise DecodeError("empty payload, expected a JSON object")
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = jsontext.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DecodeError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise DecodeError(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except (jsontext.NotJson, jsontext.DuplicateKey) as exc:
+        raise DecodeError(f"not JSON kadmin can read ({exc})") from None
     except ValueError:  # Python refuses integers of more than sys.get_int_max_str_digits() digits
         raise DecodeError("not JSON kadmin can read (an integer with thousands of digits)") from None
     except RecursionError:
