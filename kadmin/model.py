@@ -11,14 +11,46 @@ in C. Values that exist once per broker, topic or plan are frozen dataclasses.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 MAX_ID = 2**31 - 1
 """Kafka's broker and partition ids are Java ints: a larger number is no Kafka id, and a znode
 holding one is a znode Kafka's controller cannot parse."""
+
+MAX_TOPIC_LENGTH = 255
+"""The longest topic name a Kafka release ever created: Kafka 0.8 and 0.9 allowed 255 characters,
+0.10 and later allow 249 (KAFKA-3219). kadmin never creates topics, but it must read, snapshot,
+plan and delete every topic a cluster may hold, so it takes the older, wider bound."""
+
+_TOPIC_NAME = re.compile(rf"[a-zA-Z0-9._-]{{1,{MAX_TOPIC_LENGTH}}}")
+
+
+def is_topic_name(name: object) -> TypeGuard[str]:
+    """A name Kafka could have created (``Topic.validate`` of any release): 1 to 255 characters
+    from ``[a-zA-Z0-9._-]``, not "." or "..". The one rule for every topic name kadmin reads:
+    from ZooKeeper, a snapshot or a plan, so whatever it accepts in one it accepts in the others."""
+    return type(name) is str and name not in (".", "..") and bool(_TOPIC_NAME.fullmatch(name))
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Why ``name`` fails :func:`is_topic_name`, in the operator's words; None when it passes."""
+    if is_topic_name(name):
+        return None
+    if not name:
+        return "topic name is empty"
+    if len(name) > MAX_TOPIC_LENGTH:
+        return (f"topic name is {len(name)} characters long; no Kafka release allows more than "
+                f"{MAX_TOPIC_LENGTH}")
+    if name in (".", ".."):
+        return f"topic name {json.dumps(name)} is not allowed by Kafka"
+    return (f"illegal topic name {json.dumps(name)}: Kafka allows only ASCII letters, digits, "
+            "'.', '_' and '-'")
+
 
 Replicas = tuple[int, ...]
 """Ordered broker ids of one partition; the first is the preferred replica (leader)."""

@@ -17,7 +17,6 @@ offending value, so jsonschema's findings for those keywords are dropped rather 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from kadmin.model import (
     ReassignmentPlan,
     Severity,
     TopicPartition,
+    topic_name_problem,
 )
 from kadmin.zk import codec, paths
 
@@ -63,8 +63,6 @@ EXPLAIN_LIMIT = 10_000
 rest are counted in one problem: at ~300 µs an entry, explaining a million would take minutes and
 the operator learns nothing from the millionth identical line."""
 
-MAX_TOPIC_LENGTH = 249
-_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
 _MESSAGE_LIMIT = 300
 _TOO_LARGE = f"is larger than {MAX_ID}, the largest id Kafka allows (a Java int)"
 
@@ -158,21 +156,6 @@ def _describe(value: object) -> str:
     if isinstance(value, dict):
         return _short(f"an object with keys {json.dumps(sorted(map(str, value)))}")
     return "an array" if isinstance(value, list) else _short(json.dumps(value, default=str))
-
-
-def topic_name_problem(name: str) -> str | None:
-    """Kafka's ``Topic.validate``: why ``name`` cannot be a topic, or None when it can."""
-    if not name:
-        return "topic name is empty"
-    if len(name) > MAX_TOPIC_LENGTH:
-        return (f"topic name is {len(name)} characters long; Kafka allows at most "
-                f"{MAX_TOPIC_LENGTH}")
-    if name in (".", ".."):
-        return f"topic name {json.dumps(name)} is not allowed by Kafka"
-    if not _TOPIC_CHARS.fullmatch(name):
-        return (f"illegal topic name {json.dumps(name)}: Kafka allows only ASCII letters, digits, "
-                f"'.', '_' and '-'")
-    return None
 
 
 class _Checker:

@@ -19,17 +19,19 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeGuard, TypeVar
+from typing import Any, Literal, TypeVar
 
 from kadmin import files
 from kadmin.model import (
     MAX_ID,
+    MAX_TOPIC_LENGTH,
     Broker,
     ClusterSnapshot,
     InvalidInput,
     PartitionState,
     Replicas,
     TopicAssignment,
+    is_topic_name,
 )
 
 VERSION = 1
@@ -40,7 +42,6 @@ META_FILE = "meta.json"
 
 _TOP_KEYS = ("version", "brokers", "topics", "states", "controller", "controller_epoch")
 _META_KEYS = ("version", "controller", "controller_epoch")
-_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 Path_ = tuple[str, ...]
@@ -131,16 +132,11 @@ def _id(key: str, source: str, path: Path_, what: str) -> int:
                                "(a non-negative decimal integer without leading zeros)")
 
 
-def is_topic_name(name: object) -> TypeGuard[str]:
-    """Kafka's Topic.validate: 1 to 249 characters from [a-zA-Z0-9._-], not "." or ".."."""
-    return type(name) is str and bool(_TOPIC_NAME.fullmatch(name)) and name not in (".", "..")
-
-
 def _topic_name(name: object, source: str, path: Path_) -> str:
     if is_topic_name(name):
         return name
-    raise _error(source, path, f"{_shown(name)} is not a legal topic name (1 to 249 characters "
-                               'from a-z A-Z 0-9 . _ -, and not "." or "..")')
+    raise _error(source, path, f"{_shown(name)} is not a legal topic name (1 to {MAX_TOPIC_LENGTH} "
+                               'characters from a-z A-Z 0-9 . _ -, and not "." or "..")')
 
 
 def _broker_ids(value: object, source: str, path: Path_, what: str, *, non_empty: bool) -> Replicas:

@@ -26,6 +26,7 @@ from kadmin.model import (
     PartitionState,
     TopicAssignment,
     TopicPartition,
+    topic_name_problem,
 )
 from kadmin.zk import codec, paths, session
 
@@ -152,6 +153,19 @@ def _read_brokers(client: KazooClient, decoder: _Decoder) -> dict[int, Broker]:
     return dict(sorted(brokers.items()))
 
 
+def _topic_names(client: KazooClient, decoder: _Decoder) -> list[str]:
+    """Children of /brokers/topics that Kafka could have created; any other is reported (a
+    snapshot, plan or deletion naming it would be refused later, far from its cause)."""
+    names = []
+    for child in _children(client, paths.BROKER_TOPICS):
+        problem = topic_name_problem(child)
+        if problem is None:
+            names.append(child)
+        else:
+            decoder.report(paths.topic(child), problem)
+    return sorted(names)
+
+
 def _assignments(client: KazooClient, topics: Iterable[str],
                  decoder: _Decoder) -> Iterator[tuple[str, TopicAssignment]]:
     requests = ((paths.topic(name), name) for name in topics)
@@ -184,7 +198,8 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
                  states: bool = True) -> LiveCluster:
     """Brokers, controller, the assignment of ``topics`` (all when None; unknown ones are
     absent), their partition states unless ``states`` is False, and the in-flight admin
-    requests. Undecodable znodes are reported in ``unreadable`` and left out."""
+    requests. Undecodable znodes (and topics whose names Kafka could not have created) are
+    reported in ``unreadable`` and left out."""
     decoder = _Decoder(collect=True)
     # admin znodes first: the controller writes a partition's final replicas before it takes the
     # partition out of /admin/reassign_partitions, so read in this order a partition is always
@@ -194,7 +209,7 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
     controller = _optional(client, [(paths.CONTROLLER, codec.decode_controller),
                                     (paths.CONTROLLER_EPOCH, codec.decode_controller_epoch)],
                            decoder)
-    names = sorted(_children(client, paths.BROKER_TOPICS) if topics is None else set(topics))
+    names = _topic_names(client, decoder) if topics is None else sorted(set(topics))
     assignment_reads = _assignments(client, names, decoder)
     assignments: dict[str, TopicAssignment] = {}
     partition_states: dict[str, dict[int, PartitionState]] = {}

@@ -138,6 +138,8 @@ def test_unreadable_znodes_are_reported_and_the_rest_returned(zk: KazooClient) -
     nodes.update(topic_nodes("broken", b'{"version":1,"partitions":', {}))
     # a repeated key hides the first value: refused, not "the last one wins"
     nodes.update(topic_nodes("twice", b'{"version":1,"partitions":{"0":[7],"0":[1]}}', {}))
+    # a znode name Kafka could not have created (a snapshot of it could not be read back)
+    nodes.update(topic_nodes("bad topic", b'{"version":1,"partitions":{"0":[1]}}', {}))
     nodes.update(topic_nodes("bad-state", b'{"version":1,"partitions":{"0":[1],"1":[1]}}',
                              {0: b'{"leader":1,"isr":[1]}', 1: b'{"isr":[1]}'}))
     nodes[paths.CONTROLLER] = b'{"version":1,"brokerid":"one"}'
@@ -153,9 +155,13 @@ def test_unreadable_znodes_are_reported_and_the_rest_returned(zk: KazooClient) -
     unreadable = dict(live.unreadable)
     assert set(unreadable) == {
         "/brokers/ids/not-an-id", "/brokers/topics/broken", "/brokers/topics/twice",
+        "/brokers/topics/bad topic",
         "/brokers/topics/bad-state/partitions/1/state", "/controller",
     }
     assert unreadable["/brokers/topics/broken"].startswith("not JSON")
+    assert unreadable["/brokers/topics/bad topic"] == (
+        "illegal topic name \"bad topic\": Kafka allows only ASCII letters, digits, '.', '_' and "
+        "'-'")
     assert unreadable["/brokers/topics/twice"] == (
         'not JSON kadmin can read (duplicate key "0" in the object at $.partitions)')
     assert unreadable["/brokers/topics/bad-state/partitions/1/state"] == "missing leader"

@@ -113,11 +113,11 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
     (("brokers", "0", "rack"), 1, "$.brokers.0.rack: must be a string or null, got 1"),
     (("topics",), [], "$.topics: must be an object of topic -> partitions"),
     (("topics", "a b"), {"0": [0]}, '$.topics["a b"]: "a b" is not a legal topic name '
-                                    '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+                                    '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
     (("topics", ".."), {"0": [0]}, '$.topics[".."]: ".." is not a legal topic name '
-                                   '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
-    (("topics", "t" * 250), {"0": [0]}, f'$.topics.{"t" * 250}: "{"t" * 56}... is not a legal topic '
-                                        'name (1 to 249 characters from a-z A-Z 0-9 . _ -, and not '
+                                   '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("topics", "t" * 256), {"0": [0]}, f'$.topics.{"t" * 256}: "{"t" * 56}... is not a legal topic '
+                                        'name (1 to 255 characters from a-z A-Z 0-9 . _ -, and not '
                                         '"." or "..")'),
     (("topics", "foo"), [[0, 1]], "$.topics.foo: must be an object of partition id -> replicas"),
     (("topics", "foo", "3"), "0,1",
@@ -140,7 +140,7 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
      '$.topics["my.topic"].0: replicas must be a list of broker ids (integers >= 0), got "x"'),
     (("states",), None, "$.states: must be an object of topic -> partition id -> state"),
     (("states", "a/b"), {}, '$.states["a/b"]: "a/b" is not a legal topic name '
-                            '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+                            '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
     (("states", "foo"), [], "$.states.foo: must be an object of partition id -> state"),
     (("states", "foo", "0"), 5, "$.states.foo.0: must be an object with leader and isr"),
     (("states", "foo", "0", "isr"), DELETE, "$.states.foo.0: missing isr"),
@@ -179,6 +179,7 @@ VALID: list[tuple[tuple[str, ...], object]] = [
                         "endpoints": ["SSL://h0:9093"], "timestamp": "1"}),
     (("brokers", "0", "rack"), None),
     (("topics", "t" * 249), {"0": [7, 8]}),  # replicas on unregistered (dead) brokers
+    (("topics", "t" * 255), {"0": [7]}),  # as long as Kafka 0.8 and 0.9 allowed
     (("topics", "a-b_c.D9"), {"10": [0], "0": [1]}),
     (("states", "foo", "0"), {"leader": -1, "isr": [], "version": 1,
                               "leader_recovery_state": 0}),
@@ -239,7 +240,7 @@ _ids = _mostly(st.integers(0, 3).map(str),
 # No name ends in a newline: Python's re (used by jsonschema) lets "$" match before a final
 # newline, unlike the ECMA-262 regexes JSON Schema specifies, so "foo\n" would be a false alarm.
 _names = _mostly(st.sampled_from(["foo", "bar", "a.b", "my-topic_1", "...", "t" * 249]),
-                 st.one_of(st.sampled_from([".", "..", "a b", "", "a/b", "t" * 250, "é", "x\ny"]),
+                 st.one_of(st.sampled_from([".", "..", "a b", "", "a/b", "t" * 256, "é", "x\ny"]),
                            st.text(st.characters(codec="ascii", exclude_characters="\n"),
                                    max_size=3)))
 _replicas = _mostly(st.lists(_ints, min_size=1, max_size=3), st.one_of(_junk, st.lists(_ints)))
@@ -400,7 +401,7 @@ TOPIC_LINE_MESSAGES = [
     ('["foo"]', '$: must be an object {"topic": ..., "partitions": {...}}'),
     ('{"topic":"bar","partitions":{},"extra":1}', "$.extra: unknown key (expected topic, partitions)"),
     ('{"topic":"bar"}', "$: missing partitions"),
-    ('{"topic":7,"partitions":{}}', '$.topic: 7 is not a legal topic name (1 to 249 characters '
+    ('{"topic":7,"partitions":{}}', '$.topic: 7 is not a legal topic name (1 to 255 characters '
                                     'from a-z A-Z 0-9 . _ -, and not "." or "..")'),
     ('{"topic":"foo","partitions":{}}', "$.topic: topic foo is already on line 1"),
     ('{"topic":"bar","partitions":[]}', "$.partitions: must be an object of partition id -> replicas"),
