@@ -96,9 +96,10 @@ def _deadline(settings: ExecutionSettings) -> float:
 
 
 def _live(client: KazooClient, topics: Sequence[str], *, states: bool = False) -> reader.LiveCluster:
-    """The cluster as far as one plan is concerned. Partition states cost one read per partition,
-    so only elections (whose outcome depends on the ISR) ask for them."""
-    return reader.read_cluster(client, topics=set(topics), states=states)
+    """The cluster as far as one plan is concerned (a topic or state znode that cannot be decoded
+    stops the operation). Partition states cost one read per partition, so only elections (whose
+    outcome depends on the ISR) ask for them."""
+    return reader.read_for_operation(client, set(topics), states=states)
 
 
 def _require_valid(plan: ReassignmentPlan | ElectionPlan | DeletionPlan, snapshot: ClusterSnapshot,
@@ -373,8 +374,10 @@ def _election_failure(snapshot: ClusterSnapshot, tp: TopicPartition) -> str:
     preferred = replicas[0]
     if preferred not in snapshot.brokers:
         why = f"preferred replica {preferred} is offline"
-    elif state is None or preferred not in state.isr:
-        why = f"preferred replica {preferred} is not in the ISR {list(state.isr) if state else []}"
+    elif state is None:
+        why = "the partition has no state znode, so no leader or ISR"
+    elif preferred not in state.isr:
+        why = f"preferred replica {preferred} is not in the ISR {list(state.isr)}"
     else:
         why = "the controller did not move the leadership"
     return f"{tp}: leader is {leader}, not preferred replica {preferred}: {why}"

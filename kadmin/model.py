@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple, TypeGuard
@@ -82,6 +82,21 @@ class PartitionMove(NamedTuple):
         return TopicPartition(self.topic, self.partition)
 
 
+class Reassignment(NamedTuple):
+    """A partition being reassigned, as Kafka 2.4+ records it in its topic znode (spec section 4).
+
+    While it moves, the topic znode lists the *full* replica set (``target`` first, then the
+    replicas being removed), which is neither what the partition had nor what it will have:
+    ``target`` is that list minus ``removing_replicas``, ``original`` that list minus
+    ``adding_replicas``. ``original`` keeps the order of the full list, which is the order
+    before the move only as far as Kafka kept it (a failed-over controller recovers it the same
+    way). Its length is the partition's replication factor until the move ends.
+    """
+
+    target: Replicas
+    original: Replicas
+
+
 @dataclass(frozen=True)
 class Broker:
     """A registered broker (/brokers/ids/<id>); only what placement and reports need."""
@@ -106,8 +121,14 @@ class PartitionState:
 class ClusterSnapshot:
     """What kadmin knows about a cluster, from a snapshot file or read live from ZooKeeper.
 
-    ``topics`` and ``states`` keep the ZooKeeper nesting (topic -> partition -> value) so a
-    snapshot file maps onto it without reshaping and per-topic work needs no grouping.
+    ``topics``, ``states`` and ``reassigning`` keep the ZooKeeper nesting (topic -> partition ->
+    value) so a snapshot file maps onto it without reshaping and per-topic work needs no grouping.
+
+    ``topics`` holds each partition's replica list exactly as its topic znode does, so for a
+    partition in ``reassigning`` it is the temporary full set (target plus the replicas being
+    removed). ``reassigning`` holds every partition that Kafka 2.4+ shows moving (a non-empty
+    ``adding_replicas`` or ``removing_replicas``), whoever started the move; nothing may be
+    planned or submitted for those until the controller is done with them.
     """
 
     brokers: Mapping[int, Broker]
@@ -115,6 +136,7 @@ class ClusterSnapshot:
     states: Mapping[str, Mapping[int, PartitionState]] = field(default_factory=dict)
     controller: int | None = None
     controller_epoch: int | None = None
+    reassigning: Mapping[str, Mapping[int, Reassignment]] = field(default_factory=dict)
 
     def replicas(self, tp: TopicPartition) -> Replicas | None:
         partitions = self.topics.get(tp.topic)
@@ -123,6 +145,23 @@ class ClusterSnapshot:
     def state(self, tp: TopicPartition) -> PartitionState | None:
         states = self.states.get(tp.topic)
         return None if states is None else states.get(tp.partition)
+
+    def reassignment(self, tp: TopicPartition) -> Reassignment | None:
+        """The partition's move in flight, or None when it is settled."""
+        moving = self.reassigning.get(tp.topic)
+        return None if moving is None else moving.get(tp.partition)
+
+    def settled_replicas(self, tp: TopicPartition) -> Replicas | None:
+        """The replicas the partition has outside any move: ``original`` while it moves (what a
+        rollback restores, and whose length is its replication factor), else the topic znode's
+        list."""
+        moving = self.reassignment(tp)
+        return moving.original if moving is not None else self.replicas(tp)
+
+    def reassigning_partitions(self) -> list[TopicPartition]:
+        """Every partition in flight, sorted."""
+        return sorted(TopicPartition(topic, p) for topic, moving in self.reassigning.items()
+                      for p in moving)
 
     @property
     def partition_count(self) -> int:
@@ -180,6 +219,23 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
+
+
+SHOWN = 10
+"""How many items (partitions, znodes, topics) a message to a person lists before it counts the
+rest: a list of a million must not become a million lines."""
+
+
+def first_shown(items: Sequence[object]) -> tuple[list[str], int]:
+    """The first :data:`SHOWN` items as text, and how many more there are."""
+    return [str(item) for item in items[:SHOWN]], max(0, len(items) - SHOWN)
+
+
+def shown_lines(items: Sequence[object]) -> tuple[str, ...]:
+    """Detail lines of an error: one per item for the first :data:`SHOWN`, then one that counts
+    the rest."""
+    head, more = first_shown(items)
+    return (*head, f"and {more} more") if more else tuple(head)
 
 
 class KadminError(Exception):

@@ -108,8 +108,7 @@ def reassign(
     zk_settings(zookeeper)
     with connected(zookeeper, connect_timeout, session_timeout) as client:
         if dry_run:
-            snapshot = reader.read_cluster(client, topics={m.topic for m in plan.moves},
-                                          states=False).snapshot
+            snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
             batch_list, stats = executor.dry_run_reassignment(client, plan, snapshot, settings)
             render.batches(batch_list, json_output)
             render.plan_stats(stats, json_output)
@@ -173,8 +172,7 @@ def elect(
         if explicit is not None:
             plan = explicit
         else:
-            snapshot = reader.read_cluster(client, topics=set(names) if names else None,
-                                          states=False).snapshot
+            snapshot = reader.read_for_operation(client, set(names) if names else None).snapshot
             plan = plans.election_plan_for(snapshot, names or None)
         assert isinstance(plan, ElectionPlan)
         if dry_run:

@@ -17,6 +17,7 @@ from kadmin.cli.common import (
     ConnectTimeoutOpt,
     JsonOpt,
     SessionTimeoutOpt,
+    SkipUnreadableOpt,
     ZookeeperOpt,
     err,
     load_cluster,
@@ -149,6 +150,7 @@ def generate(
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Generate a balanced reassignment plan and its rollback file.
 
@@ -159,7 +161,7 @@ def generate(
         start_partition=start_partition, rack_aware=not disable_rack_aware)
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
         snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                                states=False)
+                                states=False, skip_unreadable=skip_unreadable)
         selected = select_topics(snapshot, topics, topics_file, all_topics)
         plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers),
                                         options)
@@ -189,13 +191,15 @@ def validate(
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Check a plan against its schema and, with --cluster or -z, the cluster (the CI dry run).
 
     Exit 0 when valid, 2 when not. Example: kadmin plan validate plans/x.json --cluster c.json
     """
     doc = files.read_json(plan_file)
-    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                             skip_unreadable=skip_unreadable)
                 if cluster is not None or zookeeper else None)
     report = plans.validate(doc, kind, snapshot, allow_rf_change=allow_rf_change,
                             allow_internal=allow_internal)
@@ -212,12 +216,14 @@ def stats(
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Per-broker replica and leader counts before and after a reassignment plan.
 
     Example: kadmin plan stats plans/x.json --cluster cluster.json
     """
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False)
+    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False,
+                            skip_unreadable=skip_unreadable)
     # a partition or broker the cluster lacks would be counted as if it existed; a replication
     # factor change is only shown
     plan = load_plan(plan_file, PlanKind.REASSIGN, snapshot, allow_rf_change=True)
@@ -235,9 +241,11 @@ def election(
     force: ForceOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a preferred replica election plan for the given topics (or every partition)."""
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                            skip_unreadable=skip_unreadable)
     selected = select_topics(snapshot, topics, None, all_topics)
     plan = plans.election_plan_for(snapshot, selected)
     _checked(plan, PlanKind.ELECTION, snapshot)
@@ -256,11 +264,13 @@ def deletion(
     force: ForceOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a topic deletion plan ({"version":1,"topics":[...]}), validated first."""
     names = split_names(topics, "--topics")
     plan = plans.deletion_plan_for(names)
-    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                             skip_unreadable=skip_unreadable)
                 if cluster is not None or zookeeper else None)
     _checked(plan, PlanKind.DELETION, snapshot, allow_internal=allow_internal)
     written = write_plan(plan, PlanKind.DELETION, out_path, force)

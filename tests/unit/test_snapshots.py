@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kadmin import schema, snapshots
-from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionState
+from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionState, Reassignment
 from kadmin.synthetic import synthetic_cluster
 
 SCHEMA = "cluster.schema.json"
@@ -26,6 +26,8 @@ BASE: dict[str, Any] = {
                 "2": {}},
     "topics": {"foo": {"0": [0, 1, 2], "1": [1, 2, 0]}, "my.topic": {"0": [2]}},
     "states": {"foo": {"0": STATE}},
+    # foo-1 moves from [2, 0] to [1, 2]: its topic znode lists both, target first
+    "reassigning": {"foo": {"1": {"target": [1, 2], "original": [2, 0]}}},
     "controller": {"brokerid": 0},
     "controller_epoch": 1,
 }
@@ -35,6 +37,7 @@ EXPECTED = ClusterSnapshot(
     states={"foo": {0: PartitionState(0, (0, 1, 2), 0, 1)}},
     controller=0,
     controller_epoch=1,
+    reassigning={"foo": {1: Reassignment(target=(1, 2), original=(2, 0))}},
 )
 
 
@@ -93,7 +96,8 @@ def test_document_round_trip_is_sorted_and_stable() -> None:
 
 MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
     (("extra",), 1,
-     "$.extra: unknown key (expected version, brokers, topics, states, controller, controller_epoch)"),
+     "$.extra: unknown key (expected version, brokers, topics, states, reassigning, controller, "
+     "controller_epoch)"),
     (("topics",), DELETE, "$: missing topics"),
     (("brokers",), DELETE, "$: missing brokers"),
     (("version",), DELETE, "$: missing version"),
@@ -158,6 +162,25 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
      '$.states.foo.0.controller_epoch: must be an integer >= 0, got "1"'),
     (("states", "foo", "01"), STATE, '$.states.foo.01: "01" is not a partition id '
                                      "(a non-negative decimal integer without leading zeros)"),
+    (("reassigning",), [], "$.reassigning: must be an object of topic -> partition id -> "
+                           "reassignment"),
+    (("reassigning", "a b"), {}, '$.reassigning["a b"]: "a b" is not a legal topic name '
+                                 '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("reassigning", "foo"), [], "$.reassigning.foo: must be an object of partition id -> "
+                                 "reassignment"),
+    (("reassigning", "foo", "01"), {"target": [1], "original": [2]},
+     '$.reassigning.foo.01: "01" is not a partition id '
+     "(a non-negative decimal integer without leading zeros)"),
+    (("reassigning", "foo", "1"), [1, 2],
+     '$.reassigning.foo.1: must be an object {"target": [...], "original": [...]}'),
+    (("reassigning", "foo", "1", "target"), DELETE, "$.reassigning.foo.1: missing target"),
+    (("reassigning", "foo", "1", "original"), DELETE, "$.reassigning.foo.1: missing original"),
+    (("reassigning", "foo", "1", "adding"), [1],
+     "$.reassigning.foo.1.adding: unknown key (expected target, original)"),
+    (("reassigning", "foo", "1", "target"), [], "$.reassigning.foo.1.target: target must not be "
+                                                "empty"),
+    (("reassigning", "foo", "1", "original"), [2, 2],
+     "$.reassigning.foo.1.original: original lists broker 2 twice"),
     (("controller",), 0, '$.controller: must be an object {"brokerid": <broker id>}'),
     (("controller",), {"version": 1}, "$.controller: missing brokerid"),
     (("controller", "brokerid"), -1,
@@ -167,6 +190,16 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
 SEMANTIC: list[tuple[tuple[str, ...], object, str]] = [
     (("states", "bar"), {"0": STATE}, "$.states.bar: no topic bar in $.topics"),
     (("states", "foo", "7"), STATE, "$.states.foo.7: topic foo has no partition 7 in $.topics"),
+    (("reassigning", "bar"), {"0": {"target": [1], "original": [2]}},
+     "$.reassigning.bar: no topic bar in $.topics"),
+    (("reassigning", "foo", "7"), {"target": [1], "original": [2]},
+     "$.reassigning.foo.7: topic foo has no partition 7 in $.topics"),
+    (("reassigning", "foo", "1"), {"target": [2, 1], "original": [1, 2]},
+     "$.reassigning.foo.1: target and original hold the same brokers, so the partition is not "
+     "being reassigned"),
+    (("reassigning", "foo", "1"), {"target": [1, 2], "original": [2, 5]},
+     "$.reassigning.foo.1: topic foo lists replicas [1, 2, 0] for partition 1 in $.topics, not "
+     "the target and original together"),
 ]
 VALID: list[tuple[tuple[str, ...], object]] = [
     (("states",), DELETE),
@@ -175,6 +208,9 @@ VALID: list[tuple[tuple[str, ...], object]] = [
     (("brokers",), {}),
     (("topics", "empty"), {}),
     (("states",), {}),
+    (("reassigning",), DELETE),
+    (("reassigning",), {}),
+    (("reassigning", "foo"), {}),
     (("brokers", "0"), {"version": 5, "host": None, "port": -1, "jmx_port": -1,
                         "endpoints": ["SSL://h0:9093"], "timestamp": "1"}),
     (("brokers", "0", "rack"), None),
@@ -324,7 +360,7 @@ def test_folder_round_trip_and_layout(tmp_path: Path) -> None:
     path = tmp_path / "snap"
     snapshots.write_snapshot(EXPECTED, path, fmt="dir")
     assert sorted(p.name for p in path.iterdir()) == [
-        "brokers.json", "meta.json", "states.jsonl", "topics.jsonl"]
+        "brokers.json", "meta.json", "reassigning.jsonl", "states.jsonl", "topics.jsonl"]
     assert (path / "topics.jsonl").read_text() == (
         '{"topic":"foo","partitions":{"0":[0,1,2],"1":[1,2,0]}}\n'
         '{"topic":"my.topic","partitions":{"0":[2]}}\n')
@@ -339,6 +375,9 @@ def test_folder_round_trip_and_layout(tmp_path: Path) -> None:
         assert schema_accepts(json.loads(line), "topicLine")
     for line in (path / "states.jsonl").read_text().splitlines():
         assert schema_accepts(json.loads(line), "statesLine")
+    assert (path / "reassigning.jsonl").read_text() == (
+        '{"topic":"foo","reassigning":{"1":{"target":[1,2],"original":[2,0]}}}\n')
+    assert schema_accepts(json.loads((path / "reassigning.jsonl").read_text()), "reassigningLine")
     assert snapshots.read_snapshot(path) == EXPECTED
     assert list(tmp_path.iterdir()) == [path]  # no temp sibling left
 
@@ -442,6 +481,13 @@ def test_topic_lines_agree_with_the_schema() -> None:
     ("brokers.json", '{"1": {"port": "x"}}', 'brokers.json: $.1.port: must be an integer or null, '
                                              'got "x"'),
     ("brokers.json", "[]", "brokers.json: $: must be an object of broker id -> broker"),
+    ("reassigning.jsonl", '{"topic":"bar","reassigning":{}}\n',
+     "reassigning.jsonl:1: $.topic: no topic bar in topics.jsonl"),
+    ("reassigning.jsonl", '{"topic":"foo","reassigning":{"0":{"target":[0],"original":[0,1,5]}}}\n',
+     "reassigning.jsonl:1: $.reassigning.0: topic foo lists replicas [0, 1, 2] for partition 0 in "
+     "topics.jsonl, not the target and original together"),
+    ("reassigning.jsonl", '{"topic":"foo","reassigning":{"1":{"target":[1,2]}}}\n',
+     "reassigning.jsonl:1: $.reassigning.1: missing original"),
     ("meta.json", '{"version": 2}', "meta.json: $.version: unsupported snapshot version 2 "
                                     "(this kadmin reads 1)"),
     ("meta.json", '{"controller": {"brokerid": 1}}', "meta.json: $: missing version"),
@@ -468,6 +514,10 @@ def test_folder_parts_agree_with_the_schema() -> None:
     assert schema_accepts({"topic": "foo", "states": {"0": {"leader": 0, "isr": [0]}}},
                           "statesLine")
     assert not schema_accepts({"topic": "foo", "states": {"0": {"leader": 0}}}, "statesLine")
+    assert schema_accepts({"topic": "foo", "reassigning": {"0": {"target": [1], "original": [2]}}},
+                          "reassigningLine")
+    assert not schema_accepts({"topic": "foo", "reassigning": {"0": {"target": [1]}}},
+                              "reassigningLine")
 
 
 def test_a_folder_that_is_not_a_snapshot(tmp_path: Path) -> None:
