@@ -176,6 +176,9 @@ def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
                          snapshot: ClusterSnapshot, settings: ExecutionSettings
                          ) -> tuple[list[Sequence[PartitionMove]], plans.PlanStats]:
     """Batches and before/after stats, computed exactly as a real run would; writes nothing."""
+    ours = {m.tp for m in _ours_in_flight(client, {m.tp: m.replicas for m in plan.moves})} \
+        if client is not None else set()
+    _refuse_moving(plan, snapshot, ours)
     _require_valid(plan, snapshot, settings)
     pending, _ = plans.changed_moves(plan, snapshot)
     batches = plans.reassignment_batches(pending, settings.batch_size, settings.max_znode_bytes)
@@ -207,10 +210,22 @@ def _ours_in_flight(client: KazooClient, targets: dict[TopicPartition, Replicas]
     return in_flight
 
 
+def _refuse_moving(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
+                   ours: set[TopicPartition]) -> None:
+    """Conflict for a partition of the plan that the topic znodes show moving, unless it is in
+    ``ours`` (a batch of this plan an interrupted run left in /admin/reassign_partitions)."""
+    planned = {m.tp for m in plan.moves}
+    plans.refuse_moving(snapshot.reassigning, lambda tp: tp in planned and tp not in ours,
+                        "nothing of the plan was submitted")
+
+
 def _unmoved(client: KazooClient, batch: Sequence[PartitionMove]) -> tuple[PartitionMove, ...]:
-    """The batch's moves that the live cluster does not show applied yet."""
+    """The batch's moves that the live cluster does not show applied yet (a Conflict if someone
+    else started moving one since the run began)."""
     live = _live(client, sorted({m.topic for m in batch}))
-    return plans.changed_moves(ReassignmentPlan(tuple(batch)), live.snapshot)[0]
+    moves = ReassignmentPlan(tuple(batch))
+    _refuse_moving(moves, live.snapshot, set())
+    return plans.changed_moves(moves, live.snapshot)[0]
 
 
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
@@ -219,9 +234,9 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     ours_in_flight = _ours_in_flight(client, targets)
     in_flight_tps = {m.tp for m in ours_in_flight}
     live = _live(client, sorted({m.topic for m in plan.moves}))
-    # Mid-move, a topic znode lists old and new replicas together (Kafka 2.4+), which validation
-    # would take for a replication-factor change. Our batch in ZooKeeper is the controller's
-    # business now; the run that submitted it validated it.
+    _refuse_moving(plan, live.snapshot, in_flight_tps)
+    # Our batch in ZooKeeper is the controller's business now; the run that submitted it
+    # validated it.
     _require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in in_flight_tps)),
                    live.snapshot, settings)
     fingerprint = plan_fingerprint(plan)

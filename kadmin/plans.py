@@ -30,6 +30,7 @@ from kadmin.jsontext import json_path
 from kadmin.model import (
     MAX_ID,
     ClusterSnapshot,
+    Conflict,
     DeletionPlan,
     ElectionPlan,
     InvalidInput,
@@ -37,9 +38,11 @@ from kadmin.model import (
     Plan,
     PlanKind,
     Problem,
+    Reassignment,
     ReassignmentPlan,
     Severity,
     TopicPartition,
+    shown_lines,
     topic_name_problem,
 )
 from kadmin.zk import codec, paths
@@ -389,10 +392,34 @@ def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_cha
         if offline:
             yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
                                         f"{list(move.replicas)} not registered in /brokers/ids")
+        moving = snapshot.reassignment(move.tp)
+        if moving is not None:
+            # its replica count is no replication factor until the move ends
+            yield Problem(str(move.tp), f"{_moving(move.tp, moving)}; kadmin reassign refuses it "
+                                        "until the controller is done", Severity.WARNING)
+            continue
         current = snapshot.replicas(move.tp)
         if current is not None and len(current) != len(move.replicas) and not allow_rf_change:
             yield Problem(str(move.tp), f"changes the replication factor from {len(current)} to "
                                         f"{len(move.replicas)} (allowed with --allow-rf-change)")
+
+
+def _moving(tp: TopicPartition, move: Reassignment) -> str:
+    return f"{tp} is being reassigned from {list(move.original)} to {list(move.target)}"
+
+
+def refuse_moving(reassigning: Mapping[str, Mapping[int, Reassignment]],
+                  concerned: Callable[[TopicPartition], bool], action: str) -> None:
+    """A Conflict naming the partitions in flight (``ClusterSnapshot.reassigning``) that
+    ``concerned`` picks: planning or submitting for one would race the controller, whose work is
+    not done. Looks only at the few partitions in flight, never at the whole plan."""
+    moving = [_moving(tp, move) for topic in sorted(reassigning)
+              for partition, move in sorted(reassigning[topic].items())
+              if concerned(tp := TopicPartition(topic, partition))]
+    if moving:
+        raise Conflict(f"{len(moving)} partition(s) are being reassigned, so {action}; wait until "
+                       "the controller is done (kadmin status shows them)",
+                       details=shown_lines(moving))
 
 
 def _check_election(plan: ElectionPlan, snapshot: ClusterSnapshot) -> Iterator[Problem]:
@@ -472,10 +499,12 @@ def plan_document(plan: Plan, *, log_dirs: bool = True) -> dict[str, Any]:
 
 def current_assignment(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> ReassignmentPlan:
     """The rollback plan: today's replicas of the partitions the plan touches, in Kafka's file
-    format, so undoing a reassignment is running another one."""
+    format, so undoing a reassignment is running another one. A partition still moving (a batch
+    of this plan that an interrupted run left in flight) is recorded with its original replicas,
+    never the temporary full set."""
     moves, unknown = [], []
     for move in plan.moves:
-        current = snapshot.replicas(move.tp)
+        current = snapshot.settled_replicas(move.tp)
         if current is None:
             unknown.append(str(move.tp))
         else:

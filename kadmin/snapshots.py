@@ -512,7 +512,7 @@ def _read_dir(folder: Path) -> ClusterSnapshot:
     reassigning: dict[str, dict[int, Reassignment]] = {}
     moving_path = folder / REASSIGNING_FILE
     if moving_path.exists():
-        for source, name, moving in _records(moving_path, "reassigning", _reassignments):
+        for source, name, moving in iter_reassigning_jsonl(moving_path):
             _check_reassignments_belong(name, moving, topics, source, ("topic",),
                                         ("reassigning",), TOPICS_FILE)
             reassigning[name] = moving
@@ -526,6 +526,12 @@ def iter_topics_jsonl(path: Path) -> Iterator[tuple[str, TopicAssignment]]:
     """``(topic, partitions)`` for each line of a topics.jsonl file, streamed and checked."""
     for _, name, partitions in _records(path, "partitions", _partitions):
         yield name, partitions
+
+
+def iter_reassigning_jsonl(path: Path) -> Iterator[tuple[str, str, dict[int, Reassignment]]]:
+    """``(file:line, topic, partitions in flight)`` for each line of a reassigning.jsonl file,
+    checked on its own (whether the partitions exist is for the reader of topics.jsonl)."""
+    return _records(path, "reassigning", _reassignments)
 
 
 def _records(path: Path, field: str, convert: Callable[[object, str, Path_], T]

@@ -163,6 +163,9 @@ def generate(
         snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
                                 states=False, skip_unreadable=skip_unreadable)
         selected = select_topics(snapshot, topics, topics_file, all_topics)
+        chosen = set(selected)
+        plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
+                            "no plan is made for their topics")
         plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers),
                                         options)
         rollback = plans.current_assignment(plan, snapshot)
