@@ -42,6 +42,7 @@ from kadmin.model import (
     Replicas,
     Severity,
     TopicPartition,
+    shown_lines,
 )
 from kadmin.zk import admin, codec, paths, reader, session
 
@@ -60,6 +61,8 @@ class ExecutionSettings:
     """Bound on the whole wait, in seconds; None waits for as long as it takes."""
     allow_rf_change: bool = False
     allow_internal: bool = False
+    allow_reassigning: bool = False
+    """Queue topic deletions even while a reassignment moves some of their partitions."""
 
 
 @dataclass(frozen=True)
@@ -402,10 +405,31 @@ def check_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionS
                    ) -> list[Sequence[str]]:
     """Everything that must hold before the operator is asked to confirm a deletion; returns
     the topics of each transaction of markers."""
-    _require_valid(plan, _live(client, list(plan.topics)).snapshot, settings)
+    moving = _in_flight_reassignment(client) or ()
+    snapshot = _live(client, list(plan.topics)).snapshot
+    if not settings.allow_reassigning:
+        _refuse_deleting_moving(plan, snapshot, moving)
+    _require_valid(plan, snapshot, settings)
     batches = plans.deletion_batches(plan.topics, settings.max_znode_bytes, client.chroot or "")
     admin.ensure_idle(client, PlanKind.DELETION)
     return batches
+
+
+def _refuse_deleting_moving(plan: DeletionPlan, snapshot: ClusterSnapshot,
+                            submitted: Sequence[PartitionMove]) -> None:
+    """Conflict for a topic a reassignment still moves, in /admin/reassign_partitions or in its
+    topic znode: Kafka's controller holds such a deletion until the move ends, so the wait that
+    follows would hang on it, and the move's work is thrown away."""
+    doomed = set(plan.topics)
+    partitions = sorted({m.tp for m in submitted if m.topic in doomed}
+                        | {tp for tp in snapshot.reassigning_partitions() if tp.topic in doomed})
+    if partitions:
+        topics = sorted({tp.topic for tp in partitions})
+        raise Conflict(f"{len(topics)} topic(s) to delete are being reassigned "
+                       f"({len(partitions)} partition(s) moving); nothing was deleted (wait until "
+                       "the reassignment is done, or --allow-reassigning)",
+                       details=shown_lines([f"topic {tp.topic}: partition {tp.partition} is "
+                                            "moving" for tp in partitions]))
 
 
 def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings,

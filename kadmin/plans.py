@@ -449,6 +449,10 @@ def _check_deletion(plan: DeletionPlan, snapshot: ClusterSnapshot, allow_interna
         if topic in INTERNAL_TOPICS and not allow_internal:
             yield Problem(topic, f"{topic} is an internal topic; deleting it loses state every "
                                  f"client depends on (allowed with --allow-internal)")
+        if snapshot.reassigning.get(topic):
+            yield Problem(topic, f"topic {topic} has {len(snapshot.reassigning[topic])} "
+                                 "partition(s) being reassigned; kadmin topics delete refuses it "
+                                 "(unless --allow-reassigning)", Severity.WARNING)
 
 
 def validate_against_cluster(plan: Plan, snapshot: ClusterSnapshot, *,

@@ -191,6 +191,10 @@ def delete_topics(
     zookeeper: ZookeeperOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_reassigning: Annotated[bool, typer.Option(
+        "--allow-reassigning",
+        help="Queue the deletion even while a reassignment moves some of the topics' "
+             "partitions (the controller then deletes them once the move ends).")] = False,
     timeout: TimeoutOpt = None,
     max_znode_bytes: MaxBytesOpt = 1_000_000,
     dry_run: DryRunOpt = False,
@@ -211,6 +215,7 @@ def delete_topics(
         list(names or []))
     assert isinstance(plan, DeletionPlan)
     settings = executor.ExecutionSettings(timeout=timeout, allow_internal=allow_internal,
+                                          allow_reassigning=allow_reassigning,
                                           max_znode_bytes=max_znode_bytes)
     zk_settings(zookeeper)
     with connected(zookeeper, connect_timeout, session_timeout) as client:

@@ -1,6 +1,7 @@
 """Reassignments in flight (Kafka 2.4+, spec section 4), started through /admin/reassign_partitions
 or through the Admin API (which writes only the topic znode): status reports them, planning and
-submitting for them is a conflict, and the rollback file records their original replicas.
+submitting for them is a conflict, the rollback file records their original replicas, and topics
+still being moved are not deleted unless the operator insists.
 
 The moves are real: the simulated controller starts them and, with a replica on a stuck broker,
 keeps them in flight (the topic znode lists target and old replicas together) until the test ends.
@@ -178,3 +179,30 @@ def test_the_rollback_of_a_batch_left_in_flight_records_the_original_replicas(
     assert run.code == 1 and "timed out" in run.err  # broker 5 never joins: still in flight
     rollback = json.loads((tmp_path / "p.rollback.json").read_text())
     assert rollback["partitions"] == [{"topic": "orders", "partition": 0, "replicas": [0, 1, 2]}]
+
+
+def test_topics_delete_refuses_topics_a_reassignment_still_moves(
+        kadmin: Run, submitted: Sandbox, admin_api: Sandbox) -> None:
+    zk = submitted.connect_string
+    run = kadmin("topics", "delete", "orders", "payments", "audit", "-z", zk, "--yes")
+    assert run.code == 3, (run.out, run.err)
+    assert run.err.splitlines() == [
+        "kadmin: error: 2 topic(s) to delete are being reassigned (2 partition(s) moving); "
+        "nothing was deleted (wait until the reassignment is done, or --allow-reassigning)",
+        "  topic orders: partition 0 is moving",
+        "  topic payments: partition 1 is moving"]
+    assert submitted.client.get_children(paths.DELETE_TOPICS) == []
+
+    forced = kadmin("topics", "delete", "orders", "payments", "audit", "-z", zk, "--yes",
+                    "--allow-reassigning", "--dry-run")
+    assert forced.code == 0, forced.err
+    assert "would delete 3 topic(s)" in forced.out
+
+
+def test_plan_validate_warns_about_deleting_a_topic_in_flight(kadmin: Run, admin_api: Sandbox,
+                                                              tmp_path: Path) -> None:
+    (tmp_path / "d.json").write_text('{"version": 1, "topics": ["payments"]}')
+    run = kadmin("plan", "validate", "d.json", "-z", admin_api.connect_string, "--strict")
+    assert run.code == 2
+    assert ("d.json: warning: payments: topic payments has 1 partition(s) being reassigned; "
+            "kadmin topics delete refuses it (unless --allow-reassigning)") in run.err
