@@ -138,7 +138,7 @@ def generate(
         "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")
     ] = placement.Strategy.ROUNDROBIN,
     replication_factor: Annotated[int | None, typer.Option(
-        "--replication-factor", help="Default: each topic's current replication factor.")] = None,
+        "--replication-factor", help="Default: every partition keeps its own replica count.")] = None,
     start_index: Annotated[int | None, typer.Option(
         "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")
     ] = None,
@@ -170,8 +170,12 @@ def generate(
                                         options)
         rollback = plans.current_assignment(plan, snapshot)
         written = write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback)
+    # only --replication-factor changes one; the plan must then be run with --allow-rf-change
+    rf_changes = 0 if replication_factor is None else sum(
+        len(m.replicas) != len(rollback_move.replicas)
+        for m, rollback_move in zip(plan.moves, rollback.moves, strict=True))
     summary = {"plan": str(written) if written else "-", "topics": len(selected),
-               "partitions": len(plan.moves), "unchanged": unchanged,
+               "partitions": len(plan.moves), "unchanged": unchanged, "rf_changes": rf_changes,
                "rollback": str(files.sibling(written, ".rollback.json")) if written else None}
     if json_output and written:
         out.print_json(data=summary)
@@ -179,7 +183,9 @@ def generate(
         (err if written is None else out).print(
             f"{len(plan.moves)} partition(s) to move, {unchanged} already in place, "
             f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {summary['rollback']}"
-                                          if written else ""), markup=False)
+                                          if written else "")
+            + (f"; {rf_changes} partition(s) change their replication factor (plan validate and "
+               "reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
 
 
 @app.command()

@@ -301,7 +301,7 @@ def count_run(records: Iterable[tuple[str, TopicAssignment]], ring_size: int,
         previous = name
         topics += 1
         partitions += len(assignment)
-        if problem is None:
+        if problem is None and assignment:  # a topic without partitions has nothing to place
             try:
                 placement.check_topic(len(assignment),
                                       placement.replication_factor_of(assignment, options),
