@@ -80,8 +80,9 @@ def admin_api(box: Sandbox) -> Sandbox:
     """payments-1 moving from [4, 5, 0] to [4, 0, 1], as the Admin API starts a move: the topic
     znode alone records it, and no /admin/reassign_partitions exists. The znode lists the target
     first, so the original recovered from it (as Kafka recovers it) is [4, 0, 5]."""
-    box.client.set(paths.topic("payments"), b'{"version":2,"partitions":{"0":[3,4,5],'
-                   b'"1":[4,0,1,5]},"adding_replicas":{"1":[1]},"removing_replicas":{"1":[5]}}')
+    box.client.set(paths.topic("payments"), codec.encode_topic(
+        {0: (3, 4, 5), 1: (4, 0, 1, 5)}, version=2,
+        reassigning={1: Reassignment(target=(4, 0, 1), original=(4, 0, 5))}))
     return box
 
 

@@ -138,6 +138,11 @@ def test_reassignments_in_flight_are_read_from_the_topic_znodes(zk: KazooClient)
         1: Reassignment(target=(2, 3), original=(2, 3, 4)),  # shrinking: nothing added
     }}  # "2": [] adds nothing: partition 2 is settled
     assert live.snapshot.settled_replicas(TopicPartition("moving", 0)) == (1, 2, 0)
+    # and written back as Kafka writes it (what a sandbox loading the snapshot needs)
+    again = codec.encode_topic(live.snapshot.topics["moving"], version=2,
+                               reassigning=live.snapshot.reassigning["moving"])
+    assert again == (b'{"version":2,"partitions":{"0":[1,2,5,0],"1":[2,3,4],"2":[4,5,6]},'
+                     b'"adding_replicas":{"0":[5]},"removing_replicas":{"0":[0],"1":[4]}}')
     assert live.snapshot.settled_replicas(TopicPartition("settled", 0)) == (1,)
 
 
