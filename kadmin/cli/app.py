@@ -2,8 +2,7 @@
 
 Every failure reaches the operator as one line (plus one line per partition or problem where
 there are several) and an exit code: 1 failed, 2 invalid input (Click's usage errors included),
-3 conflict, 130 interrupted (and, for ``verify`` only, 4: unfinished but nothing failed). A Python
-traceback is never shown unless KADMIN_DEBUG=1.
+3 conflict, 130 interrupted. A Python traceback is never shown unless KADMIN_DEBUG=1.
 """
 
 from __future__ import annotations

@@ -120,11 +120,6 @@ def reassign(
     _finish(outcome, json_output)
 
 
-VERIFY_INCOMPLETE = 4
-"""``verify``'s exit code when nothing failed but some partitions are still in progress or not
-started: the plan is not done yet, and waiting (or running ``reassign``) may finish it."""
-
-
 def verify(
     plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file or folder.")],
     zookeeper: ZookeeperOpt = None,
@@ -134,8 +129,8 @@ def verify(
 ) -> None:
     """Report each partition of a plan as complete, in progress, not started or failed.
 
-    Exit 0 when all are complete, 1 when some failed, 4 when none failed but some are still in
-    progress or not started. Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
+    Exit 0 when all are complete, else 1 with a last line that says whether partitions failed
+    or are only unfinished (waiting, or running reassign, finishes those). Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
     plan, anchor = load_reassignment(plan_path)
     through = executor.submitted_through(executor.PlanFiles(anchor), plan)
     with connected(zookeeper, connect_timeout, session_timeout) as client:
@@ -157,9 +152,12 @@ def verify(
         for line in shown_lines(result.failures):
             err.print(f"failed: {line}", markup=False)
     if result.failures:
-        raise typer.Exit(1)
+        raise OperationFailed(f"{len(result.failures)} partition(s) of the plan failed")
     if not result.ok:
-        raise typer.Exit(VERIFY_INCOMPLETE)
+        raise OperationFailed(
+            f"the plan is not complete yet: {counts['in_progress']} in progress, "
+            f"{counts['not_started']} not started; wait, or run 'kadmin reassign --plan "
+            f"{plan_path}' to submit the rest")
 
 
 def elect(

@@ -47,8 +47,10 @@ def test_a_plan_never_submitted_is_not_started_not_failed(kadmin: Run, box: Sand
                                                           tmp_path: Path) -> None:
     write_plan(tmp_path / "p.json", {**PLAN, ("a", 0): [0, 1, 2]})  # a-0 already in place
     run = kadmin("verify", "--plan", "p.json", "-z", box.connect_string)
-    assert run.code == 4, (run.out, run.err)
-    assert run.err == ""
+    assert run.code == 1, (run.out, run.err)
+    assert run.err.splitlines() == [
+        "kadmin: error: the plan is not complete yet: 0 in progress, 3 not started; wait, or run "
+        "'kadmin reassign --plan p.json' to submit the rest"]
     assert run.out.splitlines() == [
         "complete: 1, in progress: 0, not started: 3, failed: 0 (of 4)",
         "not started: b-0, c-0, d-0"]
@@ -62,7 +64,7 @@ def test_each_partition_in_its_state_after_an_interrupted_run(kadmin: Run, box: 
     assert run.code == 1 and "timed out" in run.err  # on b-0, the second batch
 
     run = kadmin("verify", "--plan", "p.json", "-z", box.connect_string, "--json")
-    assert run.code == 4, run.err
+    assert run.code == 1 and "not complete yet: 1 in progress, 2 not started" in run.err
     assert json.loads(run.out) == {"complete": ["a-0"], "in_progress": ["b-0"],
                                    "not_started": ["c-0", "d-0"], "failed": [],
                                    "counts": {"complete": 1, "in_progress": 1,
@@ -100,5 +102,6 @@ def test_failures_are_counted_and_the_list_is_bounded(kadmin: Run, box: Sandbox,
     assert run.out.splitlines() == [
         f"complete: 0, in progress: 0, not started: 0, failed: {SHOWN + 5} (of {SHOWN + 5})"]
     lines = run.err.splitlines()
-    assert len(lines) == SHOWN + 1 and lines[-1] == "failed: and 5 more"
+    assert len(lines) == SHOWN + 2 and lines[-2] == "failed: and 5 more"
+    assert lines[-1] == f"kadmin: error: {SHOWN + 5} partition(s) of the plan failed"
     assert lines[0] == "failed: wide-0: replicas [0, 1], target [1, 2]"
