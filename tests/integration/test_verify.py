@@ -83,7 +83,8 @@ def test_each_partition_in_its_state_after_an_interrupted_run(kadmin: Run, box: 
     assert run.err.splitlines() == [
         "failed: a-0: replicas [0, 1, 2], target [0, 1, 3]",
         "failed: c-0: being reassigned to [2, 3, 1] by another request, not to its target "
-        "[2, 3, 0]"]
+        "[2, 3, 0]",
+        "kadmin: error: 2 partition(s) of the plan failed"]
 
 
 def test_failures_are_counted_and_the_list_is_bounded(kadmin: Run, box: Sandbox,
