@@ -112,7 +112,7 @@ class _ReplicaProblem:
         count[x] -= 1
         count[y] = count.get(y, 0) + 1
 
-    def cheapest(self) -> int | None:
+    def cheapest(self, exhausted: int | None) -> int | None:
         """A hop cost no path can beat now: 1 while no broker both gained and lost replicas
         (each unit a broker takes is then a copy more than the plan has), else unknown."""
         return None if self.gained & self.lost else 1
@@ -120,72 +120,92 @@ class _ReplicaProblem:
     # --- direct phase --------------------------------------------------------------------------
 
     def direct(self, cost: int) -> int:
-        """Single hops of cost 1 (a fresh copy) from givers, the most loaded first, to takers."""
+        """Single hops of cost 1 (a fresh copy) from givers, the most loaded first, to takers.
+        The hot loop of a rebalance (one pass per replica moved), so it binds what it uses."""
         if cost != 1:
             return 0
         ledger = self.ledger
-        givers = [(-ledger.can_give(x), x) for x in ledger.givers()]
-        takers = [(-ledger.can_take(y), y) for y in ledger.takers()]
+        can_give, can_take = ledger.can_give, ledger.can_take
+        givers = [(-can_give(x), x) for x in ledger.givers()]
+        takers = [(-can_take(y), y) for y in ledger.takers()]
         heapq.heapify(givers)
         heapq.heapify(takers)
+        current, original, queues = self.current, self.original, self.queues
+        counts, topic_of, racks = self.topic_count, self.topic_of, self.rack_of is not None
         moved = 0
         while givers and takers:
             room, x = givers[0]
-            left = ledger.can_give(x)
+            left = can_give(x)
             if left != -room:
                 _refresh(givers, left, x)
                 continue
-            found = self._direct_from(x, takers)
-            if found is None:
+            queue = queues.get(x)
+            if queue is None:
+                queue = queues[x] = self._candidates(x)
+            y = None
+            for p in queue:
+                members = current.get(p) or original[p]
+                if x not in members:
+                    continue
+                while takers:  # the taker with the most room, when it fits: the common case
+                    room, top = takers[0]
+                    free = can_take(top)
+                    if free == -room:
+                        break
+                    _refresh(takers, free, top)
+                else:
+                    break
+                if (top not in members and not counts[topic_of[p]].get(top)
+                        and (not racks or self.rack_ok(p, members, x, top))):
+                    _refresh(takers, free - 1, top)
+                    y = top
+                    break
+                y = self._taker(p, members, x, takers)
+                if y is not None:
+                    break
+            if y is None:
                 heapq.heappop(givers)  # nothing of x fits anywhere directly: the search takes over
                 continue
-            p, y = found
             self.move(p, x, y)
             ledger.gave(x)
             ledger.took(y)
             moved += 1
-            _refresh(givers, ledger.can_give(x), x)
+            _refresh(givers, can_give(x), x)
         return moved
 
-    def _direct_from(self, x: int, takers: list[tuple[int, int]]) -> tuple[int, int] | None:
-        queue = self.queues.get(x)
-        if queue is None:
-            queue = self.queues[x] = self._candidates(x)
-        for p in queue:
-            members = self.members(p)
-            if x not in members:
-                continue
-            y = self._taker(p, members, x, takers)
-            if y is not None:
-                return p, y
-        return None
-
     def _candidates(self, x: int) -> Iterator[int]:
-        """``x``'s partitions in the order it should give them up: the topic ``x`` holds most
-        above its fair share first, followers before leaders, and a topic's ``j``-th replica
-        ranked as if ``j`` were gone already. So concentrations are worn down evenly, one
-        replica of each topic in turn, instead of one topic being stripped at a time (a
-        preference only: the number of moves does not depend on it)."""
+        """``x``'s partitions in the order it should give them up: first those of topics ``x``
+        holds two or more of, the topic most above its fair share first and its ``j``-th
+        replica ranked as if ``j`` were gone already (so concentrations are worn down evenly, a
+        replica of each topic in turn, not one topic stripped at a time); then the others,
+        followers before leaders. A preference only: the number of moves does not depend on
+        it. Ranking only the concentrated few keeps this linear and cheap."""
         counts, topic_of, original = self.topic_count, self.topic_of, self.original
         shares, n = self.topic_share, len(self.targets) or 1
+        mine = list(dict.fromkeys(self.holders.get(x, ())))
         seen: dict[int, int] = {}
         levels: dict[int, list[int]] = {}
-        mine = dict.fromkeys(self.holders.get(x, ()))
-        for follower in (True, False):
-            for p in mine:
-                if (original[p][0] != x) is not follower:
-                    continue
-                t = topic_of[p]
-                j = seen.get(t, 0)
-                seen[t] = j + 1
-                key = 2 * ((counts[t].get(x, 0) - j) * n - shares[t]) + follower
-                level = levels.get(key)
-                if level is None:
-                    levels[key] = [p]
-                else:
-                    level.append(p)
+        ranked: set[int] = set()
+        for p in mine:
+            t = topic_of[p]
+            held = counts[t].get(x, 0)
+            if held < 2:
+                continue
+            ranked.add(p)
+            j = seen.get(t, 0)
+            seen[t] = j + 1
+            key = 2 * ((held - j) * n - shares[t]) + (original[p][0] != x)
+            level = levels.get(key)
+            if level is None:
+                levels[key] = [p]
+            else:
+                level.append(p)
         for key in sorted(levels, reverse=True):
             yield from levels[key]
+        for follower in (True, False):
+            for p in mine:
+                if (original[p][0] != x) is follower and p not in ranked:
+                    yield p
 
     def _taker(self, p: int, members: Sequence[int], x: int, takers: list[tuple[int, int]]
                ) -> int | None:
@@ -296,11 +316,16 @@ class _ReplicaProblem:
 
 
 def _refresh(heap: list[tuple[int, int]], left: int, b: int) -> None:
-    """Put the top of a heap of ``(-room, broker)`` back with ``left`` room, or drop it."""
-    if left > 0:
-        heapq.heapreplace(heap, (-left, b))
-    else:
+    """Put the top of a heap of ``(-room, broker)`` back with ``left`` room, or drop it. Most
+    often it stays on top, and is then updated in place."""
+    if left <= 0:
         heapq.heappop(heap)
+        return
+    item = (-left, b)
+    if (len(heap) < 2 or item <= heap[1]) and (len(heap) < 3 or item <= heap[2]):
+        heap[0] = item
+    else:
+        heapq.heapreplace(heap, item)
 
 
 def replica_counts(replicas: Sequence[Replicas]) -> dict[int, int]:

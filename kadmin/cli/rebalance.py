@@ -96,7 +96,8 @@ def plan_rebalance(
             loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
             result = rebalance.change_factor(table, replication_factor, scope.targets, loads,
                                              scope.rack_of, limits)
-        plan = ReassignmentPlan(tuple(table.moves(result.final)))
+        moves, undo = table.moves(result.final)
+        plan = ReassignmentPlan(tuple(moves))
         after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
         figures = render.Rebalanced(
             result, len(selected), len(plan.moves),
@@ -107,6 +108,6 @@ def plan_rebalance(
             render.rebalanced(figures, None, json_output)
             return
         written = write_plan(plan, PlanKind.REASSIGN, out_path, force,
-                             plans.current_assignment(plan, snapshot))
+                             ReassignmentPlan(tuple(undo)))
     render.rebalanced(figures, written, json_output)
 
