@@ -14,6 +14,7 @@ from kadmin.cli.common import (
     ConnectTimeoutOpt,
     JsonOpt,
     SessionTimeoutOpt,
+    SkipUnreadableOpt,
     ZookeeperOpt,
     connected,
     load_cluster,
@@ -35,6 +36,7 @@ def snapshot(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing snapshot.")] = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write the cluster's brokers, topics and partition states as a snapshot.
 
@@ -43,7 +45,8 @@ def snapshot(
     """
     if fmt not in ("json", "dir"):
         raise typer.BadParameter("must be json or dir", param_hint="--format")
-    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                        skip_unreadable=skip_unreadable)
     style: Literal["json", "dir"] = "dir" if fmt == "dir" else "json"
     snapshots.write_snapshot(data, out_path, fmt=style, force=force)
     out.print(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "

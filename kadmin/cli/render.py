@@ -24,18 +24,16 @@ from kadmin.events import (
     event_to_json,
 )
 from kadmin.health import ClusterHealth
-from kadmin.model import PartitionMove, TopicPartition
+from kadmin.model import PartitionMove, TopicPartition, first_shown, shown_lines
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.zk import paths
 from kadmin.zk.reader import InFlight
 
-SAMPLE = 10
-"""How many partitions a human summary names before saying "and N more"."""
-
 
 def sample(items: Sequence[object]) -> str:
-    head = ", ".join(str(i) for i in items[:SAMPLE])
-    return head + (f" (and {len(items) - SAMPLE} more)" if len(items) > SAMPLE else "")
+    """The first few items on one line, then how many more (see :func:`kadmin.model.first_shown`)."""
+    head, more = first_shown(items)
+    return ", ".join(head) + (f" (and {more} more)" if more else "")
 
 
 def validation_report(report: ValidationReport, source: str, as_json: bool, *,
@@ -153,6 +151,8 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
         "not_preferred_leader": [str(tp) for tp in health.not_preferred],
         "reassignment_in_progress": None if in_flight.reassignment is None
         else [str(m.tp) for m in in_flight.reassignment],
+        "reassigning": [{"partition": str(tp), "target": list(m.target),
+                         "original": list(m.original)} for tp, m in health.reassigning],
         "election_in_progress": None if in_flight.election is None
         else [str(tp) for tp in in_flight.election],
         "deletions_in_progress": list(in_flight.deletions),
@@ -179,13 +179,16 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     table.add_row("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
                   if in_flight.reassignment is not None else
                   _absent(paths.REASSIGN_PARTITIONS, broken))
+    table.add_row("moving (topic znodes)", f"{len(health.reassigning)}" + (
+        ": " + sample([f"{tp} {list(m.original)} -> {list(m.target)}"
+                       for tp, m in health.reassigning]) if health.reassigning else ""))
     table.add_row("preferred election", _in_flight(in_flight.election)
                   if in_flight.election is not None else
                   _absent(paths.PREFERRED_REPLICA_ELECTION, broken))
     table.add_row("topic deletions", sample(in_flight.deletions) if in_flight.deletions else "none")
     out.print(table)
-    for path, reason in unreadable:
-        err.print(f"kadmin: warning: cannot decode {path}: {reason}", markup=False)
+    for line in shown_lines([f"cannot decode {path}: {reason}" for path, reason in unreadable]):
+        err.print(f"kadmin: warning: {line}", markup=False)
 
 
 def _absent(path: str, unreadable: set[str]) -> str:
