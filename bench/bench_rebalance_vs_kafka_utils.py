@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from kadmin import files, plans, synthetic
@@ -336,6 +337,9 @@ def run_scenario(scenario: Scenario, timeout: float) -> Outcome:
         results["kafka-utils"] = run_tool(
             "kafka-utils", kafka_utils_command(work, zk, scenario, ku_plan), scenario, table,
             work, ku_plan, timeout)
+        if sandbox.client.exists("/admin/reassign_partitions"):  # no --apply: it must not
+            raise RuntimeError("kafka-utils submitted its plan to the sandbox; the comparison "
+                               "needs the plan file only")
         kadmin_plan = work / "kadmin-plan.json"
         results["kadmin"] = run_tool("kadmin", kadmin_command(zk, scenario, kadmin_plan),
                                      scenario, table, work, kadmin_plan, timeout, env)
@@ -371,6 +375,33 @@ def scenario_lines(outcome: Outcome) -> list[str]:
     kadmin = outcome.results.get("kadmin")
     if kadmin is not None and kadmin.reported is not None:
         lines += ["", "kadmin's own summary: " + json.dumps(kadmin.reported, sort_keys=True)]
+    return [*lines, ""]
+
+
+def _pair(outcome: Outcome, cell: Callable[[Figures], str], time_cell: bool = False) -> str:
+    """A failed run shows as "-", and in the time column as why (its table has the detail)."""
+    def one(f: Figures) -> str:
+        if f.failure is None:
+            return cell(f)
+        if not time_cell:
+            return "-"
+        return f.failure if f.failure.startswith("timed out") else "failed"
+    return " / ".join(one(outcome.results[name]) for name in ("kafka-utils", "kadmin"))
+
+
+def summary_lines(outcomes: Sequence[Outcome]) -> list[str]:
+    """One row per scenario, each cell "kafka-utils / kadmin" (what the README quotes)."""
+    head = ("scenario", "lower bound", "replica moves", "replica spread", "leader spread",
+            "worst topic spread", "wall time")
+    lines = [row(head), row(["---"] * len(head))]
+    for o in outcomes:
+        pair = partial(_pair, o)
+        lines.append(row([
+            o.scenario.key, o.lower_bound, pair(lambda f: str(f.moves)),
+            pair(lambda f: str(f.after.replica_spread if f.after else "")),
+            pair(lambda f: str(f.after.leader_spread if f.after else "")),
+            pair(lambda f: str(f.after.worst_topic_spread if f.after else "")),
+            pair(lambda f: f"{f.seconds:.1f} s", time_cell=True)]))
     return [*lines, ""]
 
 
@@ -434,6 +465,7 @@ def main() -> None:
              "reading the same cluster from a sandbox ZooKeeper. Wall time is process start to "
              "exit; both plans are judged by kadmin's metrics over the target brokers. Spreads "
              "are max - min per broker; the worst topic spread is the largest over topics.", ""]
+    lines += ["Summary, each cell kafka-utils / kadmin:", "", *summary_lines(outcomes)]
     for outcome in outcomes:
         lines += scenario_lines(outcome)
     notes = [n for o in outcomes for n in verdicts(o)]
