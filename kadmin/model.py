@@ -231,6 +231,12 @@ def first_shown(items: Sequence[object]) -> tuple[list[str], int]:
     return [str(item) for item in items[:SHOWN]], max(0, len(items) - SHOWN)
 
 
+def shown_inline(items: Sequence[object]) -> str:
+    """The first :data:`SHOWN` items on one line, then how many more."""
+    head, more = first_shown(items)
+    return ", ".join(head) + (f" (and {more} more)" if more else "")
+
+
 def shown_lines(items: Sequence[object]) -> tuple[str, ...]:
     """Detail lines of an error: one per item for the first :data:`SHOWN`, then one that counts
     the rest."""

@@ -11,6 +11,13 @@ of the quota; successive shortest paths keep the solution of minimum cost after 
 (Ahuja, Magnanti & Orlin, *Network Flows*, ch. 9), so the plan that meets the whole quota is
 optimal.
 
+Balance is a range, not a number: a broker must give what it holds above ``floor + 1`` and take
+what it lacks below ``floor``, and may give or take one unit within the range. Those lower bounds
+are met by the big-M method: a path's cost counts -M for each mandatory end, so every path that
+meets two mandatory units is taken before any that meets one, and paths between optional ends
+only while they lower the cost (cancelling a negative cycle through source and sink: which
+brokers end on the ceiling is traded for a cheaper plan).
+
 Most paths are a single hop of the smallest cost possible at that stage: each problem finds those
 itself, fast, with its own preferences (``direct``); they are shortest paths because shortest path
 costs never decrease. Only when no direct hop is left does the search run: SPFA (Bellman-Ford
@@ -26,91 +33,84 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from kadmin.balance.targets import Quota
+
+MANDATORY = 1 << 40
+"""The big M: more than any path's cost of hops can be."""
 
 
 @dataclass
 class Ledger:
     """What is left of a quota while units are moved. Mutable, and private to one solve.
 
-    A pool is a node of the flow network: which of its brokers gives (or takes) the optional
-    unit can change later, when a path runs through it. ``gave_spare``/``took_spare`` remember
-    who holds each pool's units so the search can hand them on (:meth:`pool_hops`).
+    ``giving``/``taking`` say which units the fast direct phase may use now: the mandatory ones
+    (``"must"``) or the spare ones (``"may"``); the search weighs both.
     """
 
     give: dict[int, int]
     take: dict[int, int]
-    spare_give: dict[int, int]
-    spare_take: dict[int, int]
-    pool_give: list[int]
-    pool_take: list[int]
-    units: int
-    gave_spare: dict[int, int] = field(default_factory=dict)
-    took_spare: dict[int, int] = field(default_factory=dict)
+    spare_give: set[int]
+    spare_take: set[int]
+    giving: str = "must"
+    taking: str = "must"
 
     @classmethod
     def of(cls, quota: Quota) -> Ledger:
-        return cls(dict(quota.give), dict(quota.take), dict(quota.spare_give),
-                   dict(quota.spare_take), list(quota.pool_give), list(quota.pool_take),
-                   quota.units)
+        return cls(dict(quota.give), dict(quota.take), set(quota.spare_give),
+                   set(quota.spare_take))
+
+    @property
+    def pending(self) -> int:
+        """Mandatory units not met yet."""
+        return max(sum(self.give.values()), sum(self.take.values()))
 
     def can_give(self, b: int) -> int:
-        spare = self.spare_give.get(b)
-        return self.give.get(b, 0) + (1 if spare is not None and self.pool_give[spare] else 0)
+        if self.giving == "must":
+            return self.give.get(b, 0)
+        return int(b in self.spare_give and not self.give.get(b, 0))
 
     def can_take(self, b: int) -> int:
-        spare = self.spare_take.get(b)
-        return self.take.get(b, 0) + (1 if spare is not None and self.pool_take[spare] else 0)
-
-    def gave(self, b: int) -> None:
-        if not self.can_give(b):
-            raise RuntimeError(f"balancing: broker {b} has nothing left to give")
-        if self.give.get(b, 0):
-            self.give[b] -= 1
-        else:
-            pool = self.gave_spare[b] = self.spare_give.pop(b)
-            self.pool_give[pool] -= 1
-
-    def took(self, b: int) -> None:
-        if not self.can_take(b):
-            raise RuntimeError(f"balancing: broker {b} has no room left to take")
-        if self.take.get(b, 0):
-            self.take[b] -= 1
-        else:
-            pool = self.took_spare[b] = self.spare_take.pop(b)
-            self.pool_take[pool] -= 1
-        self.units -= 1
+        if self.taking == "must":
+            return self.take.get(b, 0)
+        return int(b in self.spare_take and not self.take.get(b, 0))
 
     def givers(self) -> list[int]:
-        return sorted(b for b in set(self.give) | set(self.spare_give) if self.can_give(b))
+        return sorted(b for b in (self.give if self.giving == "must" else self.spare_give)
+                      if self.can_give(b))
 
     def takers(self) -> list[int]:
-        return sorted(b for b in set(self.take) | set(self.spare_take) if self.can_take(b))
+        return sorted(b for b in (self.take if self.taking == "must" else self.spare_take)
+                      if self.can_take(b))
 
-    def pool_hops(self, x: int) -> dict[int, int]:
-        """Hops of cost 0 through a pool, ``y -> pool``: ``x`` takes the optional unit another
-        broker ``y`` of the pool took (``y`` must then pass a unit on), or ``x`` gets back the
-        optional unit it gave while ``y`` gives the pool's unit instead."""
-        out: dict[int, int] = {}
-        pool = self.spare_take.get(x)
-        if pool is not None:
-            out.update((y, pool) for y, k in self.took_spare.items() if k == pool)
-        pool = self.gave_spare.get(x)
-        if pool is not None:
-            out.update((y, pool) for y, k in self.spare_give.items() if k == pool)
-        return out
+    def start_weight(self, b: int) -> int | None:
+        """The cost of starting a path at ``b``: -M for a mandatory unit, 0 for a spare one."""
+        if self.give.get(b, 0):
+            return -MANDATORY
+        return 0 if b in self.spare_give else None
 
-    def hand_on(self, x: int, y: int) -> None:
-        """Take the pool hop ``x -> y`` of :meth:`pool_hops`."""
-        if x in self.spare_take and self.took_spare.get(y) == self.spare_take[x]:
-            self.took_spare[x] = self.spare_take.pop(x)
-            self.spare_take[y] = self.took_spare.pop(y)
+    def end_weight(self, b: int) -> int | None:
+        if self.take.get(b, 0):
+            return -MANDATORY
+        return 0 if b in self.spare_take else None
+
+    def gave(self, b: int) -> None:
+        if self.give.get(b, 0):
+            self.give[b] -= 1
+        elif b in self.spare_give:
+            self.spare_give.remove(b)
         else:
-            self.spare_give[x] = self.gave_spare.pop(x)
-            self.gave_spare[y] = self.spare_give.pop(y)
+            raise RuntimeError(f"balancing: broker {b} has nothing left to give")
+
+    def took(self, b: int) -> None:
+        if self.take.get(b, 0):
+            self.take[b] -= 1
+        elif b in self.spare_take:
+            self.spare_take.remove(b)
+        else:
+            raise RuntimeError(f"balancing: broker {b} has no room left to take")
 
 
 Step = tuple[int, int, list[int]]
@@ -128,6 +128,11 @@ class Problem(Protocol):
     def direct(self, cost: int) -> int:
         """Move as many units as possible by single hops of exactly ``cost`` from a broker that
         must give to one that must take; returns how many."""
+        ...
+
+    def cheapest(self) -> int | None:
+        """A hop cost no path between any ends can beat now, when the problem can prove one
+        cheaply (then a direct hop of that cost needs no search to be known shortest)."""
         ...
 
     def hops(self, x: int) -> Mapping[int, tuple[int, list[int]]]:
@@ -148,48 +153,76 @@ Hops = Mapping[int, tuple[int, list[int]]]
 
 
 def solve(problem: Problem, cost: int) -> None:
-    """Move every unit of the problem's quota, each along a shortest path. ``cost`` is the
-    cheapest a path can be at the start (1 for replicas: nothing has moved yet). Stops early only
-    when no path is left: the quota cannot be met (racks forbid it, or partitions as wide as the
-    broker list leave nowhere to go)."""
+    """Meet every mandatory unit of the problem's quota at the least cost, then trade spare
+    units while that lowers the cost; each unit along a shortest path. ``cost`` is the cheapest
+    hop cost a path between mandatory units can have at the start (1 for replicas: nothing has
+    moved yet). Mandatory units are left only when no plan can meet them (racks, or partitions
+    as wide as the broker list)."""
     hops: dict[int, Hops] = {}
-    while problem.ledger.units:
-        if problem.direct(cost):
-            continue
+    ledger = problem.ledger
+    known: tuple[str, str, int] | None = ("must", "must", cost)
+    """The ends the direct phase may use, and the hop cost that is shortest for them now."""
+    while True:
+        modes = _modes(ledger)
+        if modes is not None and (known is None or known[:2] != modes):
+            floor = problem.cheapest()
+            known = None if floor is None else (*modes, floor)
+        if known is not None and modes is not None and known[:2] == modes:
+            ledger.giving, ledger.taking = modes
+            if problem.direct(known[2]):
+                continue
         for b in problem.touched:
             hops.pop(b, None)
         problem.touched.clear()
         labels = _distances(problem, hops)
-        if labels is None:
+        if labels is None or labels[1] >= 0:
             return
         dist, shortest = labels
-        if shortest > cost:  # single hops of the new cost are shortest paths too: cheaper first
-            cost = shortest
-            if cost <= 1 and problem.direct(cost):
-                continue
+        ends = round(-shortest / MANDATORY)
+        hop_cost = shortest + ends * MANDATORY
+        if (modes is not None and ends == (modes[0] == "must") + (modes[1] == "must")
+                and (known is None or known[:2] != modes or hop_cost > known[2])):
+            known = (*modes, hop_cost)
+            if hop_cost <= 1:
+                continue  # single hops of the new cost are shortest: the direct phase first
         if not _blocking_flow(problem, hops, dist, shortest):
             return  # the labels promise a path that no witness can take: nothing more to find
 
 
+def _modes(ledger: Ledger) -> tuple[str, str] | None:
+    """Which ends every shortest path joins while mandatory units are left: mandatory to
+    mandatory first, then a mandatory end with a spare one (only one side has mandatory units
+    left then, or the direct phase could not tell the two kinds apart); None once only spare
+    units are left."""
+    gives, takes = any(ledger.give.values()), any(ledger.take.values())
+    if gives and takes:
+        return ("must", "must")
+    if gives:
+        return ("must", "may")
+    if takes:
+        return ("may", "must")
+    return None
+
+
 def _hops(problem: Problem, hops: dict[int, Hops], x: int) -> Hops:
-    """``x``'s partition hops (cached across searches) and its pool hops (read fresh)."""
+    """``x``'s hops, cached across searches (the caller drops those a change touched)."""
     own = hops.get(x)
     if own is None:
         own = hops[x] = problem.hops(x)
-    through_pool = problem.ledger.pool_hops(x)
-    if not through_pool:
-        return own
-    return {**own, **{y: (0, []) for y in through_pool if own.get(y, (1,))[0] > 0}}
+    return own
 
 
 def _distances(problem: Problem, hops: dict[int, Hops]) -> tuple[dict[int, int], int] | None:
-    """SPFA from every broker that can give: each reached broker's distance, and the least
-    distance of a broker that can take (None when none can be reached)."""
+    """SPFA from every broker that can give, each starting at its weight (-M for a mandatory
+    unit): each reached broker's distance, and the least cost of a whole path (with the weight
+    of its end), or None when no broker that can take is reached."""
     ledger = problem.ledger
     dist: dict[int, int] = {}
-    queue: deque[int] = deque(ledger.givers())
-    for b in queue:
-        dist[b] = 0
+    for b in sorted(set(ledger.give) | ledger.spare_give):
+        weight = ledger.start_weight(b)
+        if weight is not None:
+            dist[b] = weight
+    queue: deque[int] = deque(sorted(dist, key=lambda b: (dist[b], b)))
     queued = set(queue)
     enqueued: dict[int, int] = {}
     while queue:
@@ -206,14 +239,16 @@ def _distances(problem: Problem, hops: dict[int, Hops]) -> tuple[dict[int, int],
                         raise RuntimeError("balancing search met a negative cycle")
                     queued.add(y)
                     queue.append(y)
-    reached = [dist[b] for b in ledger.takers() if b in dist]
-    return (dist, min(reached)) if reached else None
+    totals = [dist[b] + w for b in set(ledger.take) | ledger.spare_take
+              if b in dist and (w := ledger.end_weight(b)) is not None]
+    return (dist, min(totals)) if totals else None
 
 
 def _blocking_flow(problem: Problem, hops: dict[int, Hops], dist: Mapping[int, int],
                    shortest: int) -> int:
-    """Move units along admissible edges (``dist[y] == dist[x] + cost``) from givers at
-    distance 0 to takers at distance ``shortest`` until none is left; returns how many.
+    """Move units along admissible edges (``dist[y] == dist[x] + cost``) from givers whose
+    distance is their own weight to takers where distance and weight add up to ``shortest``,
+    until none is left; returns how many.
 
     Dinic's algorithm on the admissible network: breadth-first levels make each phase's graph
     acyclic (admissible edges of cost 0 could otherwise form cycles to wander round), a
@@ -232,36 +267,31 @@ def _blocking_flow(problem: Problem, hops: dict[int, Hops], dist: Mapping[int, i
                                      if dist.get(y) == dx + c]
         return found
 
+    def is_end(b: int) -> bool:
+        weight = ledger.end_weight(b)
+        return weight is not None and dist[b] + weight == shortest
+
     moved = 0
     while True:
-        starts = [b for b in ledger.givers() if dist.get(b) == 0]
-        phase = _Phase(starts, arcs, lambda b: dist[b] == shortest and ledger.can_take(b) > 0)
+        starts = [b for b in sorted(set(ledger.give) | ledger.spare_give)
+                  if b in dist and ledger.start_weight(b) == dist[b]]
+        phase = _Phase(starts, arcs, is_end)
         if phase.depth is None:
             return moved
         progress = False
         for giver in starts:
-            while ledger.can_give(giver):
+            while ledger.start_weight(giver) == dist[giver]:
                 path = phase.path(giver)
                 if path is None:
                     break
-                pooled = [(x, y) for x, y, witnesses in path if not witnesses]
-                stale = [(x, y) for x, y in pooled if y not in ledger.pool_hops(x)]
-                if stale:  # an earlier unit of this flow moved the pool's unit elsewhere
-                    phase.spent.add(stale[0])
-                    continue
-                steps = [step for step in path if step[2]]
-                failed = problem.apply(steps)
+                failed = problem.apply(path)
                 if failed is not None:  # no witness of this arc is left
-                    phase.spent.add((steps[failed][0], steps[failed][1]))
+                    phase.spent.add((path[failed][0], path[failed][1]))
                     continue
                 ledger.gave(giver)
-                for x, y in pooled:
-                    ledger.hand_on(x, y)
                 ledger.took(path[-1][1])
                 moved += 1
                 progress = True
-                if pooled:  # pool hops change the ledger the arcs were listed from
-                    return moved
         if not progress:
             return moved
 

@@ -37,7 +37,7 @@ def order_leaders(replicas: Sequence[Replicas], leaders_now: Sequence[int],
         members = replicas[p]
         if members[0] != leader:
             out[p] = (leader, *(b for b in members if b != leader))
-    return out, problem.ledger.units
+    return out, problem.ledger.pending
 
 
 class _LeaderProblem:
@@ -66,9 +66,12 @@ class _LeaderProblem:
         self.cursors: dict[tuple[int, int], Iterator[int]] = {}
         """Per giver and hop cost, how far its partitions have been tried: a partition none of
         whose replicas could take stays so, since takers only fill up."""
-        led = self.led
+        self.count: dict[int, int] = {}
+        """Partitions each broker leads now."""
+        led, count = self.led, self.count
         for p, members in enumerate(replicas):
             led.setdefault(members[0], []).append(p)
+            count[members[0]] = count.get(members[0], 0) + 1
 
     def lead(self, p: int) -> int:
         return self.leader.get(p, self.replicas[p][0])
@@ -79,6 +82,8 @@ class _LeaderProblem:
         self.touched.add(y)
         if x in self.counts:
             self._count(x, p, -1)
+        self.count[x] -= 1
+        self.count[y] = self.count.get(y, 0) + 1
         self.leader[p] = y
         self.led.setdefault(y, []).append(p)
         if y in self.counts:
@@ -97,6 +102,10 @@ class _LeaderProblem:
                 per_cost[cost + 1] += step
                 if step > 0:
                     witnesses.setdefault((y, cost), []).append(p)
+
+    def cheapest(self) -> int | None:
+        """Unknown: a handover can cost nothing, or give leadership back."""
+        return None
 
     def direct(self, cost: int) -> int:
         """Single handovers of exactly ``cost`` from givers, the most to give first, each to
@@ -135,7 +144,7 @@ class _LeaderProblem:
             best: tuple[int, int] | None = None
             for y in members:
                 if y in takers and (y != was) - gone == cost:
-                    room = can_take(y)  # a pool's last unit may have gone to another taker
+                    room = can_take(y)  # it may have filled up since the set was made
                     if room and (best is None or (-room, y) < best):
                         best = (-room, y)
             if best is not None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kadmin.balance.budget import Change, most_loaded_first
+from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.replicas import move_replicas, replica_counts
@@ -99,6 +100,28 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
                      leader_changes(before, final), unplaced, partial)
 
 
+def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
+                  loads: Mapping[int, int], rack_of: Mapping[int, str] | None = None,
+                  limits: Limits = Limits()) -> Rebalance:
+    """A replication factor change (:func:`change_replication_factor`): moves are exactly the
+    replicas added, which is the lower bound; leaders stay. With ``max_moves`` the first
+    partitions in plan order, as many as the budget allows."""
+    before = table.replicas
+    final = change_replication_factor(table, factor, brokers, loads, rack_of)
+    needed = replica_moves(before, final)
+    partial = limits.max_moves is not None and needed > limits.max_moves
+    if partial:
+        budget, kept = limits.max_moves or 0, {}
+        for i in sorted(final):
+            cost = len(set(final[i]) - set(before[i]))
+            if cost <= budget:
+                kept[i] = final[i]
+                budget -= cost
+        final = kept
+    return Rebalance(final, replica_moves(before, final), needed, leader_changes(before, final),
+                     0, partial)
+
+
 def _move_change(i: int, old: Replicas, new: Replicas) -> Change:
     return Change(i, tuple(b for b in old if b not in new), len(set(new) - set(old)))
 
@@ -107,9 +130,8 @@ def _within(before: Sequence[Replicas], changed: Mapping[int, Replicas], wanted:
             budget: int, change_of: Callable[[int, Replicas, Replicas], Change]
             ) -> dict[int, Replicas]:
     """The changes to keep under ``budget``, the brokers with the most to give relieved first."""
-    excess = dict(wanted.give)
-    for b, pool in wanted.spare_give.items():
-        excess[b] = excess.get(b, 0) + (1 if wanted.pool_give[pool] else 0)
+    excess = {b: wanted.give.get(b, 0) + (b in wanted.spare_give)
+              for b in set(wanted.give) | wanted.spare_give}
     chosen = most_loaded_first([change_of(i, before[i], new) for i, new in sorted(changed.items())],
                                excess, budget)
     return {c.key: changed[c.key] for c in chosen}

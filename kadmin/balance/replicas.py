@@ -37,7 +37,7 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     not be met (0 unless racks or partitions as wide as the broker list forbid it)."""
     problem = _ReplicaProblem(table, targets, quota, rack_of)
     solve(problem, cost=1)
-    return {i: tuple(r) for i, r in problem.current.items()}, problem.ledger.units
+    return {i: tuple(r) for i, r in problem.current.items()}, problem.ledger.pending
 
 
 class _ReplicaProblem:
@@ -55,9 +55,12 @@ class _ReplicaProblem:
         self.holders: dict[int, list[int]] = {}
         """Partitions per broker; stale entries (moved away since) are skipped on reading."""
         self.topic_count: list[dict[int, int]] = [{} for _ in table.topics]
+        self.topic_share: list[int] = [0] * len(table.topics)
+        """Replicas of each topic: its fair share of one broker is this over the target count."""
         holders, counts, topic_of = self.holders, self.topic_count, self.topic_of
         for i, replicas in enumerate(self.original):
             count = counts[topic_of[i]]
+            self.topic_share[topic_of[i]] += len(replicas)
             for b in replicas:
                 held = holders.get(b)
                 if held is None:
@@ -67,6 +70,10 @@ class _ReplicaProblem:
                 count[b] = count.get(b, 0) + 1
         self.queues: dict[int, Iterator[int]] = {}
         self.touched: set[int] = set()
+        self.gained: set[int] = set()
+        self.lost: set[int] = set()
+        """While no broker is in both, moves equal the sum of what brokers gained, so every
+        further unit costs at least one copy (see :meth:`cheapest`)."""
 
     # --- state ---------------------------------------------------------------------------------
 
@@ -92,6 +99,8 @@ class _ReplicaProblem:
         if members is None:
             members = self.current[p] = list(self.original[p])
         members[members.index(x)] = y
+        self.gained.add(y)
+        self.lost.add(x)
         self.touched.update(members)
         self.touched.add(x)
         held = self.holders.get(y)
@@ -103,64 +112,17 @@ class _ReplicaProblem:
         count[x] -= 1
         count[y] = count.get(y, 0) + 1
 
+    def cheapest(self) -> int | None:
+        """A hop cost no path can beat now: 1 while no broker both gained and lost replicas
+        (each unit a broker takes is then a copy more than the plan has), else unknown."""
+        return None if self.gained & self.lost else 1
+
     # --- direct phase --------------------------------------------------------------------------
 
     def direct(self, cost: int) -> int:
-        """Single hops of cost 1 (a fresh copy) from givers, the most loaded first, to takers:
-        the mandatory units in bulk, then the rest (pools, leftovers) one by one."""
+        """Single hops of cost 1 (a fresh copy) from givers, the most loaded first, to takers."""
         if cost != 1:
             return 0
-        return self._bulk() + self._one_by_one()
-
-    def _bulk(self) -> int:
-        """Mandatory units, a giver at a time, to takers in turn round a ring: consecutive
-        partitions (often of one topic) land on different brokers, and the takers fill evenly
-        so none is left alone with its room at the end. A unit costs a few dictionary lookups."""
-        ledger = self.ledger
-        ring = [y for y in sorted(ledger.take) if ledger.take[y] > 0]
-        if not ring:
-            return 0
-        take, give, counts, topic_of = ledger.take, ledger.give, self.topic_count, self.topic_of
-        at = moved = 0
-        for x in sorted((b for b in give if give[b] > 0), key=lambda b: (-give[b], b)):
-            queue = self.queues.get(x)
-            if queue is None:
-                queue = self.queues[x] = self._candidates(x)
-            while give[x] > 0 and ring:
-                p = next(queue, None)
-                if p is None:
-                    break
-                members = self.members(p)
-                if x not in members:
-                    continue
-                count = counts[topic_of[p]]
-                chosen = -1
-                for k in range(min(len(ring), SCAN * 4)):
-                    j = (at + k) % len(ring)
-                    y = ring[j]
-                    if y in members or not self.rack_ok(p, members, x, y):
-                        continue
-                    if chosen < 0:
-                        chosen = j
-                    if not count.get(y):
-                        chosen = j
-                        break
-                if chosen < 0:
-                    continue  # p fits no taker near here; the one-by-one pass and search remain
-                y = ring[chosen]
-                self.move(p, x, y)
-                give[x] -= 1
-                take[y] -= 1
-                ledger.units -= 1
-                moved += 1
-                if take[y]:
-                    at = (chosen + 1) % len(ring)
-                else:
-                    del ring[chosen]
-                    at = chosen % len(ring) if ring else 0
-        return moved
-
-    def _one_by_one(self) -> int:
         ledger = self.ledger
         givers = [(-ledger.can_give(x), x) for x in ledger.givers()]
         takers = [(-ledger.can_take(y), y) for y in ledger.takers()]
@@ -199,18 +161,29 @@ class _ReplicaProblem:
         return None
 
     def _candidates(self, x: int) -> Iterator[int]:
-        """``x``'s partitions in the order it should give them up: topics it holds the most of
-        first, followers before leaders. Fixed when first asked (a heuristic of preference; the
-        optimum does not depend on it)."""
-        levels: dict[int, list[int]] = {}
+        """``x``'s partitions in the order it should give them up: the topic ``x`` holds most
+        above its fair share first, followers before leaders, and a topic's ``j``-th replica
+        ranked as if ``j`` were gone already. So concentrations are worn down evenly, one
+        replica of each topic in turn, instead of one topic being stripped at a time (a
+        preference only: the number of moves does not depend on it)."""
         counts, topic_of, original = self.topic_count, self.topic_of, self.original
-        for p in dict.fromkeys(self.holders.get(x, ())):
-            key = 2 * counts[topic_of[p]].get(x, 0) + (original[p][0] != x)
-            level = levels.get(key)
-            if level is None:
-                levels[key] = [p]
-            else:
-                level.append(p)
+        shares, n = self.topic_share, len(self.targets) or 1
+        seen: dict[int, int] = {}
+        levels: dict[int, list[int]] = {}
+        mine = dict.fromkeys(self.holders.get(x, ()))
+        for follower in (True, False):
+            for p in mine:
+                if (original[p][0] != x) is not follower:
+                    continue
+                t = topic_of[p]
+                j = seen.get(t, 0)
+                seen[t] = j + 1
+                key = 2 * ((counts[t].get(x, 0) - j) * n - shares[t]) + follower
+                level = levels.get(key)
+                if level is None:
+                    levels[key] = [p]
+                else:
+                    level.append(p)
         for key in sorted(levels, reverse=True):
             yield from levels[key]
 

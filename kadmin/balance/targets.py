@@ -2,12 +2,9 @@
 
 Balanced means every target broker ends with ``floor`` or ``floor + 1`` units (replicas, or
 preferred leaderships) of its group, where a group is every target broker, or one rack when racks
-differ in size (then a rack keeps its total and is balanced inside). Which brokers end at
-``floor + 1`` is left open: the spec's bound gives the ceilings to the brokers that hold the most,
-but among brokers that tie, a fixed choice can cost a move that another choice saves. So a
-:class:`Quota` states what each broker *must* give or take, plus pools of units that any of a set
-of brokers may give or take one of. A plan that meets the quota exactly moves ``Quota.units``
-replicas, which is the lower bound: each unit a broker must take is a replica it does not hold.
+differ in size (then a rack is balanced inside, starting from the units it holds). A
+:class:`Quota` states what each broker must give or take to get there and what it may, and its
+``units`` are the lower bound of moves.
 """
 
 from __future__ import annotations
@@ -30,24 +27,29 @@ class Group:
 
 @dataclass(frozen=True)
 class Quota:
-    """Units each broker must give or take for the counts to end balanced.
+    """Units each broker must give or take for the counts to end balanced, and the brokers that
+    may give or take one unit more and still end balanced.
 
-    ``give``/``take`` are mandatory. ``spare_give`` maps a broker that may give one unit more to its
-    pool; the pool ``pool_give[k]`` must be given in full, one unit per broker at most (likewise
-    for taking). Brokers outside the targets give everything they hold.
+    Balanced is ``floor`` or ``floor + 1`` per broker of a group. A broker above ``floor + 1``
+    *must* give down to it and *may* give one more; one below ``floor`` must take up to it and
+    may take one more; one at ``floor + 1`` may give one, one at ``floor`` may take one. Which
+    brokers end on the ceiling is left open: the spec's bound gives the ceilings to the brokers
+    that hold the most, but among brokers that tie a fixed choice can cost a move, and for
+    leaders (whose changes can be free) any choice may be the cheapest. Brokers outside the
+    targets must give everything they hold.
     """
 
     give: Mapping[int, int]
     take: Mapping[int, int]
-    spare_give: Mapping[int, int]
-    spare_take: Mapping[int, int]
-    pool_give: tuple[int, ...]
-    pool_take: tuple[int, ...]
+    spare_give: frozenset[int]
+    spare_take: frozenset[int]
 
     @property
     def units(self) -> int:
-        """Units that change broker: the lower bound of moves (or leader changes)."""
-        return sum(self.take.values()) + sum(self.pool_take)
+        """Units that must change broker: the lower bound of moves (or leader changes). Every
+        unit a broker must take is a replica it does not hold; every unit one must give
+        reaches a broker that did not hold it."""
+        return max(sum(self.give.values()), sum(self.take.values()))
 
 
 def quota(counts: Mapping[int, int], groups: Iterable[Group], outside: Mapping[int, int]
@@ -56,30 +58,18 @@ def quota(counts: Mapping[int, int], groups: Iterable[Group], outside: Mapping[i
     holds the units on brokers that are no target (they must give all of them)."""
     give = {b: n for b, n in outside.items() if n > 0}
     take: dict[int, int] = {}
-    spare_give: dict[int, int] = {}
-    spare_take: dict[int, int] = {}
-    pool_give: list[int] = []
-    pool_take: list[int] = []
-    for pool, group in enumerate(groups):
-        floor, ceilings = divmod(group.total, len(group.brokers))
-        high = [b for b in group.brokers if counts.get(b, 0) > floor]
+    spare_give: set[int] = set()
+    spare_take: set[int] = set()
+    for group in groups:
+        floor = group.floor
         for b in group.brokers:
             held = counts.get(b, 0)
             if held > floor + 1:
                 give[b] = held - floor - 1
             elif held < floor:
                 take[b] = floor - held
-        # `high` brokers end at floor+1 or floor; if there are more of them than ceilings, some
-        # must give one more, any of them; if fewer, other brokers take one more, any of them.
-        if len(high) >= ceilings:
-            pool_give.append(len(high) - ceilings)
-            pool_take.append(0)
-            spare_give.update((b, pool) for b in high)
-        else:
-            pool_give.append(0)
-            pool_take.append(ceilings - len(high))
-            spare_take.update((b, pool) for b in group.brokers if counts.get(b, 0) <= floor)
-    return Quota(give, take, spare_give, spare_take, tuple(pool_give), tuple(pool_take))
+            (spare_give if held > floor else spare_take).add(b)
+    return Quota(give, take, frozenset(spare_give), frozenset(spare_take))
 
 
 def groups_of(targets: Iterable[int], counts: Mapping[int, int], outside: Mapping[int, int],

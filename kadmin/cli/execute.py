@@ -130,7 +130,8 @@ def verify(
     """Report each partition of a plan as complete, in progress, not started or failed.
 
     Exit 0 when all are complete, else 1 with a last line that says whether partitions failed
-    or are only unfinished (waiting, or running reassign, finishes those). Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
+    or are only unfinished (waiting, or running reassign, finishes those).
+    Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
     plan, anchor = load_reassignment(plan_path)
     through = executor.submitted_through(executor.PlanFiles(anchor), plan)
     with connected(zookeeper, connect_timeout, session_timeout) as client:

@@ -7,10 +7,14 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kadmin import files
+from kadmin.balance.metrics import Balance
+from kadmin.balance.rebalance import Rebalance
 from kadmin.cli.common import err, out
 from kadmin.events import (
     BatchDone,
@@ -24,16 +28,13 @@ from kadmin.events import (
     event_to_json,
 )
 from kadmin.health import ClusterHealth
-from kadmin.model import PartitionMove, TopicPartition, first_shown, shown_lines
+from kadmin.model import PartitionMove, TopicPartition, shown_inline, shown_lines
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.zk import paths
 from kadmin.zk.reader import InFlight
 
-
-def sample(items: Sequence[object]) -> str:
-    """The first few items on one line, then how many more (see :func:`kadmin.model.first_shown`)."""
-    head, more = first_shown(items)
-    return ", ".join(head) + (f" (and {more} more)" if more else "")
+sample = shown_inline
+"""The first few items on one line, then how many more (see :func:`kadmin.model.first_shown`)."""
 
 
 def validation_report(report: ValidationReport, source: str, as_json: bool, *,
@@ -68,6 +69,71 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
         table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
                       str(load.leaders_before), str(load.leaders_after))
     out.print(table)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rebalanced:
+    """What ``plan rebalance`` reports: the plan's figures and the balance before and after."""
+
+    result: Rebalance
+    topics: int
+    partitions: int
+    before: Balance
+    after: Balance
+    resized: bool
+    """A replication factor change, not a rebalance."""
+
+
+def _balance_json(balance: Balance) -> dict[str, object]:
+    return {"replica_spread": balance.replica_spread, "leader_spread": balance.leader_spread,
+            "worst_topic_spread": balance.worst_topic_spread, "worst_topic": balance.worst_topic,
+            "elsewhere": balance.elsewhere}
+
+
+def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None:
+    """The summary of a rebalance; the plan itself went to ``written`` (None: to stdout, or no
+    plan because nothing needs to move)."""
+    r, before, after = figures.result, figures.before, figures.after
+    rollback = files.sibling(written, ".rollback.json") if written else None
+    if as_json and (written or not figures.partitions):
+        out.print_json(data={
+            "plan": str(written) if written else None,
+            "rollback": str(rollback) if rollback else None,
+            "topics": figures.topics, "partitions": figures.partitions,
+            "replica_moves": r.replica_moves, "lower_bound": r.lower_bound,
+            "leader_changes": r.leader_changes, "partial": r.partial, "unplaced": r.unplaced,
+            "before": _balance_json(before), "after": _balance_json(after),
+            "brokers": [{"broker": b, "replicas_before": before.replicas[b],
+                         "replicas_after": after.replicas[b],
+                         "leaders_before": before.leaders[b], "leaders_after": after.leaders[b]}
+                        for b in before.replicas]})
+        return
+    console = out if written or not figures.partitions else err
+    say = lambda line: console.print(line, markup=False)  # noqa: E731
+    if not figures.partitions:
+        say(f"nothing to move: {figures.topics} topic(s) are balanced over "
+            f"{len(before.replicas)} broker(s) (replica spread {before.replica_spread}, leader "
+            f"spread {before.leader_spread}); no plan written")
+        return
+    say(f"{r.replica_moves} replica move(s) (lower bound {r.lower_bound}), {r.leader_changes} "
+        f"leader change(s), in {figures.partitions} partition(s) of {figures.topics} topic(s)")
+    say(f"replica spread {before.replica_spread} -> {after.replica_spread}, leader spread "
+        f"{before.leader_spread} -> {after.leader_spread}, worst topic spread "
+        f"{before.worst_topic_spread} -> {after.worst_topic_spread}"
+        + (f" ({after.worst_topic})" if after.worst_topic else ""))
+    if after.elsewhere:
+        say(f"{after.elsewhere} replica(s) stay on brokers outside the targets")
+    if r.unplaced:
+        say(f"{r.unplaced} more move(s) would be needed for a spread of 1, and no valid plan "
+            f"allows them (rack diversity, or partitions as wide as the broker list)")
+    if r.partial:
+        say("a partial plan (--max-moves/--max-leader-changes): run the same command again "
+            "once it is done, to continue toward the same balanced state")
+    if written:
+        say(f"plan {written}, rollback {rollback}")
+    if r.leader_changes and not figures.resized:
+        say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
+            "--all' so that they lead")
 
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool) -> None:
