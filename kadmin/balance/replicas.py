@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from kadmin.balance.flow import Ledger, solve
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Quota
+from kadmin.balance.topics import even_out_topics
 from kadmin.model import Replicas
 
 WITNESSES = 2
@@ -37,6 +38,8 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     not be met (0 unless racks or partitions as wide as the broker list forbid it)."""
     problem = _ReplicaProblem(table, targets, quota, rack_of)
     solve(problem, cost=1)
+    even_out_topics(problem.original, problem.current, problem.topic_of, problem.topic_count,
+                    problem.targets, problem.rack_ok)
     return {i: tuple(r) for i, r in problem.current.items()}, problem.ledger.pending
 
 
@@ -70,6 +73,9 @@ class _ReplicaProblem:
                 count[b] = count.get(b, 0) + 1
         self.queues: dict[int, Iterator[int]] = {}
         self.touched: set[int] = set()
+        self.received: dict[int, int] = {}
+        """Replicas of each topic moved to a broker so far."""
+        self.taker_count = max(1, len(set(quota.take) | set(quota.spare_take)))
         self.gained: set[int] = set()
         self.lost: set[int] = set()
         """While no broker is in both, moves equal the sum of what brokers gained, so every
@@ -108,9 +114,11 @@ class _ReplicaProblem:
             self.holders[y] = [p]
         else:
             held.append(p)
-        count = self.topic_count[self.topic_of[p]]
+        t = self.topic_of[p]
+        count = self.topic_count[t]
         count[x] -= 1
         count[y] = count.get(y, 0) + 1
+        self.received[t] = self.received.get(t, 0) + 1
 
     def cheapest(self, exhausted: int | None) -> int | None:
         """A hop cost no path can beat now: 1 while no broker both gained and lost replicas
@@ -174,38 +182,53 @@ class _ReplicaProblem:
         return moved
 
     def _candidates(self, x: int) -> Iterator[int]:
-        """``x``'s partitions in the order it should give them up: first those of topics ``x``
-        holds two or more of, the topic most above its fair share first and its ``j``-th
-        replica ranked as if ``j`` were gone already (so concentrations are worn down evenly, a
-        replica of each topic in turn, not one topic stripped at a time); then the others,
-        followers before leaders. A preference only: the number of moves does not depend on
-        it. Ranking only the concentrated few keeps this linear and cheap."""
-        counts, topic_of, original = self.topic_count, self.topic_of, self.original
-        shares, n = self.topic_share, len(self.targets) or 1
-        mine = list(dict.fromkeys(self.holders.get(x, ())))
-        seen: dict[int, int] = {}
-        levels: dict[int, list[int]] = {}
-        ranked: set[int] = set()
-        for p in mine:
+        """``x``'s partitions in the order it should give them up: first the topic held most
+        above its fair share on ``x`` less what the takers received of it yet (per taker), then
+        the one ``x`` holds most of, followers before leaders.
+
+        Ranks only ever fall (``x`` gives, takers receive), so each is checked when its turn
+        comes and put back lower if it fell: concentrations are worn down evenly, a replica of
+        each topic in turn, and a single new broker gets its share of every topic. A preference
+        only: the number of moves does not depend on it.
+        """
+        counts, topic_of, original, shares = self.topic_count, self.topic_of, self.original, \
+            self.topic_share
+        received, n, k = self.received, len(self.targets) or 1, self.taker_count
+
+        def rank(p: int) -> tuple[int, int, bool]:
             t = topic_of[p]
             held = counts[t].get(x, 0)
-            if held < 2:
-                continue
-            ranked.add(p)
-            j = seen.get(t, 0)
-            seen[t] = j + 1
-            key = 2 * ((held - j) * n - shares[t]) + (original[p][0] != x)
+            return (n * (k * held - received.get(t, 0)) - k * shares[t], held,
+                    original[p][0] != x)
+
+        levels: dict[tuple[int, int, bool], list[int]] = {}
+        for p in dict.fromkeys(self.holders.get(x, ())):
+            key = rank(p)
             level = levels.get(key)
             if level is None:
                 levels[key] = [p]
             else:
                 level.append(p)
-        for key in sorted(levels, reverse=True):
-            yield from levels[key]
-        for follower in (True, False):
-            for p in mine:
-                if (original[p][0] != x) is follower and p not in ranked:
-                    yield p
+        order = [_descending(key) for key in levels]
+        heapq.heapify(order)
+        taken = dict.fromkeys(levels, 0)
+        while order:
+            key = _descending(order[0])
+            level = levels[key]
+            if taken[key] == len(level):
+                heapq.heappop(order)
+                continue
+            p = level[taken[key]]
+            taken[key] += 1
+            now = rank(p)
+            if now < key:
+                if now not in levels or taken[now] == len(levels[now]):
+                    if now not in levels:
+                        levels[now], taken[now] = [], 0
+                    heapq.heappush(order, _descending(now))
+                levels[now].append(p)
+                continue
+            yield p
 
     def _taker(self, p: int, members: Sequence[int], x: int, takers: list[tuple[int, int]]
                ) -> int | None:
@@ -313,6 +336,11 @@ class _ReplicaProblem:
         for p, x, y in chosen:
             self.move(p, x, y)
         return None
+
+
+def _descending(key: tuple[int, int, bool]) -> tuple[int, int, bool]:
+    """A rank with its order turned round (and back), for a min-heap to pop the highest."""
+    return (-key[0], -key[1], not key[2])
 
 
 def _refresh(heap: list[tuple[int, int]], left: int, b: int) -> None:

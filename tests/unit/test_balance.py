@@ -20,6 +20,7 @@ from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, quota
 from kadmin.model import Broker, InvalidInput, Replicas
+from kadmin.placement import PlacementOptions, Strategy, place
 from kadmin.synthetic import synthetic_cluster
 
 Cluster = tuple[list[Replicas], list[int], dict[int, str] | None]
@@ -182,6 +183,29 @@ def test_realistic_clusters_reach_the_bound_with_spreads_of_one(old: int, new: i
     before = balance(table.replicas, table.topic_of, table.topics, targets)
     assert figures.worst_topic_spread < before.worst_topic_spread
     check_valid(table.replicas, new_lists, targets, None)
+
+
+def kafka_placed(holders: int, registered: int, topics: int) -> PartitionTable:
+    """Topics of 20 partitions (RF 3) placed by Kafka's rule on the first ``holders`` brokers."""
+    current = {f"t{i:03d}": {p: (0, 0, 0) for p in range(20)} for i in range(topics)}
+    placed = place(current, sorted(current), [Broker(b) for b in range(holders)],
+                   PlacementOptions(strategy=Strategy.KAFKA))
+    assert registered >= holders
+    return PartitionTable.from_topics(placed, sorted(placed))
+
+
+@pytest.mark.parametrize(("holders", "registered", "worst"), [(11, 12, 2), (4, 12, 0)])
+def test_topics_end_spread_as_evenly_as_the_fewest_moves_allow(holders: int, registered: int,
+                                                                worst: int) -> None:
+    """Adding one broker to Kafka-placed topics (5 or 6 of each per broker, some 4): a broker
+    holding 4 must give and cannot receive, so 2 is the least any plan of the fewest moves
+    reaches; growing 4 -> 12 brokers reaches 0. kafka-utils leaves 2 and 7 there."""
+    table = kafka_placed(holders, registered, 100)
+    result = rebalance(table, range(registered))
+    figures = balance(after(table.replicas, result.final), table.topic_of, table.topics,
+                      range(registered))
+    assert result.replica_moves == result.lower_bound
+    assert figures.worst_topic_spread <= worst
 
 
 def test_racks_of_unequal_size_are_balanced_inside_each_rack() -> None:
