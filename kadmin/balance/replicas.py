@@ -15,7 +15,10 @@ the most room first (which also keeps the tail short).
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
+from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from itertools import chain
 
 from kadmin.balance.flow import Ledger, solve
 from kadmin.balance.table import PartitionTable
@@ -57,20 +60,31 @@ class _ReplicaProblem:
         self.current: dict[int, list[int]] = {}
         self.holders: dict[int, list[int]] = {}
         """Partitions per broker; stale entries (moved away since) are skipped on reading."""
-        self.topic_count: list[dict[int, int]] = [{} for _ in table.topics]
-        self.topic_share: list[int] = [0] * len(table.topics)
+        self.topic_count: list[dict[int, int]] = []
+        """Per topic, replicas per broker (C counts a topic's run of the table at once)."""
+        self.topic_share: list[int] = []
         """Replicas of each topic: its fair share of one broker is this over the target count."""
-        holders, counts, topic_of = self.holders, self.topic_count, self.topic_of
-        for i, replicas in enumerate(self.original):
-            count = counts[topic_of[i]]
-            self.topic_share[topic_of[i]] += len(replicas)
+        original, topic_of = self.original, self.topic_of
+        start = 0
+        while start < len(original):
+            end = bisect_right(topic_of, topic_of[start], start)
+            count = Counter(chain.from_iterable(original[start:end]))
+            self.topic_count.extend([{}] * (topic_of[start] - len(self.topic_count)))
+            self.topic_count.append(dict(count))
+            start = end
+        self.topic_count.extend({} for _ in range(len(table.topics) - len(self.topic_count)))
+        self.topic_share = [sum(c.values()) for c in self.topic_count]
+        holders = self.holders
+        for i, replicas in enumerate(original):
             for b in replicas:
                 held = holders.get(b)
                 if held is None:
                     holders[b] = [i]
                 else:
                     held.append(i)
-                count[b] = count.get(b, 0) + 1
+        self.rank_scale = 2 * (max(self.topic_share, default=0) + 1)
+        """Ranks of candidates pack (excess, count held, follower) in one int: a count held
+        is at most the topic's replicas."""
         self.queues: dict[int, Iterator[int]] = {}
         self.touched: set[int] = set()
         self.received: dict[int, int] = {}
@@ -183,8 +197,8 @@ class _ReplicaProblem:
 
     def _candidates(self, x: int) -> Iterator[int]:
         """``x``'s partitions in the order it should give them up: first the topic held most
-        above its fair share on ``x`` less what the takers received of it yet (per taker), then
-        the one ``x`` holds most of, followers before leaders.
+        above its fair share on ``x`` less what each taker received of it yet, then the one
+        ``x`` holds most of, followers before leaders.
 
         Ranks only ever fall (``x`` gives, takers receive), so each is checked when its turn
         comes and put back lower if it fell: concentrations are worn down evenly, a replica of
@@ -195,25 +209,37 @@ class _ReplicaProblem:
             self.topic_share
         received, n, k = self.received, len(self.targets) or 1, self.taker_count
 
-        def rank(p: int) -> tuple[int, int, bool]:
+        scale = self.rank_scale
+
+        def rank(p: int) -> int:
+            """Excess over the fair share less what each taker received of the topic, then
+            the count held, then followers first: one int, so ranks compare in C."""
             t = topic_of[p]
             held = counts[t].get(x, 0)
-            return (n * (k * held - received.get(t, 0)) - k * shares[t], held,
-                    original[p][0] != x)
+            return ((n * (held - received.get(t, 0) // k) - shares[t]) * scale
+                    + 2 * held + (original[p][0] != x))
 
-        levels: dict[tuple[int, int, bool], list[int]] = {}
-        for p in dict.fromkeys(self.holders.get(x, ())):
-            key = rank(p)
+        mine = self.holders.get(x, [])  # a giver never took a partition: no stale entries
+        ranked = max(3 * self.ledger.give.get(x, 0) + 256, 2048)
+        """Enough to choose the best from; the rest follow in order, if ever needed (ranking all
+        of a broker's partitions would cost more than the moves when it gives a tenth)."""
+        levels: dict[int, list[int]] = {}
+        given = received.get
+        for p in mine[:ranked]:
+            t = topic_of[p]  # rank(p), inlined: this loop sees every partition of the giver
+            held = counts[t].get(x, 0)
+            key = ((n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
+                   + (original[p][0] != x))
             level = levels.get(key)
             if level is None:
                 levels[key] = [p]
             else:
                 level.append(p)
-        order = [_descending(key) for key in levels]
+        order = [-key for key in levels]
         heapq.heapify(order)
         taken = dict.fromkeys(levels, 0)
         while order:
-            key = _descending(order[0])
+            key = -order[0]
             level = levels[key]
             if taken[key] == len(level):
                 heapq.heappop(order)
@@ -225,10 +251,11 @@ class _ReplicaProblem:
                 if now not in levels or taken[now] == len(levels[now]):
                     if now not in levels:
                         levels[now], taken[now] = [], 0
-                    heapq.heappush(order, _descending(now))
+                    heapq.heappush(order, -now)
                 levels[now].append(p)
                 continue
             yield p
+        yield from mine[ranked:]
 
     def _taker(self, p: int, members: Sequence[int], x: int, takers: list[tuple[int, int]]
                ) -> int | None:
@@ -336,11 +363,6 @@ class _ReplicaProblem:
         for p, x, y in chosen:
             self.move(p, x, y)
         return None
-
-
-def _descending(key: tuple[int, int, bool]) -> tuple[int, int, bool]:
-    """A rank with its order turned round (and back), for a min-heap to pop the highest."""
-    return (-key[0], -key[1], not key[2])
 
 
 def _refresh(heap: list[tuple[int, int]], left: int, b: int) -> None:
