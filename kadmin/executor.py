@@ -42,6 +42,7 @@ from kadmin.model import (
     Replicas,
     Severity,
     TopicPartition,
+    sample_of,
 )
 from kadmin.zk import admin, codec, paths, reader, session
 
@@ -104,14 +105,13 @@ def _live(client: KazooClient, topics: Sequence[str], *, states: bool = False) -
 def _require_valid(plan: ReassignmentPlan | ElectionPlan | DeletionPlan, snapshot: ClusterSnapshot,
                    settings: ExecutionSettings) -> None:
     """The same rules as ``plan validate --cluster``: nothing is written when any error is found."""
-    problems = plans.validate_against_cluster(
+    errors = sample_of(str(p) for p in plans.validate_against_cluster(
         plan, snapshot, allow_rf_change=settings.allow_rf_change,
-        allow_internal=settings.allow_internal)
-    errors = tuple(str(p) for p in problems if p.severity is Severity.ERROR)
-    if errors:
+        allow_internal=settings.allow_internal) if p.severity is Severity.ERROR)
+    if errors.total:
         raise InvalidInput(
-            f"the plan does not fit the live cluster ({len(errors)} error(s)); nothing was written",
-            details=errors)
+            f"the plan does not fit the live cluster ({errors.total:,} error(s)); nothing was "
+            "written", details=errors.items, more=errors.rest)
 
 
 def plan_fingerprint(plan: ReassignmentPlan) -> str:

@@ -11,14 +11,21 @@ in C. Values that exist once per broker, topic or plan are frozen dataclasses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 MAX_ID = 2**31 - 1
 """Kafka's broker and partition ids are Java ints: a larger number is no Kafka id, and a znode
 holding one is a znode Kafka's controller cannot parse."""
+
+LIST_LIMIT = 100
+"""How many items of one list of findings (errors, warnings, partitions left) kadmin keeps and
+shows; the rest are counted. A plan broken in every one of a million entries says so in a
+screenful, in seconds and in memory that does not grow with the number of problems."""
+
+T = TypeVar("T")
 
 Replicas = tuple[int, ...]
 """Ordered broker ids of one partition; the first is the preferred replica (leader)."""
@@ -132,6 +139,61 @@ class DeletionPlan:
 Plan = ReassignmentPlan | ElectionPlan | DeletionPlan
 
 
+@dataclass(frozen=True)
+class Sample(Generic[T]):
+    """The first :data:`LIST_LIMIT` items of a list that may be too long to show, and its length.
+
+    The one way kadmin bounds what it prints: error details, validation problems, status
+    warnings. Text and JSON show ``items`` and say how many more there are (``rest``).
+    """
+
+    items: tuple[T, ...]
+    total: int
+
+    @property
+    def rest(self) -> int:
+        return self.total - len(self.items)
+
+
+class Sampler(Generic[T]):
+    """Collects a :class:`Sample` one item at a time: keeps the first ``limit``, counts all."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = LIST_LIMIT if limit is None else limit
+        self.items: list[T] = []
+        self.total = 0
+
+    def add(self, item: T) -> None:
+        if self.total < self.limit:
+            self.items.append(item)
+        self.total += 1
+
+    @property
+    def full(self) -> bool:
+        """True once further items are only counted."""
+        return self.total >= self.limit
+
+    @property
+    def rest(self) -> int:
+        return self.total - len(self.items)
+
+    def sample(self) -> Sample[T]:
+        return Sample(tuple(self.items), self.total)
+
+
+def sample_of(items: Iterable[T], limit: int | None = None) -> Sample[T]:
+    """The sample of ``items``, consumed lazily: a generator of a million is never held."""
+    sampler: Sampler[T] = Sampler(limit)
+    for item in items:
+        sampler.add(item)
+    return sampler.sample()
+
+
+def and_more(count: int) -> str:
+    """The words for the items a sample leaves out, the same in every message."""
+    return f"(and {count:,} more)"
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
@@ -158,10 +220,15 @@ class KadminError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str, details: tuple[str, ...] = ()) -> None:
+    def __init__(self, message: str, details: Iterable[str] = (), *, more: int = 0) -> None:
         super().__init__(message)
-        self.details = details
-        """Further lines (one per partition or problem) printed after the one-line message."""
+        sample = sample_of(details)
+        self.details = sample.items
+        """Further lines (one per partition or problem) printed after the one-line message: at
+        most :data:`LIST_LIMIT`."""
+        self.more = sample.rest + more
+        """Further lines left out of ``details`` (``more`` counts those the caller already left
+        out, as a validation report does)."""
 
 
 class InvalidInput(KadminError):

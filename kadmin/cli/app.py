@@ -16,7 +16,7 @@ import typer
 
 from kadmin.cli import cluster, execute, plan, sandbox, spark, zk
 from kadmin.cli.common import err, use_security_options
-from kadmin.model import KadminError
+from kadmin.model import KadminError, and_more
 from kadmin.zk.security import SecuritySources
 
 app = typer.Typer(
@@ -85,6 +85,8 @@ def report(error: KadminError) -> int:
     err.print(f"kadmin: error: {error}", markup=False)
     for line in error.details:
         err.print(f"  {line}", markup=False)
+    if error.more:
+        err.print(f"  {and_more(error.more)}", markup=False)
     return error.exit_code
 
 

@@ -106,4 +106,4 @@ def stdout_is_data(path: Path | None) -> bool:
 
 
 def info(message: str, *, to_stderr: bool = False) -> None:
-    (err if to_stderr else out).print(message)
+    (err if to_stderr else out).print(message, markup=False)

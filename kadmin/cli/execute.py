@@ -133,9 +133,9 @@ def verify(
     with connected(zookeeper, connect_timeout, session_timeout) as client:
         result = executor.verify_reassignment(client, plan)
     if json_output:
-        out.print_json(data={"complete": [str(tp) for tp in result.complete],
-                             "in_progress": [str(tp) for tp in result.in_progress],
-                             "failed": list(result.failures)})
+        render.print_json({"complete": [str(tp) for tp in result.complete],
+                           "in_progress": [str(tp) for tp in result.in_progress],
+                           "failed": list(result.failures)})
     else:
         out.print(f"complete: {len(result.complete)}, in progress: {len(result.in_progress)}, "
                   f"failed: {len(result.failures)}", markup=False)

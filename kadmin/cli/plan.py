@@ -18,7 +18,7 @@ from kadmin.cli.common import (
     JsonOpt,
     SessionTimeoutOpt,
     ZookeeperOpt,
-    err,
+    info,
     load_cluster,
     out,
     split_ints,
@@ -169,12 +169,11 @@ def generate(
                "partitions": len(plan.moves), "unchanged": unchanged,
                "rollback": str(files.sibling(written, ".rollback.json")) if written else None}
     if json_output and written:
-        out.print_json(data=summary)
+        render.print_json(summary)
     else:
-        (err if written is None else out).print(
-            f"{len(plan.moves)} partition(s) to move, {unchanged} already in place, "
-            f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {summary['rollback']}"
-                                          if written else ""), markup=False)
+        info(f"{len(plan.moves)} partition(s) to move, {unchanged} already in place, "
+             f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {summary['rollback']}"
+                                          if written else ""), to_stderr=written is None)
 
 
 @app.command()
@@ -272,9 +271,8 @@ def _checked(plan: Plan, kind: PlanKind, snapshot: ClusterSnapshot | None, **opt
     """Validate a plan kadmin itself built, before it is written: the file must pass
     ``plan validate`` like any other."""
     report = plans.validate(plans.plan_document(plan), kind, snapshot, **options)
-    if report.errors:
-        raise InvalidInput(f"the plan is invalid ({len(report.errors)} error(s)); nothing written",
-                           details=tuple(str(p) for p in report.errors))
+    if not report.ok():
+        raise report.invalid("the plan is invalid; nothing written")
 
 
 def load_plan(path: Path, kind: PlanKind, snapshot: ClusterSnapshot | None = None,
@@ -287,8 +285,5 @@ def load_plan(path: Path, kind: PlanKind, snapshot: ClusterSnapshot | None = Non
         raise InvalidInput(f"{path}: invalid plan: {wrong_kind}")
     report = plans.validate(doc, kind, snapshot, **options)
     if report.plan is None:
-        problems = report.errors
-        first = f": {problems[0]}" if len(problems) == 1 else f" ({len(problems)} problems)"
-        raise InvalidInput(f"{path}: invalid plan{first}",
-                           details=tuple(str(p) for p in problems) if len(problems) > 1 else ())
+        raise report.invalid(f"{path}: invalid plan")
     return report.plan

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -24,41 +24,56 @@ from kadmin.events import (
     event_to_json,
 )
 from kadmin.health import ClusterHealth
-from kadmin.model import PartitionMove, TopicPartition
+from kadmin.model import PartitionMove, Severity, TopicPartition, and_more, sample_of
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.zk import paths
 from kadmin.zk.reader import InFlight
 
 SAMPLE = 10
-"""How many partitions a human summary names before saying "and N more"."""
+"""How many partitions a one-line summary names before saying "and N more"."""
 
 
-def sample(items: Sequence[object]) -> str:
-    head = ", ".join(str(i) for i in items[:SAMPLE])
-    return head + (f" (and {len(items) - SAMPLE} more)" if len(items) > SAMPLE else "")
+def sample(items: Iterable[object]) -> str:
+    """``a, b, c (and 12 more)``: a list in one line, sampled as every list kadmin shows."""
+    shown = sample_of(items, SAMPLE)
+    return ", ".join(map(str, shown.items)) + (f" {and_more(shown.rest)}" if shown.rest else "")
+
+
+def print_json(doc: object) -> None:
+    """A JSON document on stdout, encoded as it is written: never a second copy of a large
+    document in memory (rich's print_json builds and highlights the whole text first)."""
+    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
 
 
 def validation_report(report: ValidationReport, source: str, as_json: bool, *,
                       strict: bool = False) -> None:
-    """One line per problem, then the verdict; with ``strict`` warnings fail the plan too, so
-    they go to stderr with the errors."""
+    """One line per problem shown, a count of those left out, then the verdict; with
+    ``strict`` warnings fail the plan too, so they go to stderr with the errors."""
     if as_json:
-        out.print_json(data=report.to_json(strict))
+        print_json(report.to_json(strict))
         return
     for problem in report.problems:
-        fatal = strict or problem.severity.value == "error"
+        fatal = strict or problem.severity is Severity.ERROR
         (err if fatal else out).print(f"{source}: {problem.severity.value}: {problem}",
                                       markup=False)
+    for severity, omitted in ((Severity.ERROR, report.omitted_errors),
+                              (Severity.WARNING, report.omitted_warnings)):
+        if omitted:
+            fatal = strict or severity is Severity.ERROR
+            (err if fatal else out).print(
+                f"{source}: {severity.value}: {and_more(omitted)} {severity.value}(s) not shown",
+                markup=False)
     kind = report.kind.value if report.kind else "unknown"
-    verdict = ("valid" if report.ok(strict) else "INVALID" if report.errors
+    verdict = ("valid" if report.ok(strict) else "INVALID" if report.error_count
                else "INVALID (warnings fail with --strict)")
-    out.print(f"{source}: {kind} plan {verdict} ({len(report.errors)} error(s), "
-              f"{len(report.warnings)} warning(s))", markup=False)
+    out.print(f"{source}: {kind} plan {verdict} ({report.error_count:,} error(s), "
+              f"{report.warning_count:,} warning(s))", markup=False)
 
 
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
     if as_json:
-        out.print_json(data=dataclasses.asdict(stats))
+        print_json(dataclasses.asdict(stats))
         return
     table = Table(title=f"{stats.partitions} partition(s) in the plan, {stats.unchanged} unchanged, "
                         f"{stats.replica_moves} replica move(s), {stats.leader_changes} leader "
@@ -74,7 +89,7 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool) -> None:
     if as_json:
-        out.print_json(data={"batches": [
+        print_json({"batches": [
             {"batch": i, "partitions": len(b), "first": str(b[0].tp), "last": str(b[-1].tp)}
             for i, b in enumerate(batch_list, start=1)]})
         return
@@ -144,6 +159,7 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
 def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
            epoch: int | None, brokers: Sequence[tuple[int, str | None]],
            unreadable: Sequence[tuple[str, str]], as_json: bool) -> None:
+    warnings = sample_of(unreadable)
     doc = {
         "controller": controller, "controller_epoch": epoch,
         "brokers": [{"id": b, "rack": r} for b, r in brokers],
@@ -156,10 +172,11 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
         "election_in_progress": None if in_flight.election is None
         else [str(tp) for tp in in_flight.election],
         "deletions_in_progress": list(in_flight.deletions),
-        "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
+        "unreadable": [{"path": p, "reason": r} for p, r in warnings.items],
+        "unreadable_count": warnings.total,
     }
     if as_json:
-        out.print_json(data=doc)
+        print_json(doc)
         return
     table = Table(show_header=False, title="cluster status")
     table.add_column(style="bold")
@@ -184,8 +201,11 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
                   _absent(paths.PREFERRED_REPLICA_ELECTION, broken))
     table.add_row("topic deletions", sample(in_flight.deletions) if in_flight.deletions else "none")
     out.print(table)
-    for path, reason in unreadable:
+    for path, reason in warnings.items:
         err.print(f"kadmin: warning: cannot decode {path}: {reason}", markup=False)
+    if warnings.rest:
+        err.print(f"kadmin: warning: {and_more(warnings.rest)} znode(s) that cannot be decoded",
+                  markup=False)
 
 
 def _absent(path: str, unreadable: set[str]) -> str:

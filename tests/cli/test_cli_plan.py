@@ -118,6 +118,35 @@ def test_generate_refuses_to_overwrite_without_force(kadmin, cluster_file, tmp_p
     assert {e["topic"] for e in read(tmp_path / "p.json")["partitions"]} == {"payments"}
 
 
+def test_validate_ten_thousand_identical_entries_shows_a_hundred(kadmin, tmp_path):
+    entry = '{"topic":"orders","partition":0,"replicas":[0,1,2]}'
+    (tmp_path / "dup.json").write_text('{"version":1,"partitions":[' + ",".join([entry] * 10_000)
+                                       + "]}")
+    run = kadmin("plan", "validate", "dup.json")
+    assert run.code == 2
+    lines = run.err.splitlines()
+    assert len(lines) == 101, lines[-3:]
+    assert lines[0] == "dup.json: error: $.partitions[1]: orders-0 is listed twice: also at " \
+                       "$.partitions[0]"
+    assert lines[-1] == "dup.json: error: (and 9,899 more) error(s) not shown"
+    assert run.out.splitlines()[-1] == "dup.json: reassign plan INVALID (9,999 error(s), 0 " \
+                                       "warning(s))"
+    report = json.loads(kadmin("plan", "validate", "dup.json", "--json").out)
+    assert len(report["errors"]) == 100 and report["error_count"] == 9_999
+
+
+def test_an_error_with_many_details_shows_a_hundred_and_counts_the_rest(kadmin, cluster_file,
+                                                                        tmp_path):
+    (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": p, "replicas": [0, 1, 2]} for p in range(100, 400)]}))
+    run = kadmin("plan", "stats", "p.json", "--cluster", str(cluster_file))
+    assert run.code == 2
+    lines = run.err.splitlines()
+    assert lines[0] == "kadmin: error: p.json: invalid plan (300 errors)"
+    assert lines[1] == "  orders-100: unknown partition: topic orders has 8 partition(s)"
+    assert lines[101:] == ["  (and 200 more)"]
+
+
 def test_validate_kafka_tool_file_is_valid(kadmin, cluster_file, tmp_path):
     (tmp_path / "k.json").write_text(json.dumps({"partitions": [
         {"topic": "orders", "partition": 0, "replicas": [3, 4, 5], "log_dirs": ["any"] * 3}]}))
