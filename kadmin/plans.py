@@ -394,8 +394,10 @@ def validate_document(doc: object, kind: PlanKind | None = None) -> ValidationRe
     if type(entries) is not list:
         return c.findings.report(kind, None)
     if not entries:
-        c.findings.add(Problem(f"$.{list_key}", f"the plan lists no {list_key}; it does "
-                                                f"nothing", Severity.WARNING))
+        # an error in both anchors: Kafka's tool ("Partition reassignment data file is empty")
+        # and kafka-utils ("Plan should have at least one partition"); a CI gate must not pass
+        # a plan that does nothing
+        c.error(f"$.{list_key}", f"the plan lists no {list_key}; an empty plan does nothing")
     if kind is PlanKind.DELETION:
         parsed: list[Any] = _check_topics(c, entries)
     else:

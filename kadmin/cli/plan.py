@@ -163,17 +163,22 @@ def generate(
         selected = select_topics(snapshot, topics, topics_file, all_topics)
         plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers),
                                         options)
-        rollback = plans.current_assignment(plan, snapshot)
-        written = write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback)
-    summary = {"plan": str(written) if written else "-", "topics": len(selected),
-               "partitions": len(plan.moves), "unchanged": unchanged,
-               "rollback": str(files.sibling(written, ".rollback.json")) if written else None}
-    if json_output and written:
-        render.print_json(summary)
+        # an empty plan is refused by every command that reads one: none is written
+        written = write_plan(plan, PlanKind.REASSIGN, out_path, force,
+                             plans.current_assignment(plan, snapshot)) if plan.moves else None
+    to_stdout = stdout_is_data(out_path)
+    rollback = str(files.sibling(written, ".rollback.json")) if written else None
+    if json_output and not to_stdout:
+        render.print_json({"plan": str(written) if written else None, "topics": len(selected),
+                           "partitions": len(plan.moves), "unchanged": unchanged,
+                           "rollback": rollback})
+    elif not plan.moves:
+        info(f"nothing to move: all {unchanged} partition(s) of {len(selected)} topic(s) are "
+             "already in place; no plan written", to_stderr=to_stdout)
     else:
         info(f"{len(plan.moves)} partition(s) to move, {unchanged} already in place, "
-             f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {summary['rollback']}"
-                                          if written else ""), to_stderr=written is None)
+             f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {rollback}"
+                                          if written else ""), to_stderr=to_stdout)
 
 
 @app.command()
@@ -239,6 +244,10 @@ def election(
     snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
     selected = select_topics(snapshot, topics, None, all_topics)
     plan = plans.election_plan_for(snapshot, selected)
+    if not plan.partitions:
+        info("nothing to elect: the selected topics have no partitions; no plan written",
+             to_stderr=stdout_is_data(out_path))
+        return
     _checked(plan, PlanKind.ELECTION, snapshot)
     written = write_plan(plan, PlanKind.ELECTION, out_path, force)
     if written:

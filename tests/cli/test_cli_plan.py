@@ -118,6 +118,19 @@ def test_generate_refuses_to_overwrite_without_force(kadmin, cluster_file, tmp_p
     assert {e["topic"] for e in read(tmp_path / "p.json")["partitions"]} == {"payments"}
 
 
+def test_generate_with_nothing_to_move_writes_no_plan(kadmin, tmp_path):
+    cluster = {"version": 1, "brokers": {"0": {}, "1": {}}, "topics": {"t": {"0": [0, 1]}}}
+    (tmp_path / "c.json").write_text(json.dumps(cluster))
+    run = kadmin("plan", "generate", "--cluster", "c.json", "--all-topics", "--out", "p.json")
+    assert run.code == 0, run.err
+    assert run.out.strip() == ("nothing to move: all 1 partition(s) of 1 topic(s) are already in "
+                               "place; no plan written")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
+    as_json = kadmin("plan", "generate", "--cluster", "c.json", "--all-topics", "--json")
+    assert as_json.code == 0 and json.loads(as_json.out)["plan"] is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
+
+
 def test_validate_ten_thousand_identical_entries_shows_a_hundred(kadmin, tmp_path):
     entry = '{"topic":"orders","partition":0,"replicas":[0,1,2]}'
     (tmp_path / "dup.json").write_text('{"version":1,"partitions":[' + ",".join([entry] * 10_000)

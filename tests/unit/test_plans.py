@@ -83,7 +83,7 @@ def test_plan_document_is_kafkas_file_format_sorted() -> None:
     st.sampled_from(["a", "b.c", "d_e-f"]), st.integers(0, 100),
     st.lists(st.integers(0, 20), min_size=1, max_size=4, unique=True).map(tuple),
     st.sampled_from([None, "any", "/data"])),
-    unique_by=lambda m: m[:2], max_size=40))
+    unique_by=lambda m: m[:2], min_size=1, max_size=40))
 def test_plan_document_round_trips(moves: list[tuple[str, int, tuple[int, ...], str | None]]
                                    ) -> None:
     plan = ReassignmentPlan(tuple(sorted(

@@ -241,13 +241,19 @@ def test_schema_errors_have_json_paths(doc: Any, expected: list[tuple[str, str]]
     assert problems(doc) == expected
 
 
-def test_empty_plan_is_a_warning_only() -> None:
-    report = plans.validate_document({"version": 1, "partitions": []})
+@pytest.mark.parametrize(("doc", "kind", "where", "noun"), [
+    ({"version": 1, "partitions": []}, None, "$.partitions", "partitions"),
+    ({"version": 1, "partitions": []}, PlanKind.ELECTION, "$.partitions", "partitions"),
+    ({"version": 1, "topics": []}, None, "$.topics", "topics"),
+])
+def test_an_empty_plan_is_an_error_of_every_kind(doc: Any, kind: PlanKind | None, where: str,
+                                                 noun: str) -> None:
+    """Kafka's tool ("Partition reassignment data file is empty") and kafka-utils ("Plan should
+    have at least one partition") refuse it: a CI gate must not pass a plan that does nothing."""
+    report = plans.validate_document(doc, kind)
     assert [(p.where, p.message, p.severity) for p in report.problems] == [
-        ("$.partitions", "the plan lists no partitions; it does nothing", Severity.WARNING)]
-    assert report.ok() and not report.ok(strict=True)
-    assert report.plan == ReassignmentPlan(())
-    assert plans.validate_document({"topics": []}).plan == DeletionPlan(())
+        (where, f"the plan lists no {noun}; an empty plan does nothing", Severity.ERROR)]
+    assert not report.ok() and report.plan is None
 
 
 def test_every_problem_is_reported_in_document_order() -> None:
@@ -475,7 +481,7 @@ def test_validate_document_never_raises_and_agrees_with_the_schema(doc: Any,
 VALID_MOVES = st.lists(
     st.tuples(st.sampled_from(["foo", "bar", "baz.1"]), st.integers(0, 50),
               st.lists(st.integers(0, 9), min_size=1, max_size=4, unique=True), st.booleans()),
-    unique_by=lambda t: (t[0], t[1]), max_size=30)
+    unique_by=lambda t: (t[0], t[1]), min_size=1, max_size=30)
 
 
 @settings(max_examples=100, deadline=None)
@@ -484,7 +490,7 @@ def test_valid_reassignments_parse_to_exactly_their_moves(moves: list[Any]) -> N
     doc = reassign(*[move(t, p, r, **({"log_dirs": ["any"] * len(r)} if dirs else {}))
                      for t, p, r, dirs in moves])
     report = plans.validate_document(doc)
-    assert report.problems == () or not moves
+    assert report.problems == ()
     assert report.plan == ReassignmentPlan(tuple(sorted(
         PartitionMove(t, p, tuple(r), ("any",) * len(r) if dirs else None)
         for t, p, r, dirs in moves)))
