@@ -12,10 +12,12 @@ the place in it (byte offset, line and column), never a traceback.
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
@@ -25,7 +27,15 @@ from typing import Any, BinaryIO
 from kadmin.model import InvalidInput, OperationFailed
 
 MB = 1024 * 1024
+GB = 1024 * MB
 DEFAULT_MAX_BYTES = 256 * MB
+"""Largest JSON document read whole (a plan, a snapshot file)."""
+MAX_JSONL_BYTES = 4 * GB
+"""Largest JSON Lines file of a snapshot folder: the folder form exists for clusters too big for
+one document, and 10 million partitions take under 1 GB of states.jsonl."""
+MAX_JSONL_LINE = 64 * MB
+"""Longest line of a JSON Lines file: one topic's partitions or states (a topic of 100,000
+partitions takes about 7 MB of states)."""
 
 _LAYOUT_LEVELS = 2
 """Containers this deep get one member per line; deeper values stay on one line."""
@@ -254,25 +264,51 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_bytes(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The content of a file; missing, folder, unreadable or too large is InvalidInput.
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading, refused unless it is a regular file.
 
-    The size is checked before reading, and again while reading: a pipe or a device such as
-    /dev/zero reports no size and would otherwise be read until memory runs out.
+    A named pipe (FIFO) opened for reading blocks until something writes to it, and a device
+    such as /dev/zero never ends: kadmin would hang or fill memory. The file is opened without
+    blocking and then checked with fstat, on the descriptor itself, so nothing can swap the
+    path for a pipe between the check and the open. Regular files read as ever afterwards.
     """
     try:
-        size = path.stat().st_size
-        if path.is_dir():
-            raise InvalidInput(f"{path} is a folder, expected a file")
-        if size > max_bytes:
-            raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit")
-        return data
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise _unreadable(path, exc) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InvalidInput(f"{path} is a folder, expected a file")
+        if not stat.S_ISREG(mode):
+            raise InvalidInput(f"{path} is {_file_type(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def require_regular(path: Path) -> None:
+    """Refuse ``path`` unless it is a regular file, for files another library opens by name
+    (TLS certificates and keys: OpenSSL and kazoo). A check before their open, so a path
+    swapped for a pipe in between would still block there; these are the operator's own files."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if stat.S_ISDIR(mode):
+        raise InvalidInput(f"{path} is a folder, expected a file")
+    if not stat.S_ISREG(mode):
+        raise InvalidInput(f"{path} is {_file_type(mode)}, not a regular file")
+
+
+def _file_type(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file"
 
 
 def _unreadable(path: Path, exc: OSError) -> InvalidInput:
@@ -284,6 +320,23 @@ def _unreadable(path: Path, exc: OSError) -> InvalidInput:
     if isinstance(exc, PermissionError):
         return InvalidInput(f"{path}: permission denied")
     return InvalidInput(f"{path}: cannot read ({exc.strerror or exc})")
+
+
+def read_bytes(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The content of a regular file; missing, folder, pipe, device, unreadable or too large is
+    InvalidInput. The size is checked before reading, and again while reading (a file that
+    grows meanwhile)."""
+    try:
+        with open_regular(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
+            data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit")
+        return data
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
 
 
 def read_json(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> object:
@@ -330,18 +383,36 @@ def _refuse_constant(name: str) -> object:
     raise _NotJson(name)
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, object]]:
+def iter_jsonl(path: Path, *, max_bytes: int | None = None, max_line: int | None = None
+               ) -> Iterator[tuple[int, object]]:
     """``(line number, document)`` for each non-blank line of a JSON Lines file, streamed.
 
     Errors name the file and line (``snap/topics.jsonl:17: not valid JSON (...)``); the file
-    must exist (missing and folder are InvalidInput like :func:`read_json`).
+    must be a regular file (like :func:`read_json`). Lines are read at most ``max_line`` bytes
+    at a time (default :data:`MAX_JSONL_LINE`) and the file at most ``max_bytes`` (default
+    :data:`MAX_JSONL_BYTES`), so a line or a file without end fails instead of filling memory.
     """
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise _unreadable(path, exc) from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
+    max_bytes = MAX_JSONL_BYTES if max_bytes is None else max_bytes
+    max_line = MAX_JSONL_LINE if max_line is None else max_line
+    with open_regular(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
+        total = 0
+        for number in itertools.count(1):
+            try:
+                line = handle.readline(max_line + 1)
+            except OSError as exc:
+                raise _unreadable(path, exc) from None
+            if not line:
+                return
+            if len(line) > max_line and not line.endswith(b"\n"):
+                raise InvalidInput(f"{path}:{number}: line longer than {_size(max_line)}, over "
+                                   "the limit for one record")
+            total += len(line)
+            if total > max_bytes:
+                raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit "
+                                   f"(at line {number})")
             if line.strip():
                 yield number, parse_json(line.rstrip(b"\r\n"), f"{path}:{number}", one_line=True)
 
