@@ -189,6 +189,26 @@ def sample_of(items: Iterable[T], limit: int | None = None) -> Sample[T]:
     return sampler.sample()
 
 
+def printable(text: str) -> str:
+    """``text`` with every character Python does not count as printable escaped as ``repr``
+    writes it (``\\n``, ``\\x1b``, ``\\u202e``): control characters, bidirectional overrides,
+    line separators. Operator-given text (paths, names, option values) and text read from
+    ZooKeeper reach messages through this, so none can forge a second line, move the cursor or
+    reorder what the terminal shows."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _ESCAPES.get(c) or _escape(c) for c in text)
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 \
+        else f"\\U{code:08x}"
+
+
 def and_more(count: int) -> str:
     """The words for the items a sample leaves out, the same in every message."""
     return f"(and {count:,} more)"

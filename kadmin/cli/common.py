@@ -7,18 +7,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from kazoo.client import KazooClient
 from rich.console import Console
 
 from kadmin import snapshots
-from kadmin.model import ClusterSnapshot, InvalidInput
+from kadmin.model import ClusterSnapshot, InvalidInput, printable
 from kadmin.zk import codec, reader, security, session
 
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+class _Console(Console):
+    """rich's Console, with every string it prints passed through :func:`printable`: messages
+    carry paths, names and option values the operator typed or ZooKeeper held, and a control
+    character in one must not forge a line or drive the terminal. Strings inside tables are
+    escaped where the table is built (:func:`kadmin.cli.render.cell`)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(printable(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+out = _Console(soft_wrap=True, highlight=False)
+err = _Console(stderr=True, soft_wrap=True, highlight=False)
 
 ZookeeperOpt = Annotated[str | None, typer.Option(
     "--zookeeper", "-z", envvar="KADMIN_ZOOKEEPER", show_envvar=True,

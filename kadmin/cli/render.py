@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from kadmin.cli.common import err, out
 from kadmin.events import (
@@ -24,7 +25,14 @@ from kadmin.events import (
     event_to_json,
 )
 from kadmin.health import ClusterHealth
-from kadmin.model import PartitionMove, Severity, TopicPartition, and_more, sample_of
+from kadmin.model import (
+    PartitionMove,
+    Severity,
+    TopicPartition,
+    and_more,
+    printable,
+    sample_of,
+)
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.zk import paths
 from kadmin.zk.reader import InFlight
@@ -37,6 +45,12 @@ def sample(items: Iterable[object]) -> str:
     """``a, b, c (and 12 more)``: a list in one line, sampled as every list kadmin shows."""
     shown = sample_of(items, SAMPLE)
     return ", ".join(map(str, shown.items)) + (f" {and_more(shown.rest)}" if shown.rest else "")
+
+
+def cell(text: str) -> Text:
+    """A table cell of text kadmin did not write itself, escaped like every printed string and
+    never read as rich markup."""
+    return Text(printable(text))
 
 
 def print_json(doc: object) -> None:
@@ -181,25 +195,27 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     table = Table(show_header=False, title="cluster status")
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("controller", f"{controller} (epoch {epoch})" if controller is not None
-                  else "none")
-    table.add_row("live brokers", ", ".join(f"{b}" + (f" ({r})" if r else "") for b, r in brokers)
-                  or "none")
-    table.add_row("topics / partitions", f"{health.topics} / {health.partitions}")
+    rows = [("controller", f"{controller} (epoch {epoch})" if controller is not None else "none"),
+            ("live brokers", ", ".join(f"{b}" + (f" ({r})" if r else "") for b, r in brokers)
+             or "none"),
+            ("topics / partitions", f"{health.topics} / {health.partitions}")]
     for label, tps in (("under-replicated", health.under_replicated),
                        ("offline", health.offline),
                        ("not led by preferred replica", health.not_preferred)):
-        table.add_row(label, f"{len(tps)}" + (f": {sample(tps)}" if tps else ""))
+        rows.append((label, f"{len(tps)}" + (f": {sample(tps)}" if tps else "")))
     # an admin znode that exists but cannot be decoded is not "none": that would invite a
     # second operation while one may be running
     broken = {path for path, _ in unreadable}
-    table.add_row("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
-                  if in_flight.reassignment is not None else
-                  _absent(paths.REASSIGN_PARTITIONS, broken))
-    table.add_row("preferred election", _in_flight(in_flight.election)
-                  if in_flight.election is not None else
-                  _absent(paths.PREFERRED_REPLICA_ELECTION, broken))
-    table.add_row("topic deletions", sample(in_flight.deletions) if in_flight.deletions else "none")
+    rows.append(("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
+                 if in_flight.reassignment is not None else
+                 _absent(paths.REASSIGN_PARTITIONS, broken)))
+    rows.append(("preferred election", _in_flight(in_flight.election)
+                 if in_flight.election is not None else
+                 _absent(paths.PREFERRED_REPLICA_ELECTION, broken)))
+    rows.append(("topic deletions", sample(in_flight.deletions) if in_flight.deletions
+                 else "none"))
+    for label, value in rows:
+        table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
     out.print(table)
     for path, reason in warnings.items:
         err.print(f"kadmin: warning: cannot decode {path}: {reason}", markup=False)
