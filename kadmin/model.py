@@ -219,10 +219,10 @@ class Severity(str, Enum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One finding of validation. ``where`` is a JSON path (``$.partitions[3].replicas``) or a
-    ``topic-partition``, so the operator can find it in the file or the cluster."""
+    ``topic-partition``, so the operator can find it in the file or the cluster. A tuple, like
+    the per-partition values: a plan broken throughout makes one per entry."""
 
     where: str
     message: str

@@ -122,11 +122,8 @@ class _Findings:
     def __init__(self) -> None:
         self.kept: list[Problem] = []
         self.samplers = {Severity.ERROR: Sampler[Problem](), Severity.WARNING: Sampler[Problem]()}
-
-    @property
-    def errors(self) -> int:
-        """Errors found so far, shown or not."""
-        return self.samplers[Severity.ERROR].total
+        self.errors = self.samplers[Severity.ERROR]
+        """Errors so far: ``errors.total`` counts those shown and those only counted."""
 
     def add(self, problem: Problem) -> None:
         sampler = self.samplers[problem.severity]
@@ -214,6 +211,11 @@ def _describe(value: object) -> str:
     return "an array" if isinstance(value, list) else _short(json.dumps(value, default=str))
 
 
+def _legal_topic(name: str) -> bool:
+    return len(name) <= MAX_TOPIC_LENGTH and name not in (".", "..") \
+        and _TOPIC_CHARS.fullmatch(name) is not None
+
+
 def topic_name_problem(name: str) -> str | None:
     """Kafka's ``Topic.validate``: why ``name`` cannot be a topic, or None when it can."""
     if not name:
@@ -241,7 +243,7 @@ class _Checker:
 
     @property
     def errors(self) -> int:
-        return self.findings.errors
+        return self.findings.errors.total
 
     def error(self, where: str, message: str) -> None:
         self.findings.add(Problem(where, message))
@@ -264,18 +266,18 @@ class _Checker:
         are still shown. Beyond that (a file broken throughout) the entry counts as one error
         unexplained: at ~300 µs an entry, explaining a million would take minutes, and nobody
         would see the explanations."""
-        if self.findings.samplers[Severity.ERROR].full:
+        if self.findings.errors.full:
             self.error(self.at(index), "does not match the schema")
             return False
         return not self.schema_errors(self.entry, entry, (self.list_key, index))
 
     def topic(self, index: int, field: str, name: object) -> None:
         if type(name) is str and name not in self.good_topics:
-            problem = topic_name_problem(name)
-            if problem is None:
+            if _legal_topic(name):
                 self.good_topics.add(name)
-            else:
-                self.error(self.at(index, field), problem)
+            else:  # worded only while shown: a million bad names cost a count past the cap
+                self.error(self.at(index, field), "illegal topic name" if self.findings.errors.full
+                           else topic_name_problem(name) or "")
 
 
 _MOVE_KEYS = frozenset({"topic", "partition", "replicas", "log_dirs"})
@@ -432,33 +434,38 @@ def parse_plan(doc: object, kind: PlanKind | None) -> Plan:
 # --- against a cluster -------------------------------------------------------------------------
 
 
-def _unknown_partitions(tps: Sequence[TopicPartition], snapshot: ClusterSnapshot
-                        ) -> Iterator[Problem]:
+def _unknown_partitions(entries: Sequence[TopicPartition] | Sequence[PartitionMove],
+                        snapshot: ClusterSnapshot) -> Iterator[Problem]:
     """Unknown topics once per topic (a missing topic would otherwise fill a screen per
     partition), then unknown partitions of known topics one by one."""
-    missing: Counter[str] = Counter(tp.topic for tp in tps if tp.topic not in snapshot.topics)
+    topics = snapshot.topics
+    missing: Counter[str] = Counter(e.topic for e in entries if e.topic not in topics)
     for topic, count in sorted(missing.items()):
         yield Problem(topic, f"unknown topic {topic} (not in /brokers/topics; {count} "
                              f"partition(s) of the plan)")
-    for tp in tps:
-        partitions = snapshot.topics.get(tp.topic)
-        if partitions is not None and tp.partition not in partitions:
-            yield Problem(str(tp), f"unknown partition: topic {tp.topic} has {len(partitions)} "
-                                   f"partition(s)")
+    for e in entries:
+        partitions = topics.get(e.topic)
+        if partitions is not None and e.partition not in partitions:
+            yield Problem(f"{e.topic}-{e.partition}", f"unknown partition: topic {e.topic} has "
+                                                      f"{len(partitions)} partition(s)")
 
 
 def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_change: bool
                  ) -> Iterator[Problem]:
-    yield from _unknown_partitions([m.tp for m in plan.moves], snapshot)
+    """Once per partition of the plan: plain dict lookups, no per-move objects."""
+    yield from _unknown_partitions(plan.moves, snapshot)
+    brokers, topics = snapshot.brokers, snapshot.topics
     for move in plan.moves:
-        offline = [b for b in move.replicas if b not in snapshot.brokers]
-        if offline:
+        replicas = move.replicas
+        if not all(b in brokers for b in replicas):
+            offline = [b for b in replicas if b not in brokers]
             yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
-                                        f"{list(move.replicas)} not registered in /brokers/ids")
-        current = snapshot.replicas(move.tp)
-        if current is not None and len(current) != len(move.replicas) and not allow_rf_change:
+                                        f"{list(replicas)} not registered in /brokers/ids")
+        partitions = topics.get(move.topic)
+        current = None if partitions is None else partitions.get(move.partition)
+        if current is not None and len(current) != len(replicas) and not allow_rf_change:
             yield Problem(str(move.tp), f"changes the replication factor from {len(current)} to "
-                                        f"{len(move.replicas)} (allowed with --allow-rf-change)")
+                                        f"{len(replicas)} (allowed with --allow-rf-change)")
 
 
 def _check_election(plan: ElectionPlan, snapshot: ClusterSnapshot) -> Iterator[Problem]:
@@ -515,7 +522,7 @@ def validate(doc: object, kind: PlanKind | None = None, snapshot: ClusterSnapsho
             report.plan, snapshot, allow_rf_change=allow_rf_change,
             allow_internal=allow_internal)):
         findings.add(problem)
-    return findings.report(report.kind, None if findings.errors else report.plan)
+    return findings.report(report.kind, None if findings.errors.total else report.plan)
 
 
 # --- documents, diff, rollback -----------------------------------------------------------------
