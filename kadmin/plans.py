@@ -572,6 +572,29 @@ def changed_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot
 
 # --- batching ----------------------------------------------------------------------------------
 
+JUTE_MAXBUFFER = 1_048_575
+"""ZooKeeper's default ``jute.maxbuffer`` (0xfffff bytes): the largest znode, and about the
+largest request, a server accepts. A request over it makes the server drop the connection."""
+
+REQUEST_HEADROOM = 1024
+"""What a request adds around an admin znode's payload (headers, the path with its chroot, the
+ACL), with room to spare: a payload may take jute.maxbuffer less this."""
+
+
+def check_znode_limit(max_znode_bytes: int, jute_maxbuffer: int = JUTE_MAXBUFFER) -> None:
+    """Refuse a ``--max-znode-bytes`` the servers would refuse, before anything is read or
+    written: otherwise the first batch would fail half-way through a run, with the connection
+    dropped and no word of why. Servers started with a larger ``-Djute.maxbuffer`` say so
+    (``--jute-maxbuffer``)."""
+    largest = jute_maxbuffer - REQUEST_HEADROOM
+    if max_znode_bytes > largest:
+        raise InvalidInput(
+            f"--max-znode-bytes {max_znode_bytes:,} is more than ZooKeeper accepts: at most "
+            f"{largest:,} with jute.maxbuffer {jute_maxbuffer:,} (less {REQUEST_HEADROOM:,} for "
+            "the request around the payload); if the servers run with a larger "
+            "-Djute.maxbuffer, give it with --jute-maxbuffer")
+
+
 
 def batches(items: Sequence[T], entry_bytes: Callable[[T], int], overhead: int,
             max_items: int, max_bytes: int, *, separator: int = 1,

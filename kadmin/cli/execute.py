@@ -12,10 +12,13 @@ from kadmin.cli import render
 from kadmin.cli.common import (
     ConnectTimeoutOpt,
     JsonOpt,
+    JuteMaxBufferOpt,
+    MaxZnodeBytesOpt,
     SessionTimeoutOpt,
     ZookeeperOpt,
     connected,
     err,
+    finite,
     out,
     split_names,
     zk_settings,
@@ -36,12 +39,10 @@ topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True)
 
 PlanOpt = Annotated[Path | None, typer.Option("--plan", help="Plan file.")]
 TimeoutOpt = Annotated[float | None, typer.Option(
-    "--timeout", min=0.0, help="Seconds to wait for the controller in all (default: no limit).")]
+    "--timeout", min=0.0, callback=finite,
+    help="Seconds to wait for the controller in all (default: no limit).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
-MaxBytesOpt = Annotated[int, typer.Option(
-    "--max-znode-bytes", min=1024,
-    help="Largest znode (or transaction of deletion markers) written; ZooKeeper's jute.maxbuffer is 1 MB.")]
 
 
 def load_reassignment(path: Path) -> tuple[ReassignmentPlan, Path]:
@@ -89,7 +90,8 @@ def reassign(
                                             "`kadmin spark plan` folder / manifest.")],
     zookeeper: ZookeeperOpt = None,
     batch_size: BatchSizeOpt = 1000,
-    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
     allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
@@ -102,6 +104,7 @@ def reassign(
     Interrupted runs resume: run the same command again. Example:
     kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --timeout 3600
     """
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     plan, anchor = load_reassignment(plan_path)
     settings = executor.ExecutionSettings(batch_size=batch_size, max_znode_bytes=max_znode_bytes,
                                           timeout=timeout, allow_rf_change=allow_rf_change)
@@ -153,7 +156,8 @@ def elect(
     all_partitions: Annotated[bool, typer.Option("--all", help="Every partition.")] = False,
     zookeeper: ZookeeperOpt = None,
     batch_size: BatchSizeOpt = 1000,
-    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
@@ -164,6 +168,7 @@ def elect(
     replica, with the reason. Example: kadmin elect --all -z zk1:2181 --timeout 300"""
     if sum([plan_path is not None, topics is not None, all_partitions]) != 1:
         raise InvalidInput("choose exactly one of --plan, --topics and --all")
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     explicit = load_plan(plan_path, PlanKind.ELECTION) if plan_path else None
     names = split_names(topics, "--topics")
     settings = executor.ExecutionSettings(batch_size=batch_size, max_znode_bytes=max_znode_bytes,
@@ -194,7 +199,8 @@ def delete_topics(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
     timeout: TimeoutOpt = None,
-    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
@@ -209,6 +215,7 @@ def delete_topics(
     """
     if bool(names) == (plan_path is not None):
         raise InvalidInput("give topic names or --plan FILE (one of them)")
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     plan = load_plan(plan_path, PlanKind.DELETION) if plan_path else plans.deletion_plan_for(
         list(names or []))
     assert isinstance(plan, DeletionPlan)

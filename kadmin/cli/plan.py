@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated
@@ -21,9 +20,11 @@ from kadmin.cli.common import (
     info,
     load_cluster,
     out,
+    output_path,
     split_ints,
     split_names,
     stdout_is_data,
+    write_stdout,
 )
 from kadmin.model import (
     Broker,
@@ -42,7 +43,8 @@ TopicsFileOpt = Annotated[Path | None, typer.Option(
     "--topics-file", help='Kafka\'s topics-to-move file {"version":1,"topics":[{"topic":"foo"}]}.')]
 AllTopicsOpt = Annotated[bool, typer.Option("--all-topics", help="Every topic of the cluster.")]
 OutOpt = Annotated[Path | None, typer.Option(
-    "--out", "-o", help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
+    "--out", "-o", parser=output_path,
+    help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing plan file.")]
 
 
@@ -109,7 +111,7 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
     """Write the plan (and its rollback) atomically; ``-`` prints the plan instead."""
     doc = plans.plan_document(plan)
     if stdout_is_data(out_path):
-        sys.stdout.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        write_stdout([json.dumps(doc, separators=(",", ":")), "\n"])
         return None
     if out_path is None:
         out_path, rollback_path = files.plan_paths(kind.value, Path("plans"),

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from kadmin.cli.common import err, out
+from kadmin.cli.common import err, out, write_stdout
 from kadmin.events import (
     BatchDone,
     BatchResumed,
@@ -56,8 +56,10 @@ def cell(text: str) -> Text:
 def print_json(doc: object) -> None:
     """A JSON document on stdout, encoded as it is written: never a second copy of a large
     document in memory (rich's print_json builds and highlights the whole text first)."""
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    write_stdout(chain(_PRETTY.iterencode(doc), ["\n"]))
+
+
+_PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
 def validation_report(report: ValidationReport, source: str, as_json: bool, *,
@@ -120,8 +122,7 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
     """A sink for executor events: JSON lines on stdout, or a rich progress bar on stderr."""
     if as_json:
         def emit_json(event: Event) -> None:
-            sys.stdout.write(json.dumps(event_to_json(event)) + "\n")
-            sys.stdout.flush()
+            write_stdout([json.dumps(event_to_json(event)) + "\n"])
         yield emit_json
         return
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

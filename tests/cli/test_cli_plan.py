@@ -271,3 +271,32 @@ def test_python_dash_m_entry_point(tmp_path, cluster_file):
                             env={**os.environ, "KADMIN_DEBUG": ""})
     assert result.returncode == 2
     assert "none.json" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_snapshot_to_stdout_writes_no_file_named_dash(kadmin, cluster_file, tmp_path):
+    run = kadmin("cluster", "snapshot", "--cluster", str(cluster_file), "--out", "-")
+    assert run.code == 0, run.err
+    assert set(json.loads(run.out)["topics"]) == set(CLUSTER["topics"])
+    assert run.err.startswith("6 broker(s), 3 topic(s), 16 partition(s) -> -")
+    folder = kadmin("cluster", "snapshot", "--cluster", str(cluster_file), "--out", "-",
+                    "--format", "dir")
+    assert folder.code == 2 and "a snapshot folder cannot go to stdout" in folder.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json"]
+
+
+def test_a_reader_that_goes_away_ends_kadmin_quietly(tmp_path):
+    """`kadmin ... | head -c 100`: exit 141 as for a tool killed by SIGPIPE (a cut output is no
+    success), nothing on stderr: no traceback, no internal error."""
+    from kadmin.snapshots import write_snapshot
+    from kadmin.synthetic import synthetic_cluster
+
+    write_snapshot(synthetic_cluster(brokers=6, topics=100, partitions=100, replication_factor=3,
+                                     seed=1), tmp_path / "big.json")
+    run = subprocess.Popen([sys.executable, "-m", "kadmin", "plan", "generate", "--cluster",
+                            str(tmp_path / "big.json"), "--all-topics", "--out", "-"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run.stdout is not None and run.stderr is not None
+    assert run.stdout.read(100).startswith(b'{"version":1,"partitions":[')
+    run.stdout.close()  # the plan is far larger than a pipe's buffer: kadmin is still writing
+    assert run.wait(timeout=120) == 141
+    assert run.stderr.read() == b""
