@@ -36,6 +36,7 @@ from kadmin.model import (
     DeletionPlan,
     ElectionPlan,
     InvalidInput,
+    NotAuthorized,
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
@@ -214,6 +215,17 @@ def _unmoved(client: KazooClient, batch: Sequence[PartitionMove]) -> tuple[Parti
 
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
                          settings: ExecutionSettings, emit: Emit = _ignore) -> Outcome:
+    """Run the plan (``paths.plan``, which must exist) to the end, or to the deadline.
+
+    One run of a plan file at a time (a lock on the file, a Conflict for the second): the
+    rollback file a run creates, and removes again when its first batch is refused, must not be
+    one that another run of the same plan relies on."""
+    with files.exclusive(paths.plan):
+        return _execute_reassignment(client, plan, paths, settings, emit)
+
+
+def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
+                          settings: ExecutionSettings, emit: Emit) -> Outcome:
     targets = {m.tp: m.replicas for m in plan.moves}
     ours_in_flight = _ours_in_flight(client, targets)
     in_flight_tps = {m.tp for m in ours_in_flight}
@@ -259,10 +271,10 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
                     continue
             try:
                 admin.submit_reassignment(client, batch)
-            except Conflict:
+            except (Conflict, NotAuthorized):
                 if new_rollback and number == 1:
-                    # another process won the race for the znode: this run changed nothing,
-                    # so it leaves nothing behind either
+                    # another process won the race for the znode, or an ACL refused it: this
+                    # run changed nothing, so it leaves nothing behind either
                     paths.rollback.unlink(missing_ok=True)
                 raise
             emit(BatchSubmitted(number, count, len(batch)))

@@ -11,6 +11,7 @@ the place in it (byte offset, line and column), never a traceback.
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import itertools
 import json
@@ -18,13 +19,13 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from kadmin.model import InvalidInput, OperationFailed
+from kadmin.model import Conflict, InvalidInput, OperationFailed
 
 MB = 1024 * 1024
 GB = 1024 * MB
@@ -48,12 +49,12 @@ _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan
 
 def atomic_write_bytes(path: Path, data: bytes, *, force: bool = False) -> None:
     """Write ``data`` to ``path`` atomically; refuse an existing file unless ``force``."""
-    _write_file(path, data, force)
+    atomic_write_files([(path, data)], force=force)
 
 
 def atomic_write_json(path: Path, doc: object, *, force: bool = False, compact: bool = False) -> None:
     """Write ``doc`` as JSON atomically, laid out by :func:`dumps_json`."""
-    _write_file(path, dumps_json(doc, compact=compact), force)
+    atomic_write_files([(path, dumps_json(doc, compact=compact))], force=force)
 
 
 @contextmanager
@@ -114,27 +115,81 @@ def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, force: 
                 handle.close()
 
 
-def _write_file(path: Path, data: bytes, force: bool) -> None:
-    refuse_existing(path, force, folder_ok=False)
-    _make_parent(path)
-    temp = _temp_sibling(path, ".tmp")
+def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = False) -> None:
+    """Write files that belong together (a plan and its rollback file) as one: all or none.
+
+    Every file is first written to a temp sibling and synced, so a full disk fails before any
+    name appears; then each is put in place. Should that fail for one, those already put in
+    place are taken back (with ``force``, the files they replaced are restored).
+    """
+    for path, _ in items:
+        refuse_existing(path, force, folder_ok=False)
+    temps: list[Path] = []
+    placed: list[tuple[Path, Path | None]] = []
+    """Each file put in place, with the backup (a hard link) of the file it replaced."""
+    current = items[0][0] if items else Path()
     try:
-        # O_EXCL with mode 0o666 lets the umask decide the permissions, as for any new file
-        # (tempfile.mkstemp would make every plan 0600).
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if force:
-            os.replace(temp, path)
-        else:
-            _link_no_clobber(temp, path)
-        _fsync_dir(path.parent)
-    except OSError as exc:
-        raise OperationFailed(f"cannot write {path}: {exc.strerror or exc}") from None
+        for path, data in items:
+            current = path
+            _make_parent(path)
+            temps.append(_temp_sibling(path, ".tmp"))
+            _write_synced(temps[-1], data)
+        for (path, _), temp in zip(items, temps, strict=True):
+            current = path
+            backup = _backup(path) if force else None
+            try:
+                if force:
+                    os.replace(temp, path)
+                else:
+                    _link_no_clobber(temp, path)
+            except BaseException:
+                if backup is not None:
+                    _remove(backup)
+                raise
+            placed.append((path, backup))
+        for parent in dict.fromkeys(path.parent for path, _ in items):
+            _fsync_dir(parent)
+    except BaseException as exc:
+        _take_back(placed)
+        if isinstance(exc, OSError):
+            raise OperationFailed(f"cannot write {current}: {exc.strerror or exc}") from None
+        raise
     finally:
-        _remove(temp)
+        for temp in temps:
+            _remove(temp)
+        for _, backup in placed:
+            if backup is not None:
+                _remove(backup)
+
+
+def _write_synced(temp: Path, data: bytes) -> None:
+    # O_EXCL with mode 0o666 lets the umask decide the permissions, as for any new file
+    # (tempfile.mkstemp would make every plan 0600).
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _backup(path: Path) -> Path | None:
+    """A second name for the file about to be replaced, to restore it if a later file of the
+    same write fails; None when there is none (or the file system has no hard links)."""
+    backup = _temp_sibling(path, ".old")
+    try:
+        os.link(path, backup)
+    except OSError:
+        return None
+    return backup
+
+
+def _take_back(placed: Sequence[tuple[Path, Path | None]]) -> None:
+    for path, backup in reversed(placed):
+        with suppress(OSError):
+            if backup is not None:
+                os.replace(backup, path)
+            else:
+                path.unlink()
 
 
 def _link_no_clobber(temp: Path, path: Path) -> None:
@@ -337,6 +392,22 @@ def read_bytes(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         return data
     except OSError as exc:
         raise _unreadable(path, exc) from None
+
+
+@contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the existing file ``path`` for the block; another kadmin
+    process that asks for it meanwhile gets a Conflict at once.
+
+    flock(2) on the file itself: no lock file to create or leave behind, and the kernel drops
+    the lock when its process dies, so a killed run never blocks the next one."""
+    with open_regular(path) as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Conflict(f"{path} is being run by another kadmin process; run it again once "
+                           "that one has ended") from None
+        yield
 
 
 def read_json(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> object:

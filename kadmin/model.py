@@ -263,6 +263,11 @@ class OperationFailed(KadminError):
     exit_code = 1
 
 
+class NotAuthorized(OperationFailed):
+    """ZooKeeper refused the request: an ACL, or the session's credentials (exit 1). Nothing of
+    that request was written."""
+
+
 class Conflict(KadminError):
     """Another admin operation of the same kind is in progress (exit 3)."""
 

@@ -118,11 +118,10 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
                                                    datetime.now(timezone.utc))
     else:
         rollback_path = files.sibling(out_path, ".rollback.json")
-    if rollback is not None and rollback_path.exists() and not force:
-        raise InvalidInput(f"{rollback_path} already exists (use --force to overwrite)")
-    files.atomic_write_json(out_path, doc, force=force)
-    if rollback is not None:
-        files.atomic_write_json(rollback_path, plans.plan_document(rollback), force=True)
+    writes = [(out_path, files.dumps_json(doc))]
+    if rollback is not None:  # the two files, or neither: a plan must not lose its rollback
+        writes.append((rollback_path, files.dumps_json(plans.plan_document(rollback))))
+    files.atomic_write_files(writes, force=force)
     return out_path
 
 

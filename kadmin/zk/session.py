@@ -34,7 +34,7 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
-from kadmin.model import InvalidInput, OperationFailed
+from kadmin.model import InvalidInput, NotAuthorized, OperationFailed
 from kadmin.zk.security import ZkSecurity, client_options, preflight
 
 DEFAULT_RETRY_SECONDS = 60.0
@@ -119,7 +119,7 @@ def _split_host_port(entry: str, text: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
-def not_authorized(what: str, error: Exception) -> OperationFailed:
+def not_authorized(what: str, error: Exception) -> NotAuthorized:
     """The one line for a request ZooKeeper refused: ``what`` names the znode."""
     if isinstance(error, AuthFailedError):
         reason = "the server refused this session's credentials"
@@ -129,7 +129,7 @@ def not_authorized(what: str, error: Exception) -> OperationFailed:
         reason = "this session has no identity to own a znode created with Kafka's ACL"
     else:
         reason = "an ACL refuses this session"
-    return OperationFailed(
+    return NotAuthorized(
         f"{what}: not authorized by ZooKeeper ({reason}; kadmin must authenticate as a "
         "principal the ACLs allow, usually the Kafka brokers' own)"
     )

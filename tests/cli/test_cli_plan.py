@@ -300,3 +300,31 @@ def test_a_reader_that_goes_away_ends_kadmin_quietly(tmp_path):
     run.stdout.close()  # the plan is far larger than a pipe's buffer: kadmin is still writing
     assert run.wait(timeout=120) == 141
     assert run.stderr.read() == b""
+
+
+def test_a_disk_full_at_the_rollback_leaves_no_plan_without_it(tmp_path):
+    """The plan and its rollback are written as one: a write that fails at the second (here
+    the rollback, the larger file, past a file-size limit) leaves neither."""
+    import resource
+
+    cluster = {"version": 1, "brokers": {str(b): {} for b in range(3)},
+               "topics": {"t": {str(p): [0, 1, 2] for p in range(100)}}}
+    (tmp_path / "c.json").write_text(json.dumps(cluster))
+    command = [sys.executable, "-m", "kadmin", "plan", "generate", "--cluster", "c.json",
+               "--all-topics", "--replication-factor", "1"]  # the rollback keeps 3 replicas
+    subprocess.run([*command, "--out", "sizes/p.json"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    plan_size = (tmp_path / "sizes" / "p.json").stat().st_size
+    rollback_size = (tmp_path / "sizes" / "p.rollback.json").stat().st_size
+    assert plan_size < rollback_size
+    limit = (plan_size + rollback_size) // 2
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    run = subprocess.run([*command, "--out", "out/p.json"], cwd=tmp_path, capture_output=True,
+                         text=True, preexec_fn=limited)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.startswith("kadmin: error: cannot write out/p.rollback.json: File too "
+                                 "large"), run.stderr
+    assert list((tmp_path / "out").iterdir()) == []

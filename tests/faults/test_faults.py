@@ -299,15 +299,9 @@ def test_two_processes_at_once_exactly_one_submits(start_sandbox, tmp_path):
         plans = [_write_plan(tmp_path / f"round-{round_}" / side / "plan.json", target)
                  for side, target in zip("ab", targets, strict=True)]
         since = _event_count(record)
-        barrier = tmp_path / f"round-{round_}" / "go"
-        runs = [_Kadmin(str(barrier), *_reassign(plan, box.connect_string, "--batch-size", "20",
-                                                 "--timeout", "60"),
-                        prefix=(sys.executable, "-c", _BARRIER_START)) for plan in plans]
-        ready_by = time.monotonic() + 60
-        while len(list(barrier.parent.glob("go.ready-*"))) < 2:
-            assert time.monotonic() < ready_by, "kadmin did not start"
-            time.sleep(0.01)
-        barrier.touch()
+        runs = _started_together(tmp_path / f"round-{round_}" / "go", *(
+            _reassign(plan, box.connect_string, "--batch-size", "20", "--timeout", "60")
+            for plan in plans))
         codes = [run.wait() for run in runs]
         assert sorted(codes) == [0, 3], [run.stderr for run in runs]
         winner, loser = (0, 1) if codes[0] == 0 else (1, 0)
@@ -328,6 +322,43 @@ def test_two_processes_at_once_exactly_one_submits(start_sandbox, tmp_path):
     print(f"losers refused at the create: {paths_taken[True]}, before it: {paths_taken[False]}")
 
 
+def _started_together(barrier: Path, *commands: tuple[str, ...]) -> list[_Kadmin]:
+    """kadmin processes released by one barrier file, once every one has imported kadmin."""
+    runs = [_Kadmin(str(barrier), *command, prefix=(sys.executable, "-c", _BARRIER_START))
+            for command in commands]
+    ready_by = time.monotonic() + 60
+    while len(list(barrier.parent.glob(f"{barrier.name}.ready-*"))) < len(commands):
+        assert time.monotonic() < ready_by, "kadmin did not start"
+        time.sleep(0.01)
+    barrier.touch()
+    return runs
+
+
+def test_two_runs_of_the_same_plan_one_refused_and_the_rollback_kept(start_sandbox, tmp_path):
+    """The second run of one plan file is refused (exit 3) before it reads or writes anything:
+    before the lock, the loser could delete the rollback file the winner relied on."""
+    snapshot = synthetic_cluster(brokers=6, topics=3, partitions=10, replication_factor=3,
+                                 seed=6)
+    box = start_sandbox(snapshot, latency=0.8, parallelism=100)  # the winner runs for seconds
+    topics = sorted(snapshot.topics)
+    for round_ in range(4):
+        before = _layout(box.client, topics)
+        target = _rotated(before, 6, 1)
+        plan = _write_plan(tmp_path / f"round-{round_}" / "plan.json", target)
+        command = _reassign(plan, box.connect_string, "--batch-size", "10", "--timeout", "60")
+        runs = _started_together(plan.parent / "go", command, command)
+        codes = [run.wait() for run in runs]
+        assert sorted(codes) == [0, 3], [run.stderr for run in runs]
+        loser = runs[codes.index(3)]
+        assert loser.stderr.splitlines() == [
+            f"kadmin: error: {plan} is being run by another kadmin process; run it again once "
+            "that one has ended"], loser.stderr
+        rollback = json.loads((plan.parent / "plan.rollback.json").read_text())["partitions"]
+        assert {(e["topic"], e["partition"]): tuple(e["replicas"]) for e in rollback} == {
+            (t, p): r for t in topics for p, r in before[t].items()}
+        _assert_applied(box.client, target)
+
+
 def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_again(
         start_sandbox, tmp_path):
     """A second run of the same plan, started late, may apply the batches this run planned next
@@ -346,9 +377,10 @@ def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_agai
             admin.submit_reassignment(box.client, second_batch)
             assert admin.wait_reassignment(box.client, deadline=time.monotonic() + 60) == ()
 
+    plan_file = _write_plan(tmp_path / "plan.json", target)
     with session(ZkSettings(box.connect_string)) as client:
         outcome = executor.execute_reassignment(
-            client, ReassignmentPlan(tuple(moves)), PlanFiles(tmp_path / "plan.json"),
+            client, ReassignmentPlan(tuple(moves)), PlanFiles(plan_file),
             executor.ExecutionSettings(batch_size=10, timeout=60), emit)
 
     assert outcome.ok, outcome

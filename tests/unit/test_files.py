@@ -105,6 +105,34 @@ def test_a_failed_write_leaves_no_temp_file_and_the_old_file_intact(tmp_path: Pa
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("force", [False, True])
+def test_files_written_together_appear_all_or_none(tmp_path: Path, force: bool) -> None:
+    """A plan and its rollback: the disk filling up at the second leaves neither (with
+    ``force``, both old files as they were)."""
+    plan, rollback = tmp_path / "p.json", tmp_path / "p.rollback.json"
+    if force:
+        plan.write_bytes(b"old plan")
+        rollback.write_bytes(b"old rollback")
+    error = error_under_file_size_limit(lambda: files.atomic_write_files(
+        [(plan, b"p" * 10), (rollback, b"r" * (10 * FILE_SIZE_LIMIT))], force=force))
+    assert error == f"OperationFailed: cannot write {rollback}: File too large"
+    assert sorted(p.name for p in tmp_path.iterdir()) == (
+        ["p.json", "p.rollback.json"] if force else [])
+    if force:
+        assert (plan.read_bytes(), rollback.read_bytes()) == (b"old plan", b"old rollback")
+    files.atomic_write_files([(plan, b"new plan"), (rollback, b"new rollback")], force=True)
+    assert (plan.read_bytes(), rollback.read_bytes()) == (b"new plan", b"new rollback")
+    assert leftovers(tmp_path) == []
+
+
+def test_files_written_together_refuse_any_existing_one_first(tmp_path: Path) -> None:
+    (tmp_path / "p.rollback.json").write_bytes(b"kept")
+    with pytest.raises(InvalidInput, match=r"p\.rollback\.json already exists"):
+        files.atomic_write_files([(tmp_path / "p.json", b"plan"),
+                                  (tmp_path / "p.rollback.json", b"rollback")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.rollback.json"]
+
+
 def test_unserialisable_json_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         files.atomic_write_json(tmp_path / "x.json", {"n": float("nan")})
