@@ -153,9 +153,9 @@ def _not_in_isr(client: KazooClient, moves: Sequence[PartitionMove]) -> tuple[st
     Read at a deadline, when ZooKeeper itself may be why time ran out: kazoo holds a request
     made while it reconnects until a server answers, so an unbounded read would keep kadmin
     past its --timeout for as long as the outage lasts. These reads run only while connected
-    and end ``admin.READ_WINDOW`` from now; once that has passed, every further read fails at
-    once."""
-    calls = admin.ZkCalls(client, time.monotonic() + admin.READ_WINDOW, while_connected=True)
+    and end ``admin.AFTER_DEADLINE`` from now; once that has passed, every further read fails
+    at once."""
+    calls = admin.ZkCalls(client, time.monotonic() + admin.AFTER_DEADLINE, while_connected=True)
     return tuple(_isr_line(calls, move) for move in moves)
 
 

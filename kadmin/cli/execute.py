@@ -72,13 +72,14 @@ def load_reassignment(path: Path) -> tuple[ReassignmentPlan, Path]:
     return plan, path
 
 
-def _finish(outcome: executor.Outcome, as_json: bool = False) -> None:
+def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
+            as_json: bool = False) -> None:
     """Exit code and summary line; with --json stdout carries only the JSON events."""
     if outcome.timed_out:
         raise OperationFailed(
-            f"{outcome.operation}: timed out; {len(outcome.failures)} still in flight "
-            "(the znode is left for the controller; run the same command again to keep waiting)",
-            details=outcome.failures)
+            f"{outcome.operation}: timed out after {settings.timeout:g}s (--timeout); "
+            f"{len(outcome.failures)} still in flight (the znode is left for the controller; "
+            "run the same command again to keep waiting)", details=outcome.failures)
     if outcome.failures:
         raise OperationFailed(f"{outcome.operation}: {len(outcome.failures)} of {outcome.total} "
                               "failed", details=outcome.failures)
@@ -120,7 +121,7 @@ def reassign(
         with render.progress(json_output) as emit:
             outcome = executor.execute_reassignment(client, plan, executor.PlanFiles(anchor),
                                                     settings, emit)
-    _finish(outcome, json_output)
+    _finish(outcome, settings, json_output)
 
 
 def verify(
@@ -188,7 +189,7 @@ def elect(
             return
         with render.progress(json_output) as emit:
             outcome = executor.execute_election(client, plan, settings, emit)
-    _finish(outcome, json_output)
+    _finish(outcome, settings, json_output)
 
 
 @topics_app.command("delete")
@@ -234,4 +235,4 @@ def delete_topics(
             raise OperationFailed("deletion not confirmed; nothing was written")
         with render.progress(json_output) as emit:
             outcome = executor.execute_deletion(client, plan, settings, emit)
-    _finish(outcome, json_output)
+    _finish(outcome, settings, json_output)

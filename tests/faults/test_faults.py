@@ -24,6 +24,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,11 +35,20 @@ from kadmin import executor
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.events import BatchDone, BatchSubmitted
 from kadmin.executor import PlanFiles
-from kadmin.model import PartitionMove, ReassignmentPlan, TopicAssignment, TopicPartition
+from kadmin.model import (
+    ClusterSnapshot,
+    OperationFailed,
+    PartitionMove,
+    PartitionState,
+    ReassignmentPlan,
+    TopicAssignment,
+    TopicPartition,
+)
 from kadmin.sandbox import Sandbox, read_events
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import admin, codec, paths
-from kadmin.zk.session import ZkSettings, session
+from kadmin.zk.reader import read_cluster
+from kadmin.zk.session import ZkSettings, connect, session
 
 pytestmark = pytest.mark.zk
 
@@ -425,7 +435,8 @@ def test_zookeeper_down_past_the_timeout_exits_1_then_resumes(own_zk_server: Emb
         assert "internal error" not in run.stderr and "Traceback" not in run.stderr
         if stop_after == "waiting":  # the batch was seen in flight: it is named, not read again
             lines = run.stderr.splitlines()
-            assert message.startswith("kadmin: error: reassign: timed out; 20 still in flight")
+            assert message.startswith("kadmin: error: reassign: timed out after 6s (--timeout); "
+                                      "20 still in flight")
             assert len(lines) == 21 and all(
                 line.startswith("  ") and line.endswith("ISR unknown (ZooKeeper did not answer)")
                 for line in lines[1:]), lines
@@ -485,7 +496,8 @@ def test_controller_outage_longer_than_the_timeout_exits_1(start_sandbox, tmp_pa
     assert code == 1, run.stderr
     assert took < timeout + _CONNECT_SLACK
     lines = run.stderr.splitlines()
-    assert lines[0].startswith("kadmin: error: reassign: timed out; 20 still in flight"), lines
+    assert lines[0].startswith("kadmin: error: reassign: timed out after 3s (--timeout); 20 still "
+                               "in flight"), lines
     assert all(line.startswith("  ") and "not yet in ISR" in line for line in lines[1:]), lines
     assert box.client.exists(paths.REASSIGN_PARTITIONS), "the znode is left for the controller"
 
@@ -495,3 +507,87 @@ def test_controller_outage_longer_than_the_timeout_exits_1(start_sandbox, tmp_pa
     assert rerun.wait() == 0, rerun.stderr
     _assert_applied(box.client, target)
     _assert_submitted_once(_submissions(tmp_path / "controller.jsonl"), target)
+
+
+# --- 5. limits that hold against a server that stops answering --------------------------------
+
+
+@contextmanager
+def _frozen(server: EmbeddedZooKeeper) -> Iterator[None]:
+    """The server's JVM stopped (SIGSTOP): connections stay open, the kernel still accepts new
+    ones, nothing is answered. Resumed on the way out, so the fixture can stop it."""
+    assert server.pid is not None
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+
+
+def _elect_needed(snapshot: ClusterSnapshot) -> ClusterSnapshot:
+    """The snapshot with topic-000000-0 led by its second replica, so an election has work."""
+    replicas = snapshot.topics["topic-000000"][0]
+    states = {t: dict(s) for t, s in snapshot.states.items()}
+    states["topic-000000"][0] = PartitionState(replicas[1], replicas)
+    return ClusterSnapshot(snapshot.brokers, snapshot.topics, states, snapshot.controller,
+                           snapshot.controller_epoch)
+
+
+@pytest.mark.parametrize("command", ["reassign", "elect", "delete"])
+def test_timeout_holds_against_a_frozen_zookeeper(own_zk_server: EmbeddedZooKeeper, tmp_path,
+                                                  command):
+    """ZooKeeper frozen while kadmin waits for the controller: --timeout holds within a second
+    or two (the last reads and the session's close included) and the message names it. The
+    controller has resigned first, so the batch is still in ZooKeeper when it freezes."""
+    snapshot = _elect_needed(synthetic_cluster(brokers=6, topics=3, partitions=10,
+                                               replication_factor=3, seed=12))
+    timeout = 6.0
+    with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka",
+                 latency=0.01) as box:
+        box.controller.resign()
+        target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 1)
+        args = {"reassign": _reassign(_write_plan(tmp_path / "plan.json", target),
+                                      box.connect_string, "--batch-size", "10"),
+                "elect": ("elect", "--topics", "topic-000000", "-z", box.connect_string,
+                          "--json"),
+                "delete": ("topics", "delete", "topic-000001", "-z", box.connect_string, "--yes",
+                           "--json")}[command]
+        run = _Kadmin(*args, "--timeout", f"{timeout:g}")
+        run.next_event(_named("execution_planned"))
+        planned = time.monotonic()  # the deadline started at most this long ago
+        run.next_event(_named("batch_submitted"))
+        with _frozen(own_zk_server):
+            code = run.wait(timeout=120)
+            took = time.monotonic() - planned
+    assert code == 1, run.stderr
+    assert took < timeout + 5, f"kadmin took {took:.1f}s past a --timeout of {timeout:g}s"
+    message = run.stderr.splitlines()[0]
+    assert message.startswith("kadmin: error: ") and "--timeout" in message, run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_read_gives_up_at_its_limit_on_a_frozen_zookeeper(own_zk_server: EmbeddedZooKeeper,
+                                                            monkeypatch: pytest.MonkeyPatch):
+    """A read that a frozen server never answers ends at kadmin's limit for one request (60 s,
+    3 s here), the message naming it; closing the session does not wait for the server."""
+    monkeypatch.setattr("kadmin.zk.session.DEFAULT_RETRY_SECONDS", 3.0)
+    snapshot = synthetic_cluster(brokers=3, topics=5, partitions=10, replication_factor=3, seed=2)
+    with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka") as box:
+        with session(ZkSettings(box.connect_string)) as client, _frozen(own_zk_server):
+            started = time.monotonic()
+            with pytest.raises(OperationFailed, match=r"^ZooKeeper did not answer within 3s, "
+                                                      r"kadmin's limit for one request"):
+                read_cluster(client)
+        took = time.monotonic() - started  # the session closed too
+    assert took < 3.0 + 5
+
+
+def test_connect_timeout_holds_against_a_frozen_zookeeper(own_zk_server: EmbeddedZooKeeper):
+    """The kernel completes the TCP handshake for a stopped JVM; the session never comes."""
+    with _frozen(own_zk_server):
+        started = time.monotonic()
+        with pytest.raises(OperationFailed, match=r"^cannot reach ZooKeeper at .* within 2s, the "
+                                                  r"--connect-timeout$"):
+            connect(ZkSettings(own_zk_server.connect_string, connect_timeout=2))
+        took = time.monotonic() - started
+    assert took < 2 + 5
