@@ -248,7 +248,7 @@ def _check_login(client: KazooClient, target: ZkTarget, security: ZkSecurity,
         raise not_authorized(f"ZooKeeper at {target.hosts}", exc) from None
 
 
-CLOSE_SECONDS = 2.0
+CLOSE_SECONDS = 1.0
 """Longest kadmin waits for a session to close. kazoo waits for the server to confirm, and a
 server that stopped answering would hold kadmin for most of the session timeout; the server
 expires the session on its own anyway."""
