@@ -296,8 +296,7 @@ def test_a_rerun_reading_while_partitions_complete_resubmits_none(start_sandbox,
 def test_two_processes_at_once_exactly_one_submits(start_sandbox, tmp_path):
     snapshot = synthetic_cluster(brokers=6, topics=6, partitions=20, replication_factor=3,
                                  seed=5)
-    # a batch stays in ZooKeeper 0.8 s: far longer than the two starts are apart
-    box = start_sandbox(snapshot, latency=0.8, parallelism=100)
+    box = start_sandbox(snapshot, latency=0.01, parallelism=100)
     record = tmp_path / "controller.jsonl"
     topics = sorted(snapshot.topics)
     groups = (topics[:3], topics[3:])
@@ -309,12 +308,14 @@ def test_two_processes_at_once_exactly_one_submits(start_sandbox, tmp_path):
         plans = [_write_plan(tmp_path / f"round-{round_}" / side / "plan.json", target)
                  for side, target in zip("ab", targets, strict=True)]
         since = _event_count(record)
+        box.controller.resign()
         runs = _started_together(tmp_path / f"round-{round_}" / "go", *(
             _reassign(plan, box.connect_string, "--batch-size", "20", "--timeout", "60")
             for plan in plans))
-        codes = [run.wait() for run in runs]
-        assert sorted(codes) == [0, 3], [run.stderr for run in runs]
-        winner, loser = (0, 1) if codes[0] == 0 else (1, 0)
+        first, lost, _, won = _loser_then_winner(box, runs)
+        assert (lost, won) == (3, 0), [run.stderr for run in runs]
+        loser = runs.index(first)
+        winner = 1 - loser
         # lost before or at the create: it had announced a plan only if it got to the create
         paths_taken[bool(runs[loser].events)] += 1
 
@@ -344,22 +345,38 @@ def _started_together(barrier: Path, *commands: tuple[str, ...]) -> list[_Kadmin
     return runs
 
 
+def _loser_then_winner(box: Sandbox, runs: list[_Kadmin], timeout: float = 120.0
+                       ) -> tuple[_Kadmin, int, _Kadmin, int]:
+    """Two runs started against a resigned controller: the winner's first batch stays in
+    ZooKeeper until the loser has ended (however slowly it got there), then a controller is
+    elected and the winner finishes. Returns (loser, its exit code, winner, its exit code)."""
+    until = time.monotonic() + timeout
+    while all(run.process.poll() is None for run in runs):
+        assert time.monotonic() < until, "neither run ended"
+        time.sleep(0.05)
+    loser = next(run for run in runs if run.process.poll() is not None)
+    winner = runs[1 - runs.index(loser)]
+    lost = loser.wait()
+    box.controller.elect(box.controller_id)
+    return loser, lost, winner, winner.wait()
+
+
 def test_two_runs_of_the_same_plan_one_refused_and_the_rollback_kept(start_sandbox, tmp_path):
     """The second run of one plan file is refused (exit 3) before it reads or writes anything:
     before the lock, the loser could delete the rollback file the winner relied on."""
     snapshot = synthetic_cluster(brokers=6, topics=3, partitions=10, replication_factor=3,
                                  seed=6)
-    box = start_sandbox(snapshot, latency=0.8, parallelism=100)  # the winner runs for seconds
+    box = start_sandbox(snapshot, latency=0.01, parallelism=100)
     topics = sorted(snapshot.topics)
     for round_ in range(4):
         before = _layout(box.client, topics)
         target = _rotated(before, 6, 1)
         plan = _write_plan(tmp_path / f"round-{round_}" / "plan.json", target)
         command = _reassign(plan, box.connect_string, "--batch-size", "10", "--timeout", "60")
-        runs = _started_together(plan.parent / "go", command, command)
-        codes = [run.wait() for run in runs]
-        assert sorted(codes) == [0, 3], [run.stderr for run in runs]
-        loser = runs[codes.index(3)]
+        box.controller.resign()
+        loser, lost, winner, won = _loser_then_winner(
+            box, _started_together(plan.parent / "go", command, command))
+        assert (lost, won) == (3, 0), (loser.stderr, winner.stderr)
         assert loser.stderr.splitlines() == [
             f"kadmin: error: {plan} is being run by another kadmin process; run it again once "
             "that one has ended"], loser.stderr
@@ -410,12 +427,15 @@ def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_agai
 def test_zookeeper_down_past_the_timeout_exits_1_then_resumes(own_zk_server: EmbeddedZooKeeper,
                                                              tmp_path, stop_after):
     """Stopped right after the create (kadmin may not have read the znode back yet) or once
-    kadmin has seen the batch in flight (it then has entries left to report at the deadline)."""
+    kadmin has seen the batch in flight (it then has entries left to report at the deadline).
+    The controller has resigned until the rerun: the first batch is in flight when ZooKeeper
+    stops, however late this test reads the event."""
     snapshot = synthetic_cluster(brokers=6, topics=4, partitions=20, replication_factor=3, seed=9)
     record = tmp_path / "controller.jsonl"
-    timeout = 6.0  # the rerun, the same command, needs ~3.5 s for its four batches
+    timeout = 6.0
     with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka",
-                 latency=0.8, parallelism=100, record_path=record) as box:
+                 latency=0.01, parallelism=100, record_path=record) as box:
+        box.controller.resign()
         target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 2)
         command = _reassign(_write_plan(tmp_path / "plan.json", target), box.connect_string,
                             "--batch-size", "20", "--timeout", f"{timeout:g}",
@@ -441,8 +461,9 @@ def test_zookeeper_down_past_the_timeout_exits_1_then_resumes(own_zk_server: Emb
                 line.startswith("  ") and line.endswith("ISR unknown (ZooKeeper did not answer)")
                 for line in lines[1:]), lines
 
-        time.sleep(max(0.0, down_since + timeout + 1 - time.monotonic()))
+        time.sleep(max(0.0, down_since + timeout + 1 - time.monotonic()))  # down past --timeout
         own_zk_server.start()
+        box.controller.elect(box.controller_id)
         rerun = _Kadmin(*command)
         assert rerun.wait() == 0, rerun.stderr
         assert rerun.events[0]["event"] == "execution_planned" and rerun.events[0]["resumed"]
@@ -456,16 +477,17 @@ def test_zookeeper_down_past_the_timeout_exits_1_then_resumes(own_zk_server: Emb
 
 def _controller_outage(start_sandbox: Callable[..., Sandbox], tmp_path: Path, *options: str
                        ) -> tuple[Sandbox, _Kadmin, Layout, tuple[str, ...]]:
-    """A run whose controller resigns right after the first batch is submitted; returns once
-    kadmin has reported that there is no controller."""
+    """A run whose controller is gone when its first batch is submitted; returns once kadmin has
+    reported that there is no controller. (Resigned before the run, not after the submission:
+    a controller that had a moment would have finished the batch on a loaded machine.)"""
     snapshot = synthetic_cluster(brokers=6, topics=3, partitions=20, replication_factor=3, seed=4)
-    box = start_sandbox(snapshot, latency=1.0, parallelism=100)  # resigns well before 1 s
+    box = start_sandbox(snapshot, latency=0.01, parallelism=100)
+    box.controller.resign()
     target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 1)
     command = _reassign(_write_plan(tmp_path / "plan.json", target), box.connect_string,
                         "--batch-size", "20", *options)
     run = _Kadmin(*command)
     run.next_event(_named("batch_submitted"))
-    box.controller.resign()
     waiting = run.next_event(lambda e: e["event"] == "waiting" and e["controller"] is None)
     assert waiting["connected"] is True and waiting["remaining"] > 0
     return box, run, target, command

@@ -198,9 +198,10 @@ def test_reassign_resumes_after_sigkill_without_resubmitting(start_sandbox, tmp_
 
 def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
     snapshot = synthetic_cluster(brokers=6, topics=2, partitions=10, replication_factor=3, seed=3)
-    # each batch stays 2 s in ZooKeeper: the interrupt lands mid-run even on a loaded machine,
-    # where this test may read the event a second after kadmin wrote it
-    box = start_sandbox(snapshot, latency=2.0, parallelism=100)
+    box = start_sandbox(snapshot, latency=0.01, parallelism=100)
+    # no controller until the interrupt has landed: the first batch stays in ZooKeeper however
+    # late this test reads the event (a latency was only a head start, lost on a loaded machine)
+    box.controller.resign()
     target = {(t, p): [(r + 1) % 6 for r in replicas]
               for t, a in snapshot.topics.items() for p, replicas in a.items()}
     reassign = [sys.executable, "-m", "kadmin", "reassign", "--plan",
@@ -216,6 +217,8 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
 
     assert first.returncode == 130, (out, err)
     assert err.splitlines() == ["kadmin: interrupted; run the same command again to resume"]
+    assert box.client.exists(paths.REASSIGN_PARTITIONS), "the batch is left for the controller"
+    box.controller.elect(box.controller_id)
     second = subprocess.run(reassign, capture_output=True, text=True, timeout=120)
     assert second.returncode == 0, second.stderr
     for (topic, partition), replicas in target.items():
