@@ -100,3 +100,21 @@ def test_status_json_lists_the_unreadable_znodes(kadmin: Callable[..., Any],
     assert [b["id"] for b in doc["brokers"]] == [0, 1, 2]
     assert doc["controller"] == 0 and doc["controller_epoch"] is None
     assert doc["reassignment_in_progress"] is None
+
+
+def test_status_shows_a_hundred_unreadable_znodes_and_counts_the_rest(
+        kadmin: Callable[..., Any], zk_connect: str) -> None:
+    hosts, chroot = zk_connect.split("/", 1)
+    with Sandbox(SNAPSHOT, zookeeper=hosts, chroot="/" + chroot) as box:
+        box.controller.stop()
+        for i in range(150):
+            box.client.create(paths.topic(f"broken-{i:03d}"), b"{not json")
+        run = kadmin("status", "-z", box.connect_string)
+        as_json = kadmin("status", "-z", box.connect_string, "--json")
+    assert run.code == 0, run.err
+    lines = run.err.splitlines()
+    assert len(lines) == 101, lines[-3:]
+    assert lines[0].startswith(f"kadmin: warning: cannot decode {paths.topic('broken-000')}: ")
+    assert lines[-1] == "kadmin: warning: (and 50 more) znode(s) that cannot be decoded"
+    doc = json.loads(as_json.out)
+    assert len(doc["unreadable"]) == 100 and doc["unreadable_count"] == 150
