@@ -214,6 +214,17 @@ def and_more(count: int) -> str:
     return f"(and {count:,} more)"
 
 
+INLINE_LIMIT = 10
+"""How many items a list written inside one line names before saying "(and N more)"."""
+
+
+def listed(items: Iterable[object], limit: int = INLINE_LIMIT) -> str:
+    """``a, b, c (and 12 more)``: a list inside one line of a message, sampled like every list
+    kadmin shows (unknown topics, partitions left, topics to delete)."""
+    shown = sample_of(items, limit)
+    return ", ".join(map(str, shown.items)) + (f" {and_more(shown.rest)}" if shown.rest else "")
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"

@@ -41,6 +41,7 @@ from kadmin.model import (
     Sampler,
     Severity,
     TopicPartition,
+    listed,
 )
 from kadmin.zk import codec, paths
 
@@ -716,7 +717,7 @@ def election_plan_for(snapshot: ClusterSnapshot, topics: Sequence[str] | None) -
     names = sorted(snapshot.topics) if topics is None else sorted(set(topics))
     unknown = [t for t in names if t not in snapshot.topics]
     if unknown:
-        raise InvalidInput(f"unknown topic(s) not in the cluster: {', '.join(unknown)}")
+        raise InvalidInput(f"unknown topic(s) not in the cluster: {listed(unknown)}")
     return ElectionPlan(tuple(TopicPartition(t, p) for t in names
                               for p in sorted(snapshot.topics[t])))
 

@@ -32,6 +32,7 @@ from kadmin.model import (
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
+    listed,
 )
 from kadmin.zk import reader
 
@@ -144,7 +145,7 @@ def verify(
         out.print(f"complete: {len(result.complete)}, in progress: {len(result.in_progress)}, "
                   f"failed: {len(result.failures)}", markup=False)
         if result.in_progress:
-            out.print(f"in progress: {render.sample(result.in_progress)}", markup=False)
+            out.print(f"in progress: {listed(result.in_progress)}", markup=False)
         for line in result.failures:
             err.print(f"failed: {line}", markup=False)
     if not result.ok:
@@ -185,7 +186,7 @@ def elect(
         assert isinstance(plan, ElectionPlan)
         if dry_run:
             out.print(f"would elect preferred leaders for {len(plan.partitions)} partition(s): "
-                      f"{render.sample(plan.partitions)}", markup=False)
+                      f"{listed(plan.partitions)}", markup=False)
             return
         with render.progress(json_output) as emit:
             outcome = executor.execute_election(client, plan, settings, emit)
@@ -227,11 +228,11 @@ def delete_topics(
         transactions = len(executor.check_deletion(client, plan, settings))
         if dry_run:
             out.print(f"would delete {len(plan.topics)} topic(s) in {transactions} "
-                      f"transaction(s): {', '.join(plan.topics)}", markup=False)
+                      f"transaction(s): {listed(plan.topics)}", markup=False)
             return
         if not yes and not typer.confirm(
                 f"Delete {len(plan.topics)} topic(s) and all their data: "
-                f"{', '.join(plan.topics)}?", err=True):
+                f"{listed(plan.topics)}?", err=True):
             raise OperationFailed("deletion not confirmed; nothing was written")
         with render.progress(json_output) as emit:
             outcome = executor.execute_deletion(client, plan, settings, emit)

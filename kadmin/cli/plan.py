@@ -34,6 +34,7 @@ from kadmin.model import (
     Plan,
     PlanKind,
     ReassignmentPlan,
+    listed,
 )
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
@@ -61,7 +62,7 @@ def select_topics(snapshot: ClusterSnapshot, topics: str | None, topics_file: Pa
         names = split_names(topics, "--topics")
     unknown = [n for n in names if n not in snapshot.topics]
     if unknown:
-        raise InvalidInput(f"unknown topic(s) not in the cluster: {', '.join(unknown)}")
+        raise InvalidInput(f"unknown topic(s) not in the cluster: {listed(unknown)}")
     return sorted(set(names))
 
 

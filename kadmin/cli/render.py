@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
 
@@ -30,21 +30,13 @@ from kadmin.model import (
     Severity,
     TopicPartition,
     and_more,
+    listed,
     printable,
     sample_of,
 )
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.zk import paths
 from kadmin.zk.reader import InFlight
-
-SAMPLE = 10
-"""How many partitions a one-line summary names before saying "and N more"."""
-
-
-def sample(items: Iterable[object]) -> str:
-    """``a, b, c (and 12 more)``: a list in one line, sampled as every list kadmin shows."""
-    shown = sample_of(items, SAMPLE)
-    return ", ".join(map(str, shown.items)) + (f" {and_more(shown.rest)}" if shown.rest else "")
 
 
 def cell(text: str) -> Text:
@@ -203,7 +195,7 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     for label, tps in (("under-replicated", health.under_replicated),
                        ("offline", health.offline),
                        ("not led by preferred replica", health.not_preferred)):
-        rows.append((label, f"{len(tps)}" + (f": {sample(tps)}" if tps else "")))
+        rows.append((label, f"{len(tps)}" + (f": {listed(tps)}" if tps else "")))
     # an admin znode that exists but cannot be decoded is not "none": that would invite a
     # second operation while one may be running
     broken = {path for path, _ in unreadable}
@@ -213,7 +205,7 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     rows.append(("preferred election", _in_flight(in_flight.election)
                  if in_flight.election is not None else
                  _absent(paths.PREFERRED_REPLICA_ELECTION, broken)))
-    rows.append(("topic deletions", sample(in_flight.deletions) if in_flight.deletions
+    rows.append(("topic deletions", listed(in_flight.deletions) if in_flight.deletions
                  else "none"))
     for label, value in rows:
         table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
@@ -230,4 +222,4 @@ def _absent(path: str, unreadable: set[str]) -> str:
 
 
 def _in_flight(tps: Sequence[TopicPartition]) -> str:
-    return f"in progress, {len(tps)} partition(s) remaining: {sample(tps)}"
+    return f"in progress, {len(tps)} partition(s) remaining: {listed(tps)}"

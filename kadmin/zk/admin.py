@@ -32,7 +32,7 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import WatchedEvent
 from kazoo.security import ACL, ANYONE_ID_UNSAFE, Permissions
 
-from kadmin.model import Conflict, OperationFailed, PartitionMove, PlanKind, TopicPartition
+from kadmin.model import Conflict, OperationFailed, PartitionMove, PlanKind, TopicPartition, listed
 from kadmin.zk import codec, paths, security, session
 
 T = TypeVar("T")
@@ -187,9 +187,8 @@ _ZNODES = {
 
 def _counted(names: Sequence[str], noun: str) -> str:
     """``1,234 partitions: foo-0, foo-1, bar-3, ...``: enough to recognise whose work it is."""
-    sample = ", ".join(names[:_SAMPLE]) + (", ..." if len(names) > _SAMPLE else "")
     plural = noun if len(names) == 1 else noun + "s"
-    return f"{len(names):,} {plural}: {sample}" if names else f"0 {noun}s"
+    return f"{len(names):,} {plural}: {listed(names, _SAMPLE)}" if names else f"0 {noun}s"
 
 
 def _entry_name(entry: object) -> str:

@@ -328,3 +328,11 @@ def test_a_disk_full_at_the_rollback_leaves_no_plan_without_it(tmp_path):
     assert run.stderr.startswith("kadmin: error: cannot write out/p.rollback.json: File too "
                                  "large"), run.stderr
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_list_inside_one_message_names_ten_and_counts_the_rest(kadmin, cluster_file):
+    names = ",".join(f"ghost-{i:02d}" for i in range(30))
+    run = kadmin("plan", "generate", "--cluster", str(cluster_file), "--topics", names)
+    assert run.code == 2
+    assert run.err == ("kadmin: error: unknown topic(s) not in the cluster: "
+                       + ", ".join(f"ghost-{i:02d}" for i in range(10)) + " (and 20 more)\n")
