@@ -62,6 +62,8 @@ class ExecutionSettings:
     """Bound on the whole wait, in seconds; None waits for as long as it takes."""
     allow_rf_change: bool = False
     allow_internal: bool = False
+    allow_reassigning: bool = False
+    """Queue topic deletions even while a reassignment moves some of their partitions."""
 
 
 @dataclass(frozen=True)
@@ -98,9 +100,10 @@ def _deadline(settings: ExecutionSettings) -> float:
 
 
 def _live(client: KazooClient, topics: Sequence[str], *, states: bool = False) -> reader.LiveCluster:
-    """The cluster as far as one plan is concerned. Partition states cost one read per partition,
-    so only elections (whose outcome depends on the ISR) ask for them."""
-    return reader.read_cluster(client, topics=set(topics), states=states)
+    """The cluster as far as one plan is concerned (a topic or state znode that cannot be decoded
+    stops the operation). Partition states cost one read per partition, so only elections (whose
+    outcome depends on the ISR) ask for them."""
+    return reader.read_for_operation(client, set(topics), states=states)
 
 
 def _require_valid(plan: ReassignmentPlan | ElectionPlan | DeletionPlan, snapshot: ClusterSnapshot,
@@ -123,7 +126,10 @@ def plan_fingerprint(plan: ReassignmentPlan) -> str:
 
 
 def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, batches_done: int,
-                   in_flight: int) -> None:
+                   in_flight: int, through: TopicPartition | None) -> None:
+    """``submitted_through``: the last partition, in plan order, that any run of this plan has
+    submitted. Batches go out in plan order, so every partition up to it was either submitted
+    or already in place: what lets ``verify`` tell "failed" from "not started"."""
     files.atomic_write_json(paths.journal, {
         "version": 1,
         "plan": paths.plan.name,
@@ -132,6 +138,8 @@ def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, ba
         "partitions_done": done,
         "batches_done": batches_done,
         "in_flight": in_flight,
+        "submitted_through": None if through is None else {"topic": through.topic,
+                                                           "partition": through.partition},
         "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }, force=True)
 
@@ -145,6 +153,21 @@ def _read_journal(paths: PlanFiles, fingerprint: str) -> dict | None:
     except InvalidInput:
         return None
     return doc if isinstance(doc, dict) and doc.get("plan_sha256") == fingerprint else None
+
+
+def _through(journal: dict | None) -> TopicPartition | None:
+    """``submitted_through`` of a journal; None when there is none (no run submitted anything,
+    or a journal from before kadmin recorded it)."""
+    mark = (journal or {}).get("submitted_through")
+    if isinstance(mark, dict) and type(mark.get("topic")) is str \
+            and type(mark.get("partition")) is int:
+        return TopicPartition(mark["topic"], mark["partition"])
+    return None
+
+
+def submitted_through(paths: PlanFiles, plan: ReassignmentPlan) -> TopicPartition | None:
+    """How far runs of ``plan`` have submitted it, from its journal next to ``paths.plan``."""
+    return _through(_read_journal(paths, plan_fingerprint(plan)))
 
 
 def _not_in_isr(client: KazooClient, moves: Sequence[PartitionMove]) -> tuple[str, ...]:
@@ -176,6 +199,9 @@ def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
                          snapshot: ClusterSnapshot, settings: ExecutionSettings
                          ) -> tuple[list[Sequence[PartitionMove]], plans.PlanStats]:
     """Batches and before/after stats, computed exactly as a real run would; writes nothing."""
+    ours = {m.tp for m in _ours_in_flight(client, {m.tp: m.replicas for m in plan.moves})} \
+        if client is not None else set()
+    _refuse_moving(plan, snapshot, ours)
     _require_valid(plan, snapshot, settings)
     pending, _ = plans.changed_moves(plan, snapshot)
     batches = plans.reassignment_batches(pending, settings.batch_size, settings.max_znode_bytes)
@@ -207,10 +233,22 @@ def _ours_in_flight(client: KazooClient, targets: dict[TopicPartition, Replicas]
     return in_flight
 
 
+def _refuse_moving(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
+                   ours: set[TopicPartition]) -> None:
+    """Conflict for a partition of the plan that the topic znodes show moving, unless it is in
+    ``ours`` (a batch of this plan an interrupted run left in /admin/reassign_partitions)."""
+    planned = {m.tp for m in plan.moves}
+    plans.refuse_moving(snapshot.reassigning, lambda tp: tp in planned and tp not in ours,
+                        "nothing of the plan was submitted")
+
+
 def _unmoved(client: KazooClient, batch: Sequence[PartitionMove]) -> tuple[PartitionMove, ...]:
-    """The batch's moves that the live cluster does not show applied yet."""
+    """The batch's moves that the live cluster does not show applied yet (a Conflict if someone
+    else started moving one since the run began)."""
     live = _live(client, sorted({m.topic for m in batch}))
-    return plans.changed_moves(ReassignmentPlan(tuple(batch)), live.snapshot)[0]
+    moves = ReassignmentPlan(tuple(batch))
+    _refuse_moving(moves, live.snapshot, set())
+    return plans.changed_moves(moves, live.snapshot)[0]
 
 
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
@@ -230,9 +268,9 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
     ours_in_flight = _ours_in_flight(client, targets)
     in_flight_tps = {m.tp for m in ours_in_flight}
     live = _live(client, sorted({m.topic for m in plan.moves}))
-    # Mid-move, a topic znode lists old and new replicas together (Kafka 2.4+), which validation
-    # would take for a replication-factor change. Our batch in ZooKeeper is the controller's
-    # business now; the run that submitted it validated it.
+    _refuse_moving(plan, live.snapshot, in_flight_tps)
+    # Our batch in ZooKeeper is the controller's business now; the run that submitted it
+    # validated it.
     _require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in in_flight_tps)),
                    live.snapshot, settings)
     fingerprint = plan_fingerprint(plan)
@@ -250,7 +288,13 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
     total = len(plan.moves)
     done = total - len(pending)
     count = len(batches) + (1 if ours_in_flight else 0)
-    resumed = bool(ours_in_flight) or _read_journal(paths, fingerprint) is not None
+    earlier = _read_journal(paths, fingerprint)
+    resumed = bool(ours_in_flight) or earlier is not None
+    through = _through(earlier)
+
+    def record(done: int, batches_done: int, in_flight: int) -> None:
+        _write_journal(paths, fingerprint, total, done, batches_done, in_flight, through)
+
     emit(ExecutionPlanned("reassign", total, unchanged, count, already_done=done, resumed=resumed))
     deadline = _deadline(settings)
 
@@ -267,7 +311,7 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
                 batch = unmoved
                 if not batch:
                     emit(BatchDone(number, count, done, total))
-                    _write_journal(paths, fingerprint, total, done, number, 0)
+                    record(done, number, 0)
                     continue
             try:
                 admin.submit_reassignment(client, batch)
@@ -278,7 +322,9 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
                     paths.rollback.unlink(missing_ok=True)
                 raise
             emit(BatchSubmitted(number, count, len(batch)))
-        _write_journal(paths, fingerprint, total, done, number - 1, len(batch))
+        last = max(m.tp for m in batch)
+        through = last if through is None else max(through, last)
+        record(done, number - 1, len(batch))
         base = done
 
         def update(u: admin.WaitUpdate, number: int = number, base: int = base,
@@ -289,53 +335,76 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
         remaining = admin.wait_reassignment(client, deadline=deadline, on_update=update)
         if remaining:
             emit(TimedOut(len(remaining)))
-            _write_journal(paths, fingerprint, total, base + len(batch) - len(remaining),
-                           number - 1, len(remaining))
+            record(base + len(batch) - len(remaining), number - 1, len(remaining))
             return Outcome("reassign", total, _not_in_isr(client, remaining), timed_out=True)
         done = base + len(batch)
         emit(BatchDone(number, count, done, total))
-        _write_journal(paths, fingerprint, total, done, number, 0)
+        record(done, number, 0)
     if not work and paths.journal.exists():
         # a run killed after its last batch finished left the journal short of the end
-        _write_journal(paths, fingerprint, total, done, 0, 0)
+        record(done, 0, 0)
 
-    failures = verify_reassignment(client, plan).failures
+    # every partition has been submitted or was in place: one not at its target failed
+    failures = verify_reassignment(client, plan, max((m.tp for m in plan.moves),
+                                                     default=None)).failures
     emit(Finished("reassign", not failures, len(failures)))
     return Outcome("reassign", total, failures)
 
 
 @dataclass(frozen=True)
 class Verification:
+    """Every partition of a plan in one of four states; ``failures`` are one line each."""
+
     complete: tuple[TopicPartition, ...]
     in_progress: tuple[TopicPartition, ...]
+    not_started: tuple[TopicPartition, ...]
     failures: tuple[str, ...]
 
     @property
     def ok(self) -> bool:
-        return not self.in_progress and not self.failures
+        return not (self.in_progress or self.not_started or self.failures)
 
 
-def verify_reassignment(client: KazooClient, plan: ReassignmentPlan) -> Verification:
-    """Compare every partition's live replicas (order included) with its target."""
+def verify_reassignment(client: KazooClient, plan: ReassignmentPlan,
+                        submitted_through: TopicPartition | None) -> Verification:
+    """Each partition of the plan, against the live cluster:
+
+    - in progress: moving to its target - listed so in /admin/reassign_partitions, or shown
+      moving there in its topic znode (Kafka 2.4+);
+    - complete: not moving, and its replicas equal the target (order included);
+    - not started: neither, and no run submitted it: it comes after ``submitted_through`` in
+      plan order (None: nothing of the plan was submitted);
+    - failed: gone, being moved to another target, or submitted yet not at its target.
+    """
     before = _in_flight_reassignment(client) or ()
     live = _live(client, sorted({m.topic for m in plan.moves}))
-    # moving when in the znode before or after the topic reads: a batch submitted in between
+    # listed when in the znode before or after the topic reads: a batch submitted in between
     # is in the second, a partition that finished in between is final in the topic read
-    moving = {m.tp for m in (*before, *(live.in_flight.reassignment or ()))}
-    complete, in_progress, failures = [], [], []
+    listed = {m.tp: m.replicas for m in (*before, *(live.in_flight.reassignment or ()))}
+    complete, in_progress, not_started, failures = [], [], [], []
     for move in plan.moves:
-        current = live.snapshot.replicas(move.tp)
-        if move.tp in moving:
+        tp, target = move.tp, move.replicas
+        moving = live.snapshot.reassignment(tp)
+        heading = {t for t in (listed.get(tp), moving and moving.target) if t}
+        current = live.snapshot.replicas(tp)
+        if heading:
             # checked first: while moving, Kafka 2.4+ shows target + old replicas in the topic
             # znode, which equals the target whenever the target only adds replicas
-            in_progress.append(move.tp)
-        elif current == move.replicas:
-            complete.append(move.tp)
+            if heading == {target}:
+                in_progress.append(tp)
+            else:
+                elsewhere = sorted(list(t) for t in heading - {target})
+                failures.append(f"{tp}: being reassigned to {elsewhere[0]} by another request, "
+                                f"not to its target {list(target)}")
+        elif current == target:
+            complete.append(tp)
         elif current is None:
-            failures.append(f"{move.tp}: partition no longer exists")
+            failures.append(f"{tp}: partition no longer exists")
+        elif submitted_through is not None and tp <= submitted_through:
+            failures.append(f"{tp}: replicas {list(current)}, target {list(target)}")
         else:
-            failures.append(f"{move.tp}: replicas {list(current)}, target {list(move.replicas)}")
-    return Verification(tuple(complete), tuple(in_progress), tuple(failures))
+            not_started.append(tp)
+    return Verification(tuple(complete), tuple(in_progress), tuple(not_started), tuple(failures))
 
 
 def execute_election(client: KazooClient, plan: ElectionPlan, settings: ExecutionSettings,
@@ -385,8 +454,10 @@ def _election_failure(snapshot: ClusterSnapshot, tp: TopicPartition) -> str:
     preferred = replicas[0]
     if preferred not in snapshot.brokers:
         why = f"preferred replica {preferred} is offline"
-    elif state is None or preferred not in state.isr:
-        why = f"preferred replica {preferred} is not in the ISR {list(state.isr) if state else []}"
+    elif state is None:
+        why = "the partition has no state znode, so no leader or ISR"
+    elif preferred not in state.isr:
+        why = f"preferred replica {preferred} is not in the ISR {list(state.isr)}"
     else:
         why = "the controller did not move the leadership"
     return f"{tp}: leader is {leader}, not preferred replica {preferred}: {why}"
@@ -396,10 +467,31 @@ def check_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionS
                    ) -> list[Sequence[str]]:
     """Everything that must hold before the operator is asked to confirm a deletion; returns
     the topics of each transaction of markers."""
-    _require_valid(plan, _live(client, list(plan.topics)).snapshot, settings)
+    moving = _in_flight_reassignment(client) or ()
+    snapshot = _live(client, list(plan.topics)).snapshot
+    if not settings.allow_reassigning:
+        _refuse_deleting_moving(plan, snapshot, moving)
+    _require_valid(plan, snapshot, settings)
     batches = plans.deletion_batches(plan.topics, settings.max_znode_bytes, client.chroot or "")
     admin.ensure_idle(client, PlanKind.DELETION)
     return batches
+
+
+def _refuse_deleting_moving(plan: DeletionPlan, snapshot: ClusterSnapshot,
+                            submitted: Sequence[PartitionMove]) -> None:
+    """Conflict for a topic a reassignment still moves, in /admin/reassign_partitions or in its
+    topic znode: Kafka's controller holds such a deletion until the move ends, so the wait that
+    follows would hang on it, and the move's work is thrown away."""
+    doomed = set(plan.topics)
+    partitions = sorted({m.tp for m in submitted if m.topic in doomed}
+                        | {tp for tp in snapshot.reassigning_partitions() if tp.topic in doomed})
+    if partitions:
+        topics = sorted({tp.topic for tp in partitions})
+        raise Conflict(f"{len(topics)} topic(s) to delete are being reassigned "
+                       f"({len(partitions)} partition(s) moving); nothing was deleted (wait until "
+                       "the reassignment is done, or --allow-reassigning)",
+                       details=(f"topic {tp.topic}: partition {tp.partition} is moving"
+                                for tp in partitions))
 
 
 def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings,

@@ -14,6 +14,7 @@ from kadmin.cli.common import (
     ConnectTimeoutOpt,
     JsonOpt,
     SessionTimeoutOpt,
+    SkipUnreadableOpt,
     ZookeeperOpt,
     connected,
     info,
@@ -41,6 +42,7 @@ def snapshot(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing snapshot.")] = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write the cluster's brokers, topics and partition states as a snapshot.
 
@@ -52,7 +54,8 @@ def snapshot(
     to_stdout = stdout_is_data(out_path)
     if to_stdout and fmt == "dir":
         raise InvalidInput("--out -: a snapshot folder cannot go to stdout; name a folder")
-    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                        skip_unreadable=skip_unreadable)
     if to_stdout:
         write_stdout([files.dumps_json(snapshots.snapshot_to_document(data)).decode()])
     else:

@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 from rich.console import Console
 
 from kadmin import snapshots
-from kadmin.model import ClusterSnapshot, InvalidInput, printable
+from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
 from kadmin.zk import codec, reader, security, session
 
 
@@ -53,6 +53,16 @@ def write_stdout(chunks: Iterable[str]) -> None:
 
 out = _Console(soft_wrap=True, highlight=False)
 err = _Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def print_sampled(console: Console, lines: Iterable[str], prefix: str) -> None:
+    """One line per item of a list, sampled like every list kadmin shows: the first
+    LIST_LIMIT, then ``(and N more)``; each line starts with ``prefix``."""
+    shown = sample_of(lines)
+    for line in shown.items:
+        console.print(f"{prefix}{line}", markup=False)
+    if shown.rest:
+        console.print(f"{prefix}{and_more(shown.rest)}", markup=False)
 
 ZookeeperOpt = Annotated[str | None, typer.Option(
     "--zookeeper", "-z", envvar="KADMIN_ZOOKEEPER", show_envvar=True,
@@ -107,6 +117,11 @@ JuteMaxBufferOpt = Annotated[int, typer.Option(
 ClusterOpt = Annotated[Path | None, typer.Option(
     "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+SkipUnreadableOpt = Annotated[bool, typer.Option(
+    "--skip-unreadable",
+    help="With -z: go on without the znodes kadmin cannot decode, each named on stderr (without "
+         "it they stop the command with exit 1). A broker whose registration is unreadable is "
+         "still a live broker: it is kept, with its id only.")]
 
 
 _security_options: ContextVar[security.SecuritySources | None] = ContextVar(
@@ -140,10 +155,15 @@ def connected(zookeeper: str | None, connect_timeout: float = 10.0,
 
 
 def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: float = 10.0,
-                 session_timeout: float = 30.0, *, states: bool = True) -> ClusterSnapshot:
+                 session_timeout: float = 30.0, *, states: bool = True,
+                 skip_unreadable: bool = False) -> ClusterSnapshot:
     """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given.
     ``states=False`` skips the per-partition state reads (one znode each) when only the
-    assignment matters."""
+    assignment matters.
+
+    A znode read live that cannot be decoded stops the command (exit 1, naming it), because
+    whatever it plans or writes would be made as if that topic, broker or state did not exist;
+    ``skip_unreadable`` (``--skip-unreadable``) goes on without them and names each on stderr."""
     if cluster is not None and zookeeper:
         raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
     if cluster is not None:
@@ -151,7 +171,16 @@ def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: f
     if not zookeeper:
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
     with connected(zookeeper, connect_timeout, session_timeout) as client:
-        return reader.read_cluster(client, states=states).snapshot
+        live = reader.read_cluster(client, states=states)
+    if live.unreadable and not skip_unreadable:
+        raise reader.unreadable_error(
+            live.unreadable, "nothing was planned or written (--skip-unreadable goes on without "
+                             "them)")
+    if live.unreadable:
+        err.print(f"kadmin: warning: skipped {len(live.unreadable)} znode(s) that cannot be "
+                  "decoded (--skip-unreadable):", markup=False)
+        print_sampled(err, (f"{path}: {reason}" for path, reason in live.unreadable), "  ")
+    return live.snapshot
 
 
 def split_names(text: str | None, what: str) -> list[str]:

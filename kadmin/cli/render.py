@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from kadmin.cli.common import err, out, write_stdout
+from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
     BatchDone,
     BatchResumed,
@@ -176,6 +176,8 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
         "not_preferred_leader": [str(tp) for tp in health.not_preferred],
         "reassignment_in_progress": None if in_flight.reassignment is None
         else [str(m.tp) for m in in_flight.reassignment],
+        "reassigning": [{"partition": str(tp), "target": list(m.target),
+                         "original": list(m.original)} for tp, m in health.reassigning],
         "election_in_progress": None if in_flight.election is None
         else [str(tp) for tp in in_flight.election],
         "deletions_in_progress": list(in_flight.deletions),
@@ -202,6 +204,9 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     rows.append(("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
                  if in_flight.reassignment is not None else
                  _absent(paths.REASSIGN_PARTITIONS, broken)))
+    rows.append(("moving (topic znodes)", f"{len(health.reassigning)}" + (
+        ": " + listed(f"{tp} {list(m.original)} -> {list(m.target)}"
+                      for tp, m in health.reassigning) if health.reassigning else "")))
     rows.append(("preferred election", _in_flight(in_flight.election)
                  if in_flight.election is not None else
                  _absent(paths.PREFERRED_REPLICA_ELECTION, broken)))
@@ -210,11 +215,8 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     for label, value in rows:
         table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
     out.print(table)
-    for path, reason in warnings.items:
-        err.print(f"kadmin: warning: cannot decode {path}: {reason}", markup=False)
-    if warnings.rest:
-        err.print(f"kadmin: warning: {and_more(warnings.rest)} znode(s) that cannot be decoded",
-                  markup=False)
+    print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in unreadable),
+                  "kadmin: warning: ")
 
 
 def _absent(path: str, unreadable: set[str]) -> str:
