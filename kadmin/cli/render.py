@@ -104,8 +104,11 @@ def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool) -> Non
     table = Table(title=f"{len(batch_list)} batch(es)")
     for column in ("batch", "partitions", "first", "last"):
         table.add_column(column)
-    for i, b in enumerate(batch_list, start=1):
-        table.add_row(str(i), str(len(b)), str(b[0].tp), str(b[-1].tp))
+    shown = sample_of(enumerate(batch_list, start=1))
+    for i, b in shown.items:
+        table.add_row(str(i), str(len(b)), cell(str(b[0].tp)), cell(str(b[-1].tp)))
+    if shown.rest:
+        table.add_row(and_more(shown.rest), "", "", "")
     out.print(table)
 
 

@@ -99,6 +99,20 @@ def test_reassign_dry_run_writes_nothing(kadmin, start_sandbox, tmp_path):
     assert {p.name for p in tmp_path.iterdir()} - {"controller.jsonl"} == {"p.json"}
 
 
+def test_reassign_dry_run_lists_a_hundred_batches_and_counts_the_rest(kadmin, start_sandbox,
+                                                                     tmp_path):
+    snapshot = synthetic_cluster(brokers=6, topics=3, partitions=50, replication_factor=3, seed=4)
+    box = start_sandbox(snapshot)
+    write_plan(tmp_path / "p.json", {(t, p): [(r + 1) % 6 for r in replicas]
+                                     for t, a in snapshot.topics.items()
+                                     for p, replicas in a.items()})
+    run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--dry-run",
+                 "--batch-size", "1")
+    assert run.code == 0, run.err
+    assert "150 batch(es)" in run.out and "(and 50 more)" in run.out
+    assert "│ 100 " in run.out and "│ 101 " not in run.out
+
+
 def test_reassign_invalid_against_cluster_exits_2_and_writes_nothing(kadmin, start_sandbox,
                                                                      tmp_path):
     box = start_sandbox(small_cluster())
