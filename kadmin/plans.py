@@ -292,8 +292,9 @@ def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> l
                 c.error(c.at(i, ".partition"), f"partition id {partition} {_TOO_LARGE}")
             if type(topic) is str:
                 first = seen.setdefault((topic, partition), i)
-                if first != i:
-                    c.error(c.at(i), f"{topic}-{partition} is listed twice: also at {c.at(first)}")
+                if first != i:  # worded only while shown, as every problem past the cap
+                    c.error(c.at(i), "listed twice" if c.findings.errors.full
+                            else f"{topic}-{partition} is listed twice: also at {c.at(first)}")
         if with_replicas:
             _check_replicas(c, i, replicas, log_dirs, typed)
         if shape_ok and c.errors == errors:
