@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
@@ -30,7 +31,7 @@ from kadmin.cli.plan import (
     select_topics,
     write_plan,
 )
-from kadmin.model import PlanKind, ReassignmentPlan
+from kadmin.model import ClusterSnapshot, PlanKind, ReassignmentPlan
 
 
 def plan_rebalance(
@@ -80,35 +81,43 @@ def plan_rebalance(
                                 states=False, skip_unreadable=skip_unreadable)
         selected = select_topics(snapshot, topics, topics_file,
                                  all_topics or (topics is None and topics_file is None))
-        chosen = set(selected)
-        plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
-                            "no plan is made for their topics")
-        table = PartitionTable.from_topics(snapshot.topics, selected)
-        counts = replica_counts(table.replicas)
-        scope = scope_of(snapshot.brokers, counts,
-                         split_ints(brokers, "--brokers") if brokers is not None else None,
-                         split_ints(remove_brokers, "--remove-brokers")
-                         if remove_brokers is not None else None, not disable_rack_aware)
-        limits = rebalance.Limits(max_moves, max_leader_changes)
-        if replication_factor is None:
-            result = rebalance.rebalance(table, scope.targets, scope.rack_of, leaders=leaders,
-                                         limits=limits, counts=counts)
-        else:
-            loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
-            result = rebalance.change_factor(table, replication_factor, scope.targets, loads,
-                                             scope.rack_of, limits)
-        moves, undo = table.moves(result.final)
-        plan = ReassignmentPlan(tuple(moves))
-        after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
-        figures = render.Rebalanced(
-            result, len(selected), len(plan.moves),
-            metrics.balance(table.replicas, table.topic_of, table.topics, scope.targets),
-            metrics.balance(after, table.topic_of, table.topics, scope.targets),
-            replication_factor is not None)
-        if not plan.moves:
-            render.rebalanced(figures, None, json_output)
-            return
-        written = write_plan(plan, PlanKind.REASSIGN, out_path, force,
-                             ReassignmentPlan(tuple(undo)))
+        plan, rollback, figures = rebalanced_plan(
+            snapshot, selected,
+            split_ints(brokers, "--brokers") if brokers is not None else None,
+            split_ints(remove_brokers, "--remove-brokers") if remove_brokers is not None else None,
+            replication_factor=replication_factor, leaders=leaders,
+            limits=rebalance.Limits(max_moves, max_leader_changes),
+            rack_aware=not disable_rack_aware)
+        written = (write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback)
+                   if plan.moves else None)
     render.rebalanced(figures, written, json_output)
 
+
+def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
+                    brokers: Sequence[int] | None = None, remove: Sequence[int] | None = None, *,
+                    replication_factor: int | None = None, leaders: bool = True,
+                    limits: rebalance.Limits | None = None, rack_aware: bool = True
+                    ) -> tuple[ReassignmentPlan, ReassignmentPlan, render.Rebalanced]:
+    """The plan, its rollback and the figures of a rebalance (or replication factor change) of
+    ``selected`` topics: what ``plan rebalance`` writes and reports, and the demo shows."""
+    chosen = set(selected)
+    plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
+                        "no plan is made for their topics")
+    table = PartitionTable.from_topics(snapshot.topics, selected)
+    counts = replica_counts(table.replicas)
+    scope = scope_of(snapshot.brokers, counts, brokers, remove, rack_aware)
+    if replication_factor is None:
+        result = rebalance.rebalance(table, scope.targets, scope.rack_of, leaders=leaders,
+                                     limits=limits or rebalance.Limits(), counts=counts)
+    else:
+        loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
+        result = rebalance.change_factor(table, replication_factor, scope.targets, loads,
+                                         scope.rack_of, limits or rebalance.Limits())
+    moves, undo = table.moves(result.final)
+    after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
+    figures = render.Rebalanced(
+        result, len(selected), len(moves),
+        metrics.balance(table.replicas, table.topic_of, table.topics, scope.targets),
+        metrics.balance(after, table.topic_of, table.topics, scope.targets),
+        replication_factor is not None)
+    return ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)), figures

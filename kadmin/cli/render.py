@@ -28,7 +28,7 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
-from kadmin.health import ClusterHealth
+from kadmin.health import ClusterHealth, Shares
 from kadmin.model import (
     PartitionMove,
     Severity,
@@ -87,15 +87,23 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
     if as_json:
         print_json(dataclasses.asdict(stats))
         return
+    bound = "" if stats.lower_bound is None else f" (lower bound {stats.lower_bound})"
+    topics = "" if stats.worst_topic_spread_after is None else (
+        f"; worst topic spread {stats.worst_topic_spread_before} -> "
+        f"{stats.worst_topic_spread_after}" + (f" ({stats.worst_topic})" if stats.worst_topic
+                                              else ""))
     table = Table(title=f"{stats.partitions} partition(s) in the plan, {stats.unchanged} unchanged, "
-                        f"{stats.replica_moves} replica move(s), {stats.leader_changes} leader "
-                        f"change(s)")
+                        f"{stats.replica_moves} replica move(s){bound}, {stats.leader_changes} "
+                        f"leader change(s){topics}")
     for column in ("broker", "replicas before", "replicas after", "leaders before",
                    "leaders after"):
         table.add_column(column, justify="right")
-    for load in stats.brokers:
+    shown = sample_of(stats.brokers)
+    for load in shown.items:
         table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
                       str(load.leaders_before), str(load.leaders_after))
+    if shown.rest:
+        table.add_row(and_more(shown.rest), "", "", "", "")
     out.print(table)
 
 
@@ -236,12 +244,17 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
 
 
 def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
-           epoch: int | None, brokers: Sequence[tuple[int, str | None]],
-           unreadable: Sequence[tuple[str, str]], as_json: bool) -> None:
+           epoch: int | None, shares: Shares, unreadable: Sequence[tuple[str, str]],
+           as_json: bool) -> None:
     warnings = sample_of(unreadable)
     doc = {
         "controller": controller, "controller_epoch": epoch,
-        "brokers": [{"id": b, "rack": r} for b, r in brokers],
+        "brokers": [{"id": s.broker, "rack": s.rack, "replicas": s.replicas,
+                     "preferred_leaders": s.preferred, "leaders": s.leading}
+                    for s in shares.brokers],
+        "replica_spread": shares.replica_spread, "preferred_leader_spread": shares.preferred_spread,
+        "leader_spread": shares.leader_spread, "worst_topic_spread": shares.worst_topic_spread,
+        "worst_topic": shares.worst_topic,
         "topics": health.topics, "partitions": health.partitions,
         "under_replicated": [str(tp) for tp in health.under_replicated],
         "offline": [str(tp) for tp in health.offline],
@@ -263,9 +276,15 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     table.add_column(style="bold")
     table.add_column()
     rows = [("controller", f"{controller} (epoch {epoch})" if controller is not None else "none"),
-            ("live brokers", ", ".join(f"{b}" + (f" ({r})" if r else "") for b, r in brokers)
-             or "none"),
-            ("topics / partitions", f"{health.topics} / {health.partitions}")]
+            ("live brokers", listed(f"{s.broker}" + (f" ({s.rack})" if s.rack else "")
+                                    for s in shares.brokers) or "none"),
+            ("topics / partitions", f"{health.topics} / {health.partitions}"),
+            ("spread", f"replicas {shares.replica_spread}, preferred leaders "
+                       f"{shares.preferred_spread}, leaders {shares.leader_spread}, worst topic "
+                       f"{shares.worst_topic_spread}"
+                       + (f" ({shares.worst_topic})" if shares.worst_topic else "")
+                       + (" (kadmin plan rebalance evens them out)"
+                          if max(shares.replica_spread, shares.preferred_spread) > 1 else ""))]
     for label, tps in (("under-replicated", health.under_replicated),
                        ("offline", health.offline),
                        ("not led by preferred replica", health.not_preferred)):
@@ -287,8 +306,25 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     for label, value in rows:
         table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
     out.print(table)
+    _shares_table(shares)
     print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in unreadable),
                   "kadmin: warning: ")
+
+
+def _shares_table(shares: Shares) -> None:
+    """Replicas and leaderships per broker, the busiest first, so skew shows at the top."""
+    if not shares.brokers:
+        return
+    table = Table(title="per broker")
+    for column in ("broker", "rack", "replicas", "preferred leaders", "leaders"):
+        table.add_column(column, justify="right")
+    shown = sample_of(sorted(shares.brokers, key=lambda s: (-s.replicas, s.broker)))
+    for s in shown.items:
+        table.add_row(str(s.broker), cell(s.rack or ""), str(s.replicas), str(s.preferred),
+                      str(s.leading))
+    if shown.rest:
+        table.add_row(and_more(shown.rest), "", "", "", "")
+    out.print(table)
 
 
 def _absent(path: str, unreadable: set[str]) -> str:
