@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -19,6 +20,7 @@ from kadmin.balance.replicas import _ReplicaProblem, replica_counts
 from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, quota
+from kadmin.balance.weighted import balance_bytes
 from kadmin.model import Broker, InvalidInput, Replicas
 from kadmin.placement import PlacementOptions, Strategy, place
 from kadmin.synthetic import synthetic_cluster
@@ -380,3 +382,36 @@ def test_a_ceiling_can_pass_to_a_broker_at_the_floor() -> None:
 
 def test_replica_counts_counts_every_replica() -> None:
     assert replica_counts([(1, 2), (2, 3)]) == {1: 1, 2: 2, 3: 1}
+
+
+# --- bytes -----------------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([(11, 12), (12, 12), (6, 9)]),
+       st.sampled_from([None, 3]))
+def test_bytes_end_within_one_largest_partition(seed: int, brokers: tuple[int, int],
+                                                drained: int | None) -> None:
+    """Long-tailed sizes, as real clusters have: the bytes per broker end within the largest
+    partition of each other, every replica on a target, and no plan could move fewer bytes
+    than the bound."""
+    old, new = brokers
+    snapshot = synthetic_cluster(old, 40, 10, 3, seed=seed)
+    table = PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics))
+    rng = random.Random(seed)
+    sizes = [int(rng.lognormvariate(20, 1.5)) for _ in table.replicas]
+    targets = [b for b in range(new) if b != drained]
+    result = balance_bytes(table, sizes, targets)
+    new_lists = after(table.replicas, result.final)
+    check_valid(table.replicas, new_lists, targets, None)
+    held = {b: sum(s for s, r in zip(sizes, new_lists, strict=True) if b in r) for b in targets}
+    assert max(held.values()) - min(held.values()) <= result.largest
+    assert result.bytes_moved >= result.lower_bound
+    assert result.bytes_moved == sum(sizes[i] * len(set(r) - set(table.replicas[i]))
+                                     for i, r in result.final.items())
+
+
+def test_bytes_already_balanced_move_nothing() -> None:
+    table = table_of([(0, 1), (1, 2), (2, 0)])
+    result = balance_bytes(table, [5, 5, 5], [0, 1, 2])
+    assert (result.final, result.bytes_moved, result.lower_bound) == ({}, 0, 0)
