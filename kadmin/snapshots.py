@@ -7,7 +7,8 @@ reading checks the same rules with plain type checks in the loop that builds the
 path (``cluster.json: $.topics.foo.3: replicas must not be empty``); a test keeps the two in
 agreement. On top of the schema, every state must belong to a listed partition.
 
-The folder form (``brokers.json``, ``topics.jsonl``, optional ``states.jsonl`` and ``meta.json``)
+The folder form (``brokers.json``, ``topics.jsonl``, optional ``states.jsonl``, ``sizes.jsonl`` and
+``meta.json``)
 is read and written as a stream, a topic per line, so neither side ever holds a 10-million
 partition document; JSON Lines errors name the file and line (``snap/topics.jsonl:17: ...``).
 """
@@ -36,9 +37,10 @@ VERSION = 1
 BROKERS_FILE = "brokers.json"
 TOPICS_FILE = "topics.jsonl"
 STATES_FILE = "states.jsonl"
+SIZES_FILE = "sizes.jsonl"
 META_FILE = "meta.json"
 
-_TOP_KEYS = ("version", "brokers", "topics", "states", "controller", "controller_epoch")
+_TOP_KEYS = ("version", "brokers", "topics", "states", "sizes", "controller", "controller_epoch")
 _META_KEYS = ("version", "controller", "controller_epoch")
 _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -91,10 +93,17 @@ def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
             _topic_name(name, source, path)
             states[name] = _partition_states(value, source, path, cache)
             _check_states_belong(name, states[name], topics, source, path, path, "$.topics")
+        sizes: dict[str, dict[int, int]] = {}
+        for name, value in _object(top.get("sizes", {}), source, ("sizes",),
+                                   "must be an object of topic -> partition id -> bytes").items():
+            path = ("sizes", name)
+            _topic_name(name, source, path)
+            sizes[name] = _partition_sizes(value, source, path)
+            _check_states_belong(name, sizes[name], topics, source, path, path, "$.topics")
         return ClusterSnapshot(
             brokers=brokers, topics=topics, states=states,
             controller=_controller(top, source),
-            controller_epoch=_controller_epoch(top, source),
+            controller_epoch=_controller_epoch(top, source), sizes=sizes,
         )
 
 
@@ -228,6 +237,19 @@ def _partition_states(value: object, source: str, path: Path_,
     return out
 
 
+def _partition_sizes(value: object, source: str, path: Path_) -> dict[int, int]:
+    """One topic's measured sizes: partition id -> bytes (an integer >= 0)."""
+    out: dict[int, int] = {}
+    for key, size in _object(value, source, path,
+                             "must be an object of partition id -> bytes").items():
+        partition = _id(key, source, (*path, key), "partition")
+        if type(size) is not int or size < 0:
+            raise _error(source, (*path, key),
+                         f"must be a size in bytes (an integer >= 0), got {_shown(size)}")
+        out[partition] = size
+    return out
+
+
 def _state(value: object, source: str, path: Path_) -> PartitionState:
     state = _object(value, source, path, "must be an object with leader and isr")
     for key in ("leader", "isr"):
@@ -300,10 +322,11 @@ def _controller_epoch(obj: Mapping[str, Any], source: str) -> int | None:
     return _epoch(obj["controller_epoch"], source, ("controller_epoch",))
 
 
-def _check_states_belong(name: str, states: Mapping[int, PartitionState],
+def _check_states_belong(name: str, states: Mapping[int, object],
                          topics: Mapping[str, TopicAssignment], source: str, topic_path: Path_,
                          states_path: Path_, topics_where: str) -> None:
-    """The one rule the schema cannot express: a state belongs to a partition that exists."""
+    """The one rule the schema cannot express: a state (or size) belongs to a partition that
+    exists."""
     partitions = topics.get(name)
     if partitions is None:
         raise _error(source, topic_path, f"no topic {name} in {topics_where}")
@@ -334,6 +357,10 @@ def _document(snapshot: ClusterSnapshot) -> dict[str, Any]:
               for name in sorted(snapshot.states) if snapshot.states[name]}
     if states:
         doc["states"] = states
+    sizes = {name: _sizes_doc(snapshot.sizes[name])
+             for name in sorted(snapshot.sizes) if snapshot.sizes[name]}
+    if sizes:
+        doc["sizes"] = sizes
     doc.update(_controller_doc(snapshot.controller, snapshot.controller_epoch))
     return doc
 
@@ -356,6 +383,10 @@ def _states_doc(states: Mapping[int, PartitionState]) -> dict[str, Any]:
                  "controller_epoch": s.controller_epoch}
         for p, s in sorted(states.items())
     }
+
+
+def _sizes_doc(sizes: Mapping[int, int]) -> dict[str, int]:
+    return {str(p): size for p, size in sorted(sizes.items())}
 
 
 def _controller_doc(controller: int | None, controller_epoch: int | None) -> dict[str, Any]:
@@ -388,7 +419,8 @@ def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json"
             path, snapshot.brokers,
             ((name, partitions, snapshot.states.get(name, {}))
              for name, partitions in sorted(snapshot.topics.items())),
-            controller=snapshot.controller, controller_epoch=snapshot.controller_epoch, force=force)
+            controller=snapshot.controller, controller_epoch=snapshot.controller_epoch,
+            sizes=snapshot.sizes, force=force)
     else:
         raise InvalidInput(f"unknown snapshot format {fmt!r} (expected json or dir)")
 
@@ -396,19 +428,21 @@ def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json"
 def write_snapshot_dir(path: Path, brokers: Mapping[int, Broker],
                        topics: Iterable[tuple[str, TopicAssignment, Mapping[int, PartitionState]]],
                        *, controller: int | None = None, controller_epoch: int | None = None,
+                       sizes: Mapping[str, Mapping[int, int]] | None = None,
                        force: bool = False) -> None:
     """Write a snapshot folder from a stream of ``(topic, partitions, states)``, one topic in
     memory at a time: the way to write a cluster too big to hold (see :mod:`kadmin.synthetic`).
     Topics without states get no line in states.jsonl; that file exists only if some topic has
-    states."""
+    states. ``sizes`` (measured bytes per partition) go to sizes.jsonl, one topic a line."""
     files.atomic_write_dir(
-        path, _dir_chunks(brokers, topics, controller, controller_epoch), force=force)
+        path, _dir_chunks(brokers, topics, controller, controller_epoch, sizes or {}),
+        force=force)
 
 
 def _dir_chunks(brokers: Mapping[int, Broker],
                 topics: Iterable[tuple[str, TopicAssignment, Mapping[int, PartitionState]]],
-                controller: int | None, controller_epoch: int | None
-                ) -> Iterator[tuple[str, bytes]]:
+                controller: int | None, controller_epoch: int | None,
+                sizes: Mapping[str, Mapping[int, int]]) -> Iterator[tuple[str, bytes]]:
     meta = {"version": VERSION, **_controller_doc(controller, controller_epoch)}
     yield META_FILE, files.dumps_json(meta)
     yield BROKERS_FILE, files.dumps_json(_brokers_doc(brokers))
@@ -419,6 +453,9 @@ def _dir_chunks(brokers: Mapping[int, Broker],
         if states:
             yield STATES_FILE, files.dumps_json(
                 {"topic": name, "states": _states_doc(states)}, compact=True)
+        if sizes.get(name):
+            yield SIZES_FILE, files.dumps_json(
+                {"topic": name, "sizes": _sizes_doc(sizes[name])}, compact=True)
 
 
 def _read_dir(folder: Path) -> ClusterSnapshot:
@@ -444,9 +481,16 @@ def _read_dir(folder: Path) -> ClusterSnapshot:
             _check_states_belong(name, partition_states, topics, source, ("topic",), ("states",),
                                  TOPICS_FILE)
             states[name] = partition_states
+    sizes: dict[str, dict[int, int]] = {}
+    sizes_path = folder / SIZES_FILE
+    if sizes_path.exists():
+        for source, name, partition_sizes in _records(sizes_path, "sizes", _partition_sizes):
+            _check_states_belong(name, partition_sizes, topics, source, ("topic",), ("sizes",),
+                                 TOPICS_FILE)
+            sizes[name] = partition_sizes
     return ClusterSnapshot(brokers=brokers, topics=topics, states=states,
                            controller=_controller(meta, str(meta_path)),
-                           controller_epoch=_controller_epoch(meta, str(meta_path)))
+                           controller_epoch=_controller_epoch(meta, str(meta_path)), sizes=sizes)
 
 
 def iter_topics_jsonl(path: Path) -> Iterator[tuple[str, TopicAssignment]]:

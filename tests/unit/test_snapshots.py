@@ -93,7 +93,7 @@ def test_document_round_trip_is_sorted_and_stable() -> None:
 
 MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
     (("extra",), 1,
-     "$.extra: unknown key (expected version, brokers, topics, states, controller, controller_epoch)"),
+     "$.extra: unknown key (expected version, brokers, topics, states, sizes, controller, controller_epoch)"),
     (("topics",), DELETE, "$: missing topics"),
     (("brokers",), DELETE, "$: missing brokers"),
     (("version",), DELETE, "$: missing version"),
