@@ -10,16 +10,18 @@ Progress goes out as :mod:`kadmin.events` values through ``emit``; nothing here 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from kadmin import files, plans
+from kadmin import files, health, plans, throttles
 from kadmin.events import (
     BatchDone,
     BatchResumed,
@@ -27,8 +29,12 @@ from kadmin.events import (
     Event,
     ExecutionPlanned,
     Finished,
+    HealthWait,
+    ThrottleCleared,
+    ThrottleSet,
     TimedOut,
     Waiting,
+    rate_and_eta,
 )
 from kadmin.model import (
     ClusterSnapshot,
@@ -36,6 +42,7 @@ from kadmin.model import (
     DeletionPlan,
     ElectionPlan,
     InvalidInput,
+    OperationFailed,
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
@@ -43,7 +50,8 @@ from kadmin.model import (
     Severity,
     TopicPartition,
 )
-from kadmin.zk import admin, codec, paths, reader, session
+from kadmin.sizes import moved_bytes
+from kadmin.zk import admin, codec, config, paths, reader, session
 
 Emit = Callable[[Event], None]
 
@@ -60,6 +68,13 @@ class ExecutionSettings:
     """Bound on the whole wait, in seconds; None waits for as long as it takes."""
     allow_rf_change: bool = False
     allow_internal: bool = False
+    throttle: int | None = None
+    """Replication throttle (bytes/s) set for each batch and removed after it; None: none."""
+    health_gate: bool = True
+    """Before each batch, wait while partitions outside the plan are under-replicated or
+    offline (as Cruise Control postpones moves)."""
+    max_batch_bytes: int | None = None
+    """With partition sizes: the most bytes one batch copies (a bigger partition goes alone)."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +137,9 @@ def plan_fingerprint(plan: ReassignmentPlan) -> str:
 
 
 def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, batches_done: int,
-                   in_flight: int) -> None:
+                   in_flight: int, throttle: dict[str, object] | None = None) -> None:
+    """``throttle`` records the throttles in force for the batch in flight (rate and config
+    entities); kadmin's record in ZooKeeper (/kadmin/throttles) is what a rerun removes."""
     files.atomic_write_json(paths.journal, {
         "version": 1,
         "plan": paths.plan.name,
@@ -131,6 +148,7 @@ def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, ba
         "partitions_done": done,
         "batches_done": batches_done,
         "in_flight": in_flight,
+        "throttle": throttle,
         "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }, force=True)
 
@@ -172,13 +190,23 @@ def _isr_line(calls: admin.ZkCalls, move: PartitionMove) -> str:
 
 
 def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
-                         snapshot: ClusterSnapshot, settings: ExecutionSettings
+                         snapshot: ClusterSnapshot, settings: ExecutionSettings,
+                         sizes: Mapping[TopicPartition, int] | None = None
                          ) -> tuple[list[Sequence[PartitionMove]], plans.PlanStats]:
     """Batches and before/after stats, computed exactly as a real run would; writes nothing."""
     _require_valid(plan, snapshot, settings)
     pending, _ = plans.changed_moves(plan, snapshot)
-    batches = plans.reassignment_batches(pending, settings.batch_size, settings.max_znode_bytes)
-    return batches, plans.plan_stats(plan, snapshot)
+    batches = plans.reassignment_batches(
+        pending, settings.batch_size, settings.max_znode_bytes,
+        moved_bytes=None if sizes is None else partial(weigh_move, sizes, snapshot),
+        max_moved_bytes=settings.max_batch_bytes)
+    return batches, plans.plan_stats(plan, snapshot, sizes)
+
+
+def weigh_move(sizes: Mapping[TopicPartition, int], snapshot: ClusterSnapshot,
+               move: PartitionMove) -> int:
+    """Bytes ``move`` copies in the cluster ``snapshot``."""
+    return moved_bytes(sizes.get(move.tp, 0), snapshot.replicas(move.tp) or (), move.replicas)
 
 
 def _in_flight_reassignment(client: KazooClient) -> tuple[PartitionMove, ...] | None:
@@ -213,7 +241,10 @@ def _unmoved(client: KazooClient, batch: Sequence[PartitionMove]) -> tuple[Parti
 
 
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
-                         settings: ExecutionSettings, emit: Emit = _ignore) -> Outcome:
+                         settings: ExecutionSettings, emit: Emit = _ignore,
+                         sizes: Mapping[TopicPartition, int] | None = None) -> Outcome:
+    """Run the plan batch by batch. With ``sizes`` (bytes per partition) batches can be bounded
+    by bytes and progress counts bytes; with ``settings.throttle`` each batch runs throttled."""
     targets = {m.tp: m.replicas for m in plan.moves}
     ours_in_flight = _ours_in_flight(client, targets)
     in_flight_tps = {m.tp for m in ours_in_flight}
@@ -226,25 +257,37 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     fingerprint = plan_fingerprint(plan)
 
     pending, unchanged = plans.changed_moves(plan, live.snapshot)
+    weights = None if sizes is None else {
+        m.tp: weigh_move(sizes, live.snapshot, m) for m in pending}
+    weigh = None if weights is None else (lambda m: weights.get(m.tp, 0))
     to_submit = [m for m in pending if m.tp not in in_flight_tps]
     batches: list[Sequence[PartitionMove]] = plans.reassignment_batches(
-        to_submit, settings.batch_size, settings.max_znode_bytes) if to_submit else []
+        to_submit, settings.batch_size, settings.max_znode_bytes, moved_bytes=weigh,
+        max_moved_bytes=settings.max_batch_bytes) if to_submit else []
     # Kept once written (by `plan generate` or the first run): a rerun after a crash must not
     # replace the pre-change assignment with a half-applied one.
     new_rollback = not paths.rollback.exists()
     if new_rollback:
         files.atomic_write_json(paths.rollback,
                                 plans.plan_document(plans.current_assignment(plan, live.snapshot)))
+    if not ours_in_flight:
+        _clear_own_throttles(client, 0, emit)  # left by a run killed mid-batch: that batch is over
     total = len(plan.moves)
     done = total - len(pending)
     count = len(batches) + (1 if ours_in_flight else 0)
     resumed = bool(ours_in_flight) or _read_journal(paths, fingerprint) is not None
-    emit(ExecutionPlanned("reassign", total, unchanged, count, already_done=done, resumed=resumed))
+    bytes_total = None if weights is None else sum(weights.values())
+    emit(ExecutionPlanned("reassign", total, unchanged, count, already_done=done, resumed=resumed,
+                          bytes_total=bytes_total, bytes_done=None if weights is None else 0))
     deadline = _deadline(settings)
+    plan_tps = set(targets)
+    copied = 0
+    started = time.monotonic()
 
     work: list[tuple[Sequence[PartitionMove], bool]] = (
         [(ours_in_flight, True)] if ours_in_flight else []) + [(b, False) for b in batches]
     for number, (batch, in_zookeeper) in enumerate(work, start=1):
+        throttle = None
         if in_zookeeper:
             emit(BatchResumed(number, count, len(batch)))
         else:
@@ -252,36 +295,60 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
                 # read again: another run of this plan may have moved them since this run began
                 unmoved = _unmoved(client, batch)
                 done += len(batch) - len(unmoved)
+                copied += sum(map(weigh, batch)) - sum(map(weigh, unmoved)) if weigh else 0
                 batch = unmoved
                 if not batch:
-                    emit(BatchDone(number, count, done, total))
+                    emit(BatchDone(number, count, done, total, _maybe(copied, weights)))
                     _write_journal(paths, fingerprint, total, done, number, 0)
                     continue
+            if settings.health_gate:
+                _wait_healthy(client, plan_tps, deadline, number, emit)
+            if settings.throttle is not None:
+                throttle = _set_throttles(client, batch, settings.throttle, number, emit)
+                _write_journal(paths, fingerprint, total, done, number - 1, 0, throttle)
             try:
                 admin.submit_reassignment(client, batch)
             except Conflict:
+                _clear_own_throttles(client, number, emit)
                 if new_rollback and number == 1:
                     # another process won the race for the znode: this run changed nothing,
                     # so it leaves nothing behind either
                     paths.rollback.unlink(missing_ok=True)
                 raise
-            emit(BatchSubmitted(number, count, len(batch)))
-        _write_journal(paths, fingerprint, total, done, number - 1, len(batch))
-        base = done
+            emit(BatchSubmitted(number, count, len(batch),
+                                None if weigh is None else sum(map(weigh, batch))))
+        _write_journal(paths, fingerprint, total, done, number - 1, len(batch), throttle)
+        base, base_bytes = done, copied
+        batch_bytes = None if weigh is None else sum(map(weigh, batch))
 
         def update(u: admin.WaitUpdate, number: int = number, base: int = base,
-                   size: int = len(batch)) -> None:
-            emit(Waiting(number, u.remaining, base + size - u.remaining, total, u.controller,
-                         u.connected))
+                   size: int = len(batch), base_bytes: int = base_bytes,
+                   batch_bytes: int | None = batch_bytes) -> None:
+            progress = Waiting(number, u.remaining, base + size - u.remaining, total,
+                               u.controller, u.connected)
+            if batch_bytes is not None and bytes_total is not None:
+                left = u.remaining_weight or 0
+                now_copied = base_bytes + batch_bytes - left
+                rate, eta = rate_and_eta(now_copied, time.monotonic() - started,
+                                         bytes_total - now_copied)
+                progress = dataclasses.replace(
+                    progress, bytes_done=now_copied, bytes_total=bytes_total,
+                    batch_bytes_done=batch_bytes - left, batch_bytes_total=batch_bytes,
+                    rate=rate, eta=eta, batch_eta=None if rate is None else left / rate)
+            emit(progress)
 
-        remaining = admin.wait_reassignment(client, deadline=deadline, on_update=update)
+        remaining = admin.wait_reassignment(client, deadline=deadline, on_update=update,
+                                            weigh=weigh)
         if remaining:
+            # the throttles stay: the batch still copies; a rerun waits for it, then removes them
             emit(TimedOut(len(remaining)))
             _write_journal(paths, fingerprint, total, base + len(batch) - len(remaining),
-                           number - 1, len(remaining))
+                           number - 1, len(remaining), throttle)
             return Outcome("reassign", total, _not_in_isr(client, remaining), timed_out=True)
         done = base + len(batch)
-        emit(BatchDone(number, count, done, total))
+        copied = base_bytes + (batch_bytes or 0)
+        _clear_own_throttles(client, number, emit)
+        emit(BatchDone(number, count, done, total, _maybe(copied, weights)))
         _write_journal(paths, fingerprint, total, done, number, 0)
     if not work and paths.journal.exists():
         # a run killed after its last batch finished left the journal short of the end
@@ -290,6 +357,65 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     failures = verify_reassignment(client, plan).failures
     emit(Finished("reassign", not failures, len(failures)))
     return Outcome("reassign", total, failures)
+
+
+def _maybe(value: int, weights: object | None) -> int | None:
+    """``value`` when bytes are counted at all (with sizes), else None."""
+    return None if weights is None else value
+
+
+def _set_throttles(client: KazooClient, batch: Sequence[PartitionMove], rate: int, number: int,
+                   emit: Emit) -> dict[str, object]:
+    """Spec section 5's throttles for the batch, merged into the config znodes (kadmin's own
+    additions recorded in /kadmin/throttles); returns what the journal records."""
+    current = reader.read_assignments(client, {m.topic for m in batch})
+    need = throttles.batch_throttle(batch, {
+        m.tp: current.get(m.topic, {}).get(m.partition, ()) for m in batch})
+    value = str(rate)
+    edits: dict[str, config.Edit] = {
+        throttles.topic_entity(topic): partial(throttles.add, replicas=keys, rates={})
+        for topic, keys in need.replicas.items()}
+    edits.update({throttles.broker_entity(b): partial(
+        throttles.add, replicas={}, rates={throttles.LEADER_RATE: value,
+                                           throttles.FOLLOWER_RATE: value})
+        for b in need.brokers})
+    config.update(client, edits)
+    emit(ThrottleSet(number, rate, len(need.replicas), len(need.brokers)))
+    return {"rate": rate, "entities": need.entities()}
+
+
+def _clear_own_throttles(client: KazooClient, number: int, emit: Emit) -> None:
+    """Take out exactly the throttle entries kadmin recorded adding (none: nothing to do)."""
+    entities = config.recorded_entities(client)
+    if entities:
+        config.update(client, dict.fromkeys(entities, throttles.remove_own))
+        emit(ThrottleCleared(number, len(entities)))
+
+
+def _wait_healthy(client: KazooClient, plan_tps: set[TopicPartition], deadline: float,
+                  number: int, emit: Emit) -> None:
+    """Wait while partitions outside the plan are under-replicated or offline: read the whole
+    cluster (one read per partition), then watch only the unhealthy partitions' states and the
+    live brokers until they are healthy, and read everything again."""
+    while True:
+        snapshot = reader.read_cluster(client).snapshot
+        found = health.cluster_health(snapshot)
+        offline = [tp for tp in found.offline if tp not in plan_tps]
+        under = [tp for tp in found.under_replicated if tp not in plan_tps and tp not in offline]
+        if not offline and not under:
+            return
+        watched = offline + under
+        emit(HealthWait(number, len(under), len(offline),
+                        tuple(str(tp) for tp in watched[:10])))
+        replica_count = {tp: len(snapshot.replicas(tp) or ()) for tp in watched}
+
+        left = admin.wait_until(client, partial(_unhealthy, replica_count), lambda n: n == 0, lambda n: n,
+                                what="partition states", deadline=deadline)
+        if left:
+            raise OperationFailed(
+                f"reassign: timed out before batch {number} while {left} partition(s) outside "
+                "the plan stayed under-replicated or offline; batch not submitted (rerun to "
+                "resume, or --no-health-gate)", details=tuple(str(tp) for tp in watched[:10]))
 
 
 @dataclass(frozen=True)
@@ -414,3 +540,21 @@ def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: Executio
     emit(BatchDone(count, count, total, total))
     emit(Finished("delete", True, 0))
     return Outcome("delete", total)
+
+
+def _unhealthy(replica_count: Mapping[TopicPartition, int], calls: admin.ZkCalls) -> int:
+    """How many of the watched partitions (-> replica count) are still offline or
+    under-replicated; each read arms a watch, so a change wakes the wait."""
+    alive = {int(b) for b in calls.children(paths.BROKER_IDS) if b.isdigit()}
+    count = 0
+    for tp, replicas in replica_count.items():
+        data = calls.data(paths.partition_state(*tp))
+        if data is None:
+            continue  # deleted meanwhile: no longer anyone's concern
+        try:
+            state = codec.decode_state(data)
+        except codec.DecodeError:
+            count += 1
+            continue
+        count += state.leader not in alive or len(set(state.isr)) < replicas
+    return count

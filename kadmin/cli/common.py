@@ -13,7 +13,7 @@ import typer
 from kazoo.client import KazooClient
 from rich.console import Console
 
-from kadmin import snapshots
+from kadmin import sizes, snapshots
 from kadmin.model import ClusterSnapshot, InvalidInput
 from kadmin.zk import codec, reader, security, session
 
@@ -32,6 +32,9 @@ SessionTimeoutOpt = Annotated[float, typer.Option(
 ClusterOpt = Annotated[Path | None, typer.Option(
     "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+SizesOpt = Annotated[Path | None, typer.Option(
+    "--sizes", help="Partition sizes: the output of kafka-log-dirs.sh --describe (header lines "
+                    "and all) or its JSON. Default: the snapshot's own sizes, if any.")]
 
 
 _security_options: ContextVar[security.SecuritySources | None] = ContextVar(
@@ -107,3 +110,13 @@ def stdout_is_data(path: Path | None) -> bool:
 
 def info(message: str, *, to_stderr: bool = False) -> None:
     (err if to_stderr else out).print(message)
+
+
+def partition_sizes(path: Path | None, snapshot: ClusterSnapshot) -> sizes.PartitionSizes | None:
+    """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
+    partitions counted as the median and those ignored are named on stderr."""
+    found = sizes.resolve(path, snapshot)
+    if found is not None:
+        for line in sizes.warnings(found):
+            err.print(f"kadmin: warning: {line}", markup=False)
+    return found

@@ -17,10 +17,12 @@ from kadmin.cli.common import (
     ConnectTimeoutOpt,
     JsonOpt,
     SessionTimeoutOpt,
+    SizesOpt,
     ZookeeperOpt,
     err,
     load_cluster,
     out,
+    partition_sizes,
     split_ints,
     split_names,
     stdout_is_data,
@@ -209,20 +211,23 @@ def stats(
     plan_file: Annotated[Path, typer.Argument(help="Reassignment plan file.")],
     cluster: ClusterOpt = None,
     zookeeper: ZookeeperOpt = None,
+    sizes_path: SizesOpt = None,
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
-    """Per-broker replica and leader counts before and after a reassignment plan.
+    """Per-broker replica and leader counts before and after a reassignment plan; with
+    partition sizes also bytes moved and bytes per broker.
 
-    Example: kadmin plan stats plans/x.json --cluster cluster.json
+    Example: kadmin plan stats plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
     snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False)
     # a partition or broker the cluster lacks would be counted as if it existed; a replication
     # factor change is only shown
     plan = load_plan(plan_file, PlanKind.REASSIGN, snapshot, allow_rf_change=True)
     assert isinstance(plan, ReassignmentPlan)
-    render.plan_stats(plans.plan_stats(plan, snapshot), json_output)
+    render.plan_stats(plans.plan_stats(plan, snapshot, partition_sizes(sizes_path, snapshot)),
+                      json_output)
 
 
 @app.command()

@@ -12,16 +12,19 @@ The package, module by module:
 - :mod:`.controller`: the simulated controller, its election and its worker thread;
 - :mod:`.reassignment`, :mod:`.election`, :mod:`.deletion`: what it does with each admin znode;
 - :mod:`.cluster`: the cluster as its handlers read and write it;
+- :mod:`.copying`, :mod:`.configs`, :mod:`.clock`: the data model - partition bytes copied at
+  the bandwidth or the throttle the brokers read from their config znodes, in simulated time;
 - :mod:`.model`: its events and the state it keeps per moving partition;
 - :mod:`.zkio`: pipelined ZooKeeper I/O;
 - :mod:`.box`: the whole sandbox (ZooKeeper + loaded snapshot + controller).
 """
 
 from kadmin.sandbox.box import Sandbox, SandboxSpec
+from kadmin.sandbox.clock import ManualClock, ScaledClock
 from kadmin.sandbox.controller import SimulatedController
 from kadmin.sandbox.loading import controller_of, load_cluster
 from kadmin.sandbox.model import ControllerEvent, read_events
 from kadmin.sandbox.reassignment import TICK
 
-__all__ = ["TICK", "ControllerEvent", "Sandbox", "SandboxSpec", "SimulatedController",
-           "controller_of", "load_cluster", "read_events"]
+__all__ = ["TICK", "ControllerEvent", "ManualClock", "Sandbox", "SandboxSpec", "ScaledClock",
+           "SimulatedController", "controller_of", "load_cluster", "read_events"]

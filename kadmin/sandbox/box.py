@@ -3,7 +3,7 @@ simulated controller acting as the snapshot's controller."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -14,9 +14,12 @@ from kazoo.client import KazooClient
 
 from kadmin import synthetic
 from kadmin.embedded import EmbeddedZooKeeper
-from kadmin.model import ClusterSnapshot, InvalidInput, OperationFailed
+from kadmin.model import ClusterSnapshot, InvalidInput, OperationFailed, TopicPartition
+from kadmin.sandbox.clock import ScaledClock
 from kadmin.sandbox.controller import SimulatedController
 from kadmin.sandbox.loading import controller_of, load_cluster
+from kadmin.sandbox.reassignment import DEFAULT_BANDWIDTH
+from kadmin.sizes import snapshot_sizes
 from kadmin.zk import session
 
 
@@ -58,14 +61,18 @@ class Sandbox:
     """What ``kadmin sandbox`` runs: a ZooKeeper (embedded, or ``zookeeper`` = an existing
     "host:port" connect string), the snapshot loaded under ``chroot``, and a
     :class:`SimulatedController` acting as the snapshot's controller. ``connect_string``
-    includes the chroot; give it to kadmin as ``-z``.
+    includes the chroot; give it to kadmin as ``-z``. Partitions have ``sizes`` (default: the
+    snapshot's own, else none: moves then take only ``latency``) copied at ``bandwidth``
+    bytes/s per broker or the throttles set, on ``clock`` (see :class:`SimulatedController`).
     """
 
     def __init__(self, snapshot: ClusterSnapshot, *, port: int = 0, latency: float = 0.05,
                  parallelism: int = 100, zookeeper: str | None = None, chroot: str = "/",
                  record_path: Path | None = None, stuck_brokers: Collection[int] = (),
                  delete_topic_enable: bool = True, data_dir: Path | None = None,
-                 broker_version: int = 5, topic_version: int = 2) -> None:
+                 broker_version: int = 5, topic_version: int = 2,
+                 sizes: Mapping[TopicPartition, int] | None = None,
+                 bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None) -> None:
         if not chroot.startswith("/"):
             raise InvalidInput(f"chroot {chroot!r} must start with /")
         self.snapshot = snapshot
@@ -82,7 +89,9 @@ class Sandbox:
                              topic_version=topic_version)
         self._controller_options: dict[str, Any] = dict(
             latency=latency, parallelism=parallelism, stuck_brokers=stuck_brokers,
-            delete_topic_enable=delete_topic_enable, record_path=record_path)
+            delete_topic_enable=delete_topic_enable, record_path=record_path,
+            sizes=sizes if sizes is not None else snapshot_sizes(snapshot), bandwidth=bandwidth,
+            clock=clock)
         self._client: KazooClient | None = None
         self._controller: SimulatedController | None = None
 

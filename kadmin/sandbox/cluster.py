@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -20,6 +19,7 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
 from kadmin.model import OperationFailed, PartitionState, Replicas, TopicPartition
+from kadmin.sandbox.clock import ScaledClock
 from kadmin.sandbox.model import Kind, Versioned
 from kadmin.sandbox.zkio import TX_WINDOW, chunks, pipelined
 from kadmin.zk import codec, paths
@@ -40,14 +40,16 @@ class ClusterView:
 
     def __init__(self, client: KazooClient, *, delete_topic_enable: bool,
                  record: Callable[..., None],
-                 watchers: Mapping[Kind, Callable[[WatchedEvent], None]]) -> None:
+                 watchers: Mapping[Kind, Callable[[WatchedEvent], None]],
+                 clock: ScaledClock) -> None:
         self.client = client
+        self.clock = clock
         self.delete_topic_enable = delete_topic_enable
         self.record = record
         self.watchers = watchers
         self.epoch = 0
         self.live: dict[int, float] = {}
-        """Live broker id -> when this controller first saw it registered (monotonic)."""
+        """Live broker id -> when this controller first saw it registered (``clock`` time)."""
         self._submitted: set[tuple[str, int]] = set()
 
     def record_submitted(self, kind: str, czxid: int, **detail: Any) -> None:
@@ -64,7 +66,7 @@ class ClusterView:
         except NoNodeError:
             names = []
         alive = {int(n) for n in names if n.isascii() and n.isdigit()}
-        now = time.monotonic()
+        now = self.clock.now()
         self.live = {b: self.live.get(b, now) for b in alive}
 
     def alive(self, broker: int) -> bool:

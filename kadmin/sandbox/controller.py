@@ -15,7 +15,7 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Hashable, Mapping
 from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
@@ -26,13 +26,15 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.states import KazooState, WatchedEvent
 
-from kadmin.model import Broker, OperationFailed
+from kadmin.model import Broker, OperationFailed, TopicPartition
 from kadmin.sandbox import election
+from kadmin.sandbox.clock import ScaledClock
 from kadmin.sandbox.cluster import ClusterView, log
+from kadmin.sandbox.configs import Configs
 from kadmin.sandbox.deletion import Deletions
 from kadmin.sandbox.loading import PERSISTENT_PATHS
 from kadmin.sandbox.model import WATCHED, ControllerEvent, Kind
-from kadmin.sandbox.reassignment import TICK, Reassignments
+from kadmin.sandbox.reassignment import DEFAULT_BANDWIDTH, TICK, Reassignments
 from kadmin.sandbox.zkio import CONNECTION_ERRORS, REPLY_TIMEOUT, expect, pipelined
 from kadmin.zk import codec, paths
 
@@ -48,6 +50,11 @@ class SimulatedController:
     ``parallelism`` bounds the partitions moving at once (in znode order); replicas on
     ``stuck_brokers`` never join the ISR. ``record_path`` gets one JSON line per event.
 
+    With ``sizes`` (bytes per partition) a new replica first copies its partition's bytes, at
+    ``bandwidth`` bytes/s per broker and direction or at the throttle the brokers read from
+    their config znodes. All of this runs on ``clock`` (real time by default; a
+    :class:`~kadmin.sandbox.clock.ScaledClock` rehearses hours in seconds).
+
     A broker is alive while /brokers/ids/<id> exists. The brokers registered when the
     controller starts, and those :meth:`start_broker` registers, are kept registered by this
     controller: after a session expiry it re-creates their ephemeral znodes (as real brokers
@@ -56,10 +63,14 @@ class SimulatedController:
 
     def __init__(self, client: KazooClient, *, controller_id: int, latency: float = 0.05,
                  parallelism: int = 100, stuck_brokers: Collection[int] = (),
-                 delete_topic_enable: bool = True, record_path: Path | None = None) -> None:
+                 delete_topic_enable: bool = True, record_path: Path | None = None,
+                 sizes: Mapping[TopicPartition, int] | None = None,
+                 bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None
+                 ) -> None:
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
         self._client = client
+        self._clock = clock or ScaledClock()
         self._controller_id = controller_id
         self._record_path = record_path
 
@@ -81,9 +92,12 @@ class SimulatedController:
         self._handled: dict[Kind, int] = {}
         """Admin znode kind -> czxid of the request this controller has fully handled."""
         self._cluster = ClusterView(client, delete_topic_enable=delete_topic_enable,
-                                    record=self._record_event, watchers=watchers)
-        self._reassignments = Reassignments(self._cluster, latency=latency,
-                                            parallelism=parallelism, stuck=stuck_brokers)
+                                    record=self._record_event, watchers=watchers,
+                                    clock=self._clock)
+        self._configs = Configs(self._cluster)
+        self._reassignments = Reassignments(self._cluster, self._configs, latency=latency,
+                                            parallelism=parallelism, stuck=stuck_brokers,
+                                            sizes=sizes, bandwidth=bandwidth)
         self._deletions = Deletions(self._cluster, latency=latency)
 
     # --- public API -----------------------------------------------------------------------
@@ -104,6 +118,11 @@ class SimulatedController:
         with self._lock:
             return list(self._events)
 
+    def copies(self) -> dict[Hashable, tuple[float, float, float]]:
+        """(bytes copied, size, bytes/s) of every replica copy in flight, keyed by
+        (topic-partition, new replica), as of the end of the step in progress."""
+        return self._call(self._reassignments.copies)
+
     def start(self) -> SimulatedController:
         """Become the controller (adopting /controller if it names ``controller_id``, else
         taking it over with a new epoch) and start acting on the admin znodes."""
@@ -121,6 +140,7 @@ class SimulatedController:
             self._keep.update((b, reply[0]) for b, reply in zip(ids, registrations, strict=True)
                               if not isinstance(reply, Exception))
         self._client.add_listener(self._on_state)
+        self._clock.on_advance(self._wake.set)
         self._thread = threading.Thread(target=self._run, name="sandbox-controller", daemon=True)
         self._thread.start()
         self._call(self._take_over)
@@ -220,7 +240,7 @@ class SimulatedController:
         while not self._stopping.is_set():
             # while kazoo reconnects nothing can be done: sleep until its listener pokes
             connected = self._client.connected
-            self._wake.wait(self._sleep_time(time.monotonic()) if connected else None)
+            self._wake.wait(self._sleep_time() if connected else None)
             self._wake.clear()
             if self._stopping.is_set():
                 break
@@ -246,16 +266,19 @@ class SimulatedController:
                 self._poke(*pokes, *WATCHED)
                 self._stopping.wait(_ERROR_BACKOFF)
 
-    def _sleep_time(self, now: float) -> float | None:
-        """Until the next partition or deletion falls due (None: until poked)."""
+    def _sleep_time(self) -> float | None:
+        """Real seconds until the next partition or deletion falls due (None: until poked, or
+        until a manual clock moves)."""
         if not self._active:
             return None
+        now = self._clock.now()
         due = self._reassignments.due(now)
         if self._deletions.next_due is not None:
             due.append(self._deletions.next_due)
         if not due:
             return None
-        return max(min(due), self._reassignments.last_batch + TICK) - now
+        wait = self._clock.real_seconds(min(due) - now)
+        return None if wait is None else max(wait, self._reassignments.tick_left())
 
     def _step(self, pokes: set[Kind]) -> None:
         if Kind.SESSION in pokes:
@@ -266,13 +289,15 @@ class SimulatedController:
             self._check_controller()
         if not self._active:
             return
+        if Kind.CONFIG in pokes and self._configs.on_changes():
+            self._reassignments.retune()  # first: a batch submitted after it sees the throttle
         if Kind.REASSIGN in pokes:
             self._on_admin_znode(paths.REASSIGN_PARTITIONS, Kind.REASSIGN,
                                  self._reassignments.on_request)
         if Kind.ELECTION in pokes:
             self._on_admin_znode(paths.PREFERRED_REPLICA_ELECTION, Kind.ELECTION,
                                  partial(election.on_request, self._cluster))
-        now = time.monotonic()
+        now = self._clock.now()
         finished = self._reassignments.advance(now)
         next_deletion = self._deletions.next_due
         if (pokes & {Kind.DELETION, Kind.BROKERS} or finished
@@ -353,6 +378,7 @@ class SimulatedController:
         self._handled.clear()
         self._client.exists(paths.CONTROLLER, watch=self._cluster.watchers[Kind.CONTROLLER])
         self._cluster.refresh_brokers()
+        self._configs.load_all()
         self._poke(Kind.REASSIGN, Kind.ELECTION, Kind.DELETION)
 
     def _resign(self) -> None:

@@ -5,7 +5,6 @@ its config once no partition of it is being reassigned and every replica's broke
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Collection
 
 from kazoo.exceptions import NoNodeError
@@ -41,7 +40,7 @@ class Deletions:
                                                   watch=cluster.watchers[Kind.DELETION])
         except NoNodeError:
             markers = []
-        now = time.monotonic()
+        now = cluster.clock.now()
         self._seen = {t: self._seen.get(t, now) for t in markers}
         waiting = [seen + self._latency for seen in self._seen.values()
                    if seen + self._latency > now]

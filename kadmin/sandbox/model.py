@@ -44,13 +44,15 @@ Versioned = tuple[PartitionState, int]
 @dataclass
 class Move:
     """One partition being reassigned. ``state`` (None: the partition has no state znode),
-    ``isr`` and ``started`` are set when the move starts."""
+    ``isr`` and ``started`` are set when the move starts; ``leader`` is where new replicas
+    copy from."""
 
     tp: TopicPartition
     target: Replicas
     state: Versioned | None = None
     isr: frozenset[int] = frozenset()
     started: float = 0.0
+    leader: int = -1
 
 
 class Kind(Enum):
@@ -63,7 +65,10 @@ class Kind(Enum):
     REASSIGN = "reassign"
     ELECTION = "election"
     DELETION = "deletion"
+    CONFIG = "config"
+    """A config change notification: brokers re-read the config it names."""
 
 
-WATCHED = (Kind.CONTROLLER, Kind.BROKERS, Kind.REASSIGN, Kind.ELECTION, Kind.DELETION)
+WATCHED = (Kind.CONTROLLER, Kind.BROKERS, Kind.REASSIGN, Kind.ELECTION, Kind.DELETION,
+           Kind.CONFIG)
 """The kinds with a ZooKeeper watch, all re-read after a reconnect."""

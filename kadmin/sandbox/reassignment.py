@@ -8,21 +8,29 @@ the topic znode and a shrunk (or deleted) admin znode, in that order, once per t
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Mapping, Sequence
+import time
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
 from kazoo.exceptions import BadVersionError, NoNodeError
 
+from kadmin import throttles
 from kadmin.model import PartitionState, Replicas, TopicPartition
 from kadmin.sandbox.cluster import ClusterView
+from kadmin.sandbox.configs import Configs
+from kadmin.sandbox.copying import Copy, Side, Transfers
 from kadmin.sandbox.model import Move
 from kadmin.sandbox.zkio import expect, pipelined
 from kadmin.zk import codec, paths
 
 TICK = 0.05
-"""The controller completes due partitions at most once per tick, with one rewrite of the
-reassignment znode, so a 15,000-partition batch costs a few hundred writes, not 15,000."""
+"""The controller completes due partitions at most once per tick (in real seconds, whatever the
+clock), with one rewrite of the reassignment znode, so a 15,000-partition batch costs a few
+hundred writes, not 15,000."""
+
+DEFAULT_BANDWIDTH = 100e6
+"""Bytes/s a simulated broker sends and receives when nothing throttles it (100 MB/s)."""
 
 TopicChanges = Mapping[str, tuple[Mapping[int, tuple[Replicas, Replicas]], Mapping[int, Replicas]]]
 """Per topic: partitions started (target, origin) and partitions done (target)."""
@@ -68,22 +76,82 @@ def rewrite_topic(doc: dict[str, Any], started: Mapping[int, tuple[Replicas, Rep
 class Reassignments:
     """The partitions the controller is reassigning: ``pending`` in znode order, then
     ``moving`` (at most ``parallelism``). ``latency`` is how long a new replica takes to join
-    the ISR once its broker is alive; replicas on ``stuck`` brokers never join it."""
+    the ISR once its broker is alive; replicas on ``stuck`` brokers never join it.
 
-    def __init__(self, cluster: ClusterView, *, latency: float, parallelism: int,
-                 stuck: Collection[int]) -> None:
+    With ``sizes`` (bytes per partition) a new replica also joins only once the partition's
+    bytes are copied from the leader (:mod:`.copying`), at ``bandwidth`` bytes/s per broker or
+    the throttle rates the brokers read from their configs (``configs``)."""
+
+    def __init__(self, cluster: ClusterView, configs: Configs, *, latency: float,
+                 parallelism: int, stuck: Collection[int],
+                 sizes: Mapping[TopicPartition, int] | None = None,
+                 bandwidth: float = DEFAULT_BANDWIDTH) -> None:
         self._cluster = cluster
+        self._configs = configs
         self._latency = latency
         self._parallelism = parallelism
         self._stuck = frozenset(stuck)
+        self._sizes = sizes or {}
+        self._bandwidth = bandwidth
         self.pending: dict[TopicPartition, Move] = {}
         self.moving: dict[TopicPartition, Move] = {}
-        self.last_batch = 0.0
+        self.transfers = Transfers(bandwidth, self._limit)
+        self._last_write = 0.0
+        """Real (monotonic) time of the last batch of writes."""
 
     def reset(self) -> None:
         """Forget everything: a new controller re-reads the admin znode."""
         self.pending.clear()
         self.moving.clear()
+        self.transfers = Transfers(self._bandwidth, self._limit)
+
+    def tick_left(self) -> float:
+        """Real seconds until the next batch of writes may go out."""
+        return max(0.0, self._last_write + TICK - time.monotonic())
+
+    def retune(self) -> None:
+        """The brokers re-read their configs: every copy runs at its new throttle."""
+        self.transfers.retune(self._cluster.clock.now(), self._throttled)
+
+    def copies(self) -> dict[Hashable, tuple[float, float, float]]:
+        """(bytes copied, size, bytes/s) of every copy in flight, now."""
+        now = self._cluster.clock.now()
+        out: dict[Hashable, tuple[float, float, float]] = {}
+        for move in self.moving.values():
+            for replica in move.target:
+                progress = self.transfers.progress((move.tp, replica), now)
+                if progress is not None:
+                    out[(move.tp, replica)] = progress
+        return out
+
+    def _limit(self, side: Side) -> float | None:
+        broker, direction = side
+        key = throttles.LEADER_RATE if direction == "out" else throttles.FOLLOWER_RATE
+        return self._configs.rate(broker, key)
+
+    def _throttled(self, copy: Copy) -> tuple[bool, bool]:
+        tp: TopicPartition = copy.key[0]  # type: ignore[index]
+        follower = copy.follower
+        return (self._configs.throttled(tp.topic, tp.partition, copy.leader,
+                                        throttles.LEADER_REPLICAS),
+                self._configs.throttled(tp.topic, tp.partition, follower,
+                                        throttles.FOLLOWER_REPLICAS))
+
+    def _start_copies(self, move: Move, now: float) -> None:
+        """A copy from the leader for each target replica not in the ISR (none without a size
+        or a leader to copy from)."""
+        size = self._sizes.get(move.tp, 0)
+        if size <= 0 or move.leader < 0:
+            return
+        for replica in move.target:
+            if replica not in move.isr and (move.tp, replica) not in self.transfers:
+                copy = Copy((move.tp, replica), size, move.leader, replica, False, False)
+                copy.throttled_out, copy.throttled_in = self._throttled(copy)
+                self.transfers.start(copy, now)
+
+    def _cancel_copies(self, move: Move, now: float) -> None:
+        for replica in {*move.target, *move.isr}:
+            self.transfers.cancel((move.tp, replica), now)
 
     def topics(self) -> set[str]:
         """Topics with a partition being reassigned (their deletion waits)."""
@@ -127,7 +195,11 @@ class Reassignments:
             if tp in dropped:
                 continue
             if tp in self.moving:  # re-targeted while moving: Kafka 2.4+ follows the new one
-                self.moving[tp].target = target
+                move = self.moving[tp]
+                now = self._cluster.clock.now()
+                self._cancel_copies(move, now)
+                move.target = target
+                self._start_copies(move, now)
             else:
                 self.pending[tp] = Move(tp, target)
 
@@ -135,9 +207,10 @@ class Reassignments:
         """When every target replica is in the ISR (inf: never, or not until a broker starts).
 
         A replica already in the ISR when the move started is in at once; a new one joins
-        ``latency`` after both the move and its broker started. An empty or duplicate target
-        never completes: Kafka's controller fails half-way on such an entry and it stays in
-        /admin/reassign_partitions forever.
+        ``latency`` after both the move and its broker started, and not before its copy of the
+        partition's bytes is done. An empty or duplicate target never completes: Kafka's
+        controller fails half-way on such an entry and it stays in /admin/reassign_partitions
+        forever.
         """
         target = move.target
         if not target or len(set(target)) != len(target):
@@ -150,14 +223,17 @@ class Reassignments:
             if replica not in move.isr:
                 if replica in self._stuck:
                     return float("inf")
-                ready = max(ready, since + self._latency, move.started + self._latency)
+                copied = self.transfers.finish_time((move.tp, replica))
+                ready = max(ready, since + self._latency, move.started + self._latency,
+                            move.started if copied is None else copied)
         return ready
 
     def advance(self, now: float) -> bool:
         """Start moves in free slots and finish those whose replicas are all in the ISR; one
         batch of writes per tick. True when some partitions finished."""
-        if now < self.last_batch + TICK:
+        if self.tick_left() > 0:
             return False
+        self.transfers.advance(now)
         done = [m for m in self.moving.values() if self.ready_at(m) <= now]
         for move in done:
             del self.moving[move.tp]
@@ -177,11 +253,13 @@ class Reassignments:
                         started.append((move, before))
             if done or started:
                 self._write_progress(started, done)
-                self.last_batch = now
+                self._last_write = time.monotonic()
         except BaseException:
             for move in done:  # not finished after all: due again next time
                 self.moving[move.tp] = move
             raise
+        for move in done:
+            self._cancel_copies(move, now)
         return bool(done)
 
     def _start(self, batch: Sequence[Move], now: float) -> list[tuple[Move, Replicas]]:
@@ -197,7 +275,9 @@ class Reassignments:
                 continue
             move.state = states.get(move.tp)
             move.isr = frozenset(move.state[0].isr) if move.state else frozenset()
+            move.leader = move.state[0].leader if move.state else -1
             move.started = now
+            self._start_copies(move, now)
             out.append((move, origin(entry[0], move.tp.partition)))
         return out
 
