@@ -18,7 +18,9 @@ class ControllerEvent:
 
     ``kind`` is one of ``reassign_submitted``, ``partition_reassigned``, ``partition_dropped``,
     ``election_submitted``, ``leader_elected``, ``election_skipped``, ``topic_deleted``,
-    ``deletion_marker_removed``, ``failover``. ``at`` is wall-clock time (seconds).
+    ``deletion_marker_removed``, ``failover``. ``at`` is wall-clock time (seconds); a
+    ``partition_reassigned`` event also says, on the controller's (possibly simulated) clock,
+    when the move ``started`` and when its replicas were all ``in_sync``.
     A ``reassign_submitted``/``election_submitted`` event is recorded once per *created* znode
     (its ``czxid``), never again when a new controller re-reads it, so two events with the same
     partitions mean the same request was really submitted twice. Outcomes are recorded right

@@ -143,11 +143,13 @@ class Reassignments:
         size = self._sizes.get(move.tp, 0)
         if size <= 0 or move.leader < 0:
             return
+        copies = []
         for replica in move.target:
             if replica not in move.isr and (move.tp, replica) not in self.transfers:
                 copy = Copy((move.tp, replica), size, move.leader, replica, False, False)
                 copy.throttled_out, copy.throttled_in = self._throttled(copy)
-                self.transfers.start(copy, now)
+                copies.append(copy)
+        self.transfers.start(copies, now)
 
     def _cancel_copies(self, move: Move, now: float) -> None:
         for replica in {*move.target, *move.isr}:
@@ -314,7 +316,8 @@ class Reassignments:
             final = outcome.get(move.tp)
             self._cluster.record("partition_reassigned", topic=move.tp.topic,
                                  partition=move.tp.partition, replicas=list(move.target),
-                                 leader=None if final is None else (final[1] or final[0]).leader)
+                                 leader=None if final is None else (final[1] or final[0]).leader,
+                                 started=move.started, in_sync=self.ready_at(move))
 
     def _update_topics(self, by_topic: TopicChanges) -> None:
         """Read-modify-write of each topic znode, conditional on its version; a topic someone

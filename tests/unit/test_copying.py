@@ -9,10 +9,10 @@ MB = 10**6
 
 def test_copies_share_a_broker_and_a_finish_frees_bandwidth() -> None:
     transfers = Transfers(100 * MB)
-    transfers.start(Copy("a", 100 * MB, leader=1, follower=2, throttled_out=False,
-                         throttled_in=False), 0.0)
-    transfers.start(Copy("b", 300 * MB, leader=1, follower=3, throttled_out=False,
-                         throttled_in=False), 0.0)
+    transfers.start([Copy("a", 100 * MB, leader=1, follower=2, throttled_out=False,
+                         throttled_in=False)], 0.0)
+    transfers.start([Copy("b", 300 * MB, leader=1, follower=3, throttled_out=False,
+                         throttled_in=False)], 0.0)
     # both leave broker 1: 50 MB/s each; a is done at 2 s, then b runs alone at 100 MB/s
     assert transfers.finish_time("a") == 2.0
     transfers.advance(2.0)
@@ -26,8 +26,8 @@ def test_copies_share_a_broker_and_a_finish_frees_bandwidth() -> None:
 def test_a_throttle_is_a_quota_per_broker_and_retuning_applies_it_from_then_on() -> None:
     limits: dict[Side, float] = {(2, "in"): 10 * MB}
     transfers = Transfers(100 * MB, limits.get)
-    transfers.start(Copy("a", 100 * MB, 1, 2, throttled_out=False, throttled_in=True), 0.0)
-    transfers.start(Copy("b", 100 * MB, 3, 2, throttled_out=False, throttled_in=True), 0.0)
+    transfers.start([Copy("a", 100 * MB, 1, 2, throttled_out=False, throttled_in=True)], 0.0)
+    transfers.start([Copy("b", 100 * MB, 3, 2, throttled_out=False, throttled_in=True)], 0.0)
     assert transfers.progress("a", 0.0) == (0, 100 * MB, 5 * MB)  # 10 MB/s shared by two
     assert transfers.next_finish() == 20.0
 
@@ -39,5 +39,5 @@ def test_a_throttle_is_a_quota_per_broker_and_retuning_applies_it_from_then_on()
 
 def test_a_copy_without_bytes_is_done_at_once() -> None:
     transfers = Transfers(1.0)
-    transfers.start(Copy("empty", 0, 1, 2, False, False), 7.0)
+    transfers.start([Copy("empty", 0, 1, 2, False, False)], 7.0)
     assert transfers.finished == {"empty": 7.0} and transfers.next_finish() is None
