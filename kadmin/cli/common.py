@@ -32,6 +32,8 @@ SessionTimeoutOpt = Annotated[float, typer.Option(
 ClusterOpt = Annotated[Path | None, typer.Option(
     "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+RATE_FORMS = "50MB (10^6 bytes), 10MiB (2^20), 1.5G, 500k or plain bytes"
+"""How a byte rate may be typed, for option help (kadmin.units parses them)."""
 SizesOpt = Annotated[Path | None, typer.Option(
     "--sizes", help="Partition sizes: the output of kafka-log-dirs.sh --describe (header lines "
                     "and all) or its JSON. Default: the snapshot's own sizes, if any.")]

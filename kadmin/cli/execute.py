@@ -11,6 +11,7 @@ import typer
 from kadmin import executor, files, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
+    RATE_FORMS,
     ConnectTimeoutOpt,
     JsonOpt,
     SessionTimeoutOpt,
@@ -98,9 +99,8 @@ def reassign(
     dry_run: DryRunOpt = False,
     allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
     throttle: Annotated[str | None, typer.Option(
-        "--throttle", help="Replication throttle for each batch, bytes/s: 50MB (10^6), 10MiB "
-                           "(2^20), 1.5G, 500k or plain bytes. Set before a batch, removed "
-                           "after it (spec section 5).")] = None,
+        "--throttle", help=f"Replication throttle for each batch, bytes/s: {RATE_FORMS}. Set "
+                           "before a batch, removed after it (spec section 5).")] = None,
     sizes_path: SizesOpt = None,
     max_batch_bytes: Annotated[str | None, typer.Option(
         "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")

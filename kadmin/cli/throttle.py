@@ -10,6 +10,7 @@ import typer
 from kadmin import throttles
 from kadmin.cli import render
 from kadmin.cli.common import (
+    RATE_FORMS,
     ConnectTimeoutOpt,
     JsonOpt,
     SessionTimeoutOpt,
@@ -69,8 +70,7 @@ def clear(
 
 @app.command("set")
 def set_rate(
-    rate: Annotated[str, typer.Option("--rate", help="Bytes/s: 50MB (10^6), 10MiB (2^20), "
-                                                     "1.5G, 500k or plain bytes.")],
+    rate: Annotated[str, typer.Option("--rate", help=f"Bytes/s: {RATE_FORMS}.")],
     brokers: Annotated[str | None, typer.Option(
         "--brokers", help="Broker ids, comma-separated (default: every broker kadmin "
                           "throttled).")] = None,
