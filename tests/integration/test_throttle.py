@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from kadmin import executor
+from kadmin import executor, throttles
 from kadmin.events import BatchSubmitted, Event, HealthWait, ThrottleCleared, ThrottleSet, Waiting
 from kadmin.model import Broker, ClusterSnapshot, PartitionMove, PartitionState, ReassignmentPlan
 from kadmin.sandbox import ManualClock, Sandbox
-from kadmin.zk import codec, paths
+from kadmin.throttles import Config
+from kadmin.zk import codec, config, paths
 from kadmin.zk.session import ZkSettings, session
 
 pytestmark = pytest.mark.zk
@@ -294,3 +295,24 @@ def test_bad_rates_and_size_files_exit_2_and_write_nothing(
     assert not zk.exists(paths.REASSIGN_PARTITIONS) and not zk.exists(paths.KADMIN_THROTTLES)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["controller.jsonl", "p.json",
                                                           "sizes.txt"]
+
+
+def test_a_config_changed_between_read_and_write_is_read_and_merged_again(
+        box: tuple[Sandbox, ManualClock], zk: KazooClient) -> None:
+    sandbox, _ = box
+    seen: list[dict[str, str]] = []
+
+    def edit(current: Config, record: throttles.Record) -> tuple[dict[str, str], throttles.Record]:
+        seen.append(dict(current))
+        if len(seen) == 1:  # a broker or an operator writes the config right after kadmin read it
+            zk.set(paths.config("topics/orders"),
+                   codec.dumps({"version": 1, "config": {"retention.ms": "5"}}))
+        return throttles.add(current, record, {throttles.LEADER_REPLICAS: ["0:1"]}, {})
+
+    with session(ZkSettings(sandbox.connect_string)) as client:
+        assert config.update(client, {"topics/orders": edit}) == ["topics/orders"]
+
+    assert seen == [{}, {"retention.ms": "5"}]
+    assert config_doc(zk, "topics/orders") == {"version": 1, "config": {
+        "retention.ms": "5", "leader.replication.throttled.replicas": "0:1"}}
+    assert notifications(zk) == ["topics/orders"]
