@@ -316,3 +316,33 @@ def test_a_config_changed_between_read_and_write_is_read_and_merged_again(
     assert config_doc(zk, "topics/orders") == {"version": 1, "config": {
         "retention.ms": "5", "leader.replication.throttled.replicas": "0:1"}}
     assert notifications(zk) == ["topics/orders"]
+
+
+def test_reassign_with_sizes_shows_bytes_and_batches_by_bytes(
+        start_sandbox: Callable[..., Sandbox], tmp_path: Path,
+        kadmin: Callable[..., Any]) -> None:
+    sandbox = start_sandbox(CLUSTER, latency=0.0, bandwidth=1e15)  # copies in no time
+    log_dirs = {"version": 1, "brokers": [{"broker": 1, "logDirs": [{
+        "logDir": "/d", "error": None, "partitions": [
+            {"partition": f"{t}-{p}", "size": size, "offsetLag": 0, "isFuture": False}
+            for t, parts in CLUSTER.sizes.items() for p, size in parts.items()]}]}]}
+    (tmp_path / "sizes.txt").write_text("Querying brokers for log directories information\n"
+                                        "Received log directory information from brokers 1\n"
+                                        + json.dumps(log_dirs) + "\n")
+    write_plan(tmp_path / "p.json", MOVE, PartitionMove("orders", 1, (4, 3)),
+               PartitionMove("orders", 2, (1, 4)))
+    common = ["--plan", "p.json", "-z", sandbox.connect_string, "--sizes", "sizes.txt",
+              "--max-batch-bytes", "25MB"]
+
+    dry = kadmin("reassign", *common, "--dry-run", "--json")
+    assert dry.code == 0, dry.err
+    batches = json.loads(dry.out[:dry.out.index("\n}\n") + 2])["batches"]
+    assert [(b["partitions"], b["bytes"]) for b in batches] == [(1, 100 * MB), (2, 20 * MB)]
+
+    run = kadmin("reassign", *common, "--throttle", "1GB", "--timeout", "60")
+    assert run.code == 0, run.err
+    assert "3 partition(s), 0 need nothing, 0 already done, 2 batch(es) to run, 120 MB to copy" \
+        in run.err
+    assert "batch 1: throttle 1 GB/s set on 3 broker(s), 1 topic(s)" in run.err
+    assert "reassign: all 3 done" in run.out
+    assert not sandbox.client.get_children(paths.throttle_record("brokers"))
