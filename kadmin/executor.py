@@ -49,6 +49,8 @@ from kadmin.model import (
     Replicas,
     Severity,
     TopicPartition,
+    first_shown,
+    shown_lines,
 )
 from kadmin.sizes import moved_bytes
 from kadmin.zk import admin, codec, config, paths, reader, session
@@ -68,6 +70,8 @@ class ExecutionSettings:
     """Bound on the whole wait, in seconds; None waits for as long as it takes."""
     allow_rf_change: bool = False
     allow_internal: bool = False
+    allow_reassigning: bool = False
+    """Queue topic deletions even while a reassignment moves some of their partitions."""
     throttle: int | None = None
     """Replication throttle (bytes/s) set for each batch and removed after it; None: none."""
     health_gate: bool = True
@@ -111,9 +115,10 @@ def _deadline(settings: ExecutionSettings) -> float:
 
 
 def _live(client: KazooClient, topics: Sequence[str], *, states: bool = False) -> reader.LiveCluster:
-    """The cluster as far as one plan is concerned. Partition states cost one read per partition,
-    so only elections (whose outcome depends on the ISR) ask for them."""
-    return reader.read_cluster(client, topics=set(topics), states=states)
+    """The cluster as far as one plan is concerned (a topic or state znode that cannot be decoded
+    stops the operation). Partition states cost one read per partition, so only elections (whose
+    outcome depends on the ISR) ask for them."""
+    return reader.read_for_operation(client, set(topics), states=states)
 
 
 def _require_valid(plan: ReassignmentPlan | ElectionPlan | DeletionPlan, snapshot: ClusterSnapshot,
@@ -137,8 +142,13 @@ def plan_fingerprint(plan: ReassignmentPlan) -> str:
 
 
 def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, batches_done: int,
-                   in_flight: int, throttle: dict[str, object] | None = None) -> None:
-    """``throttle`` records the throttles in force for the batch in flight (rate and config
+                   in_flight: int, through: TopicPartition | None,
+                   throttle: dict[str, object] | None = None) -> None:
+    """``submitted_through``: the last partition, in plan order, that any run of this plan has
+    submitted. Batches go out in plan order, so every partition up to it was either submitted
+    or already in place: what lets ``verify`` tell "failed" from "not started".
+
+    ``throttle`` records the throttles in force for the batch in flight (rate and config
     entities); kadmin's record in ZooKeeper (/kadmin/throttles) is what a rerun removes."""
     files.atomic_write_json(paths.journal, {
         "version": 1,
@@ -148,6 +158,8 @@ def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, ba
         "partitions_done": done,
         "batches_done": batches_done,
         "in_flight": in_flight,
+        "submitted_through": None if through is None else {"topic": through.topic,
+                                                           "partition": through.partition},
         "throttle": throttle,
         "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }, force=True)
@@ -162,6 +174,21 @@ def _read_journal(paths: PlanFiles, fingerprint: str) -> dict | None:
     except InvalidInput:
         return None
     return doc if isinstance(doc, dict) and doc.get("plan_sha256") == fingerprint else None
+
+
+def _through(journal: dict | None) -> TopicPartition | None:
+    """``submitted_through`` of a journal; None when there is none (no run submitted anything,
+    or a journal from before kadmin recorded it)."""
+    mark = (journal or {}).get("submitted_through")
+    if isinstance(mark, dict) and type(mark.get("topic")) is str \
+            and type(mark.get("partition")) is int:
+        return TopicPartition(mark["topic"], mark["partition"])
+    return None
+
+
+def submitted_through(paths: PlanFiles, plan: ReassignmentPlan) -> TopicPartition | None:
+    """How far runs of ``plan`` have submitted it, from its journal next to ``paths.plan``."""
+    return _through(_read_journal(paths, plan_fingerprint(plan)))
 
 
 def _not_in_isr(client: KazooClient, moves: Sequence[PartitionMove]) -> tuple[str, ...]:
@@ -194,6 +221,9 @@ def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
                          sizes: Mapping[TopicPartition, int] | None = None
                          ) -> tuple[list[Sequence[PartitionMove]], plans.PlanStats]:
     """Batches and before/after stats, computed exactly as a real run would; writes nothing."""
+    ours = {m.tp for m in _ours_in_flight(client, {m.tp: m.replicas for m in plan.moves})} \
+        if client is not None else set()
+    _refuse_moving(plan, snapshot, ours)
     _require_valid(plan, snapshot, settings)
     pending, _ = plans.changed_moves(plan, snapshot)
     batches = plans.reassignment_batches(
@@ -205,8 +235,11 @@ def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
 
 def weigh_move(sizes: Mapping[TopicPartition, int], snapshot: ClusterSnapshot,
                move: PartitionMove) -> int:
-    """Bytes ``move`` copies in the cluster ``snapshot``."""
-    return moved_bytes(sizes.get(move.tp, 0), snapshot.replicas(move.tp) or (), move.replicas)
+    """Bytes ``move`` copies in the cluster ``snapshot``: from the partition's settled replicas,
+    so a batch of this plan that an interrupted run left in flight (whose topic znode lists
+    target and old replicas together) still weighs what it copies."""
+    return moved_bytes(sizes.get(move.tp, 0), snapshot.settled_replicas(move.tp) or (),
+                       move.replicas)
 
 
 def _in_flight_reassignment(client: KazooClient) -> tuple[PartitionMove, ...] | None:
@@ -234,10 +267,22 @@ def _ours_in_flight(client: KazooClient, targets: dict[TopicPartition, Replicas]
     return in_flight
 
 
+def _refuse_moving(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
+                   ours: set[TopicPartition]) -> None:
+    """Conflict for a partition of the plan that the topic znodes show moving, unless it is in
+    ``ours`` (a batch of this plan an interrupted run left in /admin/reassign_partitions)."""
+    planned = {m.tp for m in plan.moves}
+    plans.refuse_moving(snapshot.reassigning, lambda tp: tp in planned and tp not in ours,
+                        "nothing of the plan was submitted")
+
+
 def _unmoved(client: KazooClient, batch: Sequence[PartitionMove]) -> tuple[PartitionMove, ...]:
-    """The batch's moves that the live cluster does not show applied yet."""
+    """The batch's moves that the live cluster does not show applied yet (a Conflict if someone
+    else started moving one since the run began)."""
     live = _live(client, sorted({m.topic for m in batch}))
-    return plans.changed_moves(ReassignmentPlan(tuple(batch)), live.snapshot)[0]
+    moves = ReassignmentPlan(tuple(batch))
+    _refuse_moving(moves, live.snapshot, set())
+    return plans.changed_moves(moves, live.snapshot)[0]
 
 
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
@@ -249,9 +294,9 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     ours_in_flight = _ours_in_flight(client, targets)
     in_flight_tps = {m.tp for m in ours_in_flight}
     live = _live(client, sorted({m.topic for m in plan.moves}))
-    # Mid-move, a topic znode lists old and new replicas together (Kafka 2.4+), which validation
-    # would take for a replication-factor change. Our batch in ZooKeeper is the controller's
-    # business now; the run that submitted it validated it.
+    _refuse_moving(plan, live.snapshot, in_flight_tps)
+    # Our batch in ZooKeeper is the controller's business now; the run that submitted it
+    # validated it.
     _require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in in_flight_tps)),
                    live.snapshot, settings)
     fingerprint = plan_fingerprint(plan)
@@ -275,7 +320,15 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     total = len(plan.moves)
     done = total - len(pending)
     count = len(batches) + (1 if ours_in_flight else 0)
-    resumed = bool(ours_in_flight) or _read_journal(paths, fingerprint) is not None
+    earlier = _read_journal(paths, fingerprint)
+    resumed = bool(ours_in_flight) or earlier is not None
+    through = _through(earlier)
+
+    def record(done: int, batches_done: int, in_flight: int,
+               throttle: dict[str, object] | None = None) -> None:
+        _write_journal(paths, fingerprint, total, done, batches_done, in_flight, through,
+                       throttle)
+
     bytes_total = None if weights is None else sum(weights.values())
     emit(ExecutionPlanned("reassign", total, unchanged, count, already_done=done, resumed=resumed,
                           bytes_total=bytes_total, bytes_done=None if weights is None else 0))
@@ -299,13 +352,13 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
                 batch = unmoved
                 if not batch:
                     emit(BatchDone(number, count, done, total, _maybe(copied, weights)))
-                    _write_journal(paths, fingerprint, total, done, number, 0)
+                    record(done, number, 0)
                     continue
             if settings.health_gate:
                 _wait_healthy(client, plan_tps, deadline, number, emit)
             if settings.throttle is not None:
                 throttle = _set_throttles(client, batch, settings.throttle, number, emit)
-                _write_journal(paths, fingerprint, total, done, number - 1, 0, throttle)
+                record(done, number - 1, 0, throttle)
             try:
                 admin.submit_reassignment(client, batch)
             except Conflict:
@@ -317,7 +370,9 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
                 raise
             emit(BatchSubmitted(number, count, len(batch),
                                 None if weigh is None else sum(map(weigh, batch))))
-        _write_journal(paths, fingerprint, total, done, number - 1, len(batch), throttle)
+        last = max(m.tp for m in batch)
+        through = last if through is None else max(through, last)
+        record(done, number - 1, len(batch), throttle)
         base, base_bytes = done, copied
         batch_bytes = None if weigh is None else sum(map(weigh, batch))
 
@@ -342,19 +397,20 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
         if remaining:
             # the throttles stay: the batch still copies; a rerun waits for it, then removes them
             emit(TimedOut(len(remaining)))
-            _write_journal(paths, fingerprint, total, base + len(batch) - len(remaining),
-                           number - 1, len(remaining), throttle)
+            record(base + len(batch) - len(remaining), number - 1, len(remaining), throttle)
             return Outcome("reassign", total, _not_in_isr(client, remaining), timed_out=True)
         done = base + len(batch)
         copied = base_bytes + (batch_bytes or 0)
         _clear_own_throttles(client, number, emit)
         emit(BatchDone(number, count, done, total, _maybe(copied, weights)))
-        _write_journal(paths, fingerprint, total, done, number, 0)
+        record(done, number, 0)
     if not work and paths.journal.exists():
         # a run killed after its last batch finished left the journal short of the end
-        _write_journal(paths, fingerprint, total, done, 0, 0)
+        record(done, 0, 0)
 
-    failures = verify_reassignment(client, plan).failures
+    # every partition has been submitted or was in place: one not at its target failed
+    failures = verify_reassignment(client, plan, max((m.tp for m in plan.moves),
+                                                     default=None)).failures
     emit(Finished("reassign", not failures, len(failures)))
     return Outcome("reassign", total, failures)
 
@@ -406,8 +462,10 @@ def _wait_healthy(client: KazooClient, plan_tps: set[TopicPartition], deadline: 
             return
         watched = offline + under
         emit(HealthWait(number, len(under), len(offline),
-                        tuple(str(tp) for tp in watched[:10])))
-        replica_count = {tp: len(snapshot.replicas(tp) or ()) for tp in watched}
+                        tuple(first_shown(watched)[0])))
+        # the replication factor: while a partition moves, its original replicas (those being
+        # added do not count until they join, as in health.cluster_health)
+        replica_count = {tp: len(snapshot.settled_replicas(tp) or ()) for tp in watched}
 
         left = admin.wait_until(client, partial(_unhealthy, replica_count), lambda n: n == 0, lambda n: n,
                                 what="partition states", deadline=deadline)
@@ -415,41 +473,63 @@ def _wait_healthy(client: KazooClient, plan_tps: set[TopicPartition], deadline: 
             raise OperationFailed(
                 f"reassign: timed out before batch {number} while {left} partition(s) outside "
                 "the plan stayed under-replicated or offline; batch not submitted (rerun to "
-                "resume, or --no-health-gate)", details=tuple(str(tp) for tp in watched[:10]))
+                "resume, or --no-health-gate)", details=shown_lines(watched))
 
 
 @dataclass(frozen=True)
 class Verification:
+    """Every partition of a plan in one of four states; ``failures`` are one line each."""
+
     complete: tuple[TopicPartition, ...]
     in_progress: tuple[TopicPartition, ...]
+    not_started: tuple[TopicPartition, ...]
     failures: tuple[str, ...]
 
     @property
     def ok(self) -> bool:
-        return not self.in_progress and not self.failures
+        return not (self.in_progress or self.not_started or self.failures)
 
 
-def verify_reassignment(client: KazooClient, plan: ReassignmentPlan) -> Verification:
-    """Compare every partition's live replicas (order included) with its target."""
+def verify_reassignment(client: KazooClient, plan: ReassignmentPlan,
+                        submitted_through: TopicPartition | None) -> Verification:
+    """Each partition of the plan, against the live cluster:
+
+    - in progress: moving to its target - listed so in /admin/reassign_partitions, or shown
+      moving there in its topic znode (Kafka 2.4+);
+    - complete: not moving, and its replicas equal the target (order included);
+    - not started: neither, and no run submitted it: it comes after ``submitted_through`` in
+      plan order (None: nothing of the plan was submitted);
+    - failed: gone, being moved to another target, or submitted yet not at its target.
+    """
     before = _in_flight_reassignment(client) or ()
     live = _live(client, sorted({m.topic for m in plan.moves}))
-    # moving when in the znode before or after the topic reads: a batch submitted in between
+    # listed when in the znode before or after the topic reads: a batch submitted in between
     # is in the second, a partition that finished in between is final in the topic read
-    moving = {m.tp for m in (*before, *(live.in_flight.reassignment or ()))}
-    complete, in_progress, failures = [], [], []
+    listed = {m.tp: m.replicas for m in (*before, *(live.in_flight.reassignment or ()))}
+    complete, in_progress, not_started, failures = [], [], [], []
     for move in plan.moves:
-        current = live.snapshot.replicas(move.tp)
-        if move.tp in moving:
+        tp, target = move.tp, move.replicas
+        moving = live.snapshot.reassignment(tp)
+        heading = {t for t in (listed.get(tp), moving and moving.target) if t}
+        current = live.snapshot.replicas(tp)
+        if heading:
             # checked first: while moving, Kafka 2.4+ shows target + old replicas in the topic
             # znode, which equals the target whenever the target only adds replicas
-            in_progress.append(move.tp)
-        elif current == move.replicas:
-            complete.append(move.tp)
+            if heading == {target}:
+                in_progress.append(tp)
+            else:
+                elsewhere = sorted(list(t) for t in heading - {target})
+                failures.append(f"{tp}: being reassigned to {elsewhere[0]} by another request, "
+                                f"not to its target {list(target)}")
+        elif current == target:
+            complete.append(tp)
         elif current is None:
-            failures.append(f"{move.tp}: partition no longer exists")
+            failures.append(f"{tp}: partition no longer exists")
+        elif submitted_through is not None and tp <= submitted_through:
+            failures.append(f"{tp}: replicas {list(current)}, target {list(target)}")
         else:
-            failures.append(f"{move.tp}: replicas {list(current)}, target {list(move.replicas)}")
-    return Verification(tuple(complete), tuple(in_progress), tuple(failures))
+            not_started.append(tp)
+    return Verification(tuple(complete), tuple(in_progress), tuple(not_started), tuple(failures))
 
 
 def execute_election(client: KazooClient, plan: ElectionPlan, settings: ExecutionSettings,
@@ -499,8 +579,10 @@ def _election_failure(snapshot: ClusterSnapshot, tp: TopicPartition) -> str:
     preferred = replicas[0]
     if preferred not in snapshot.brokers:
         why = f"preferred replica {preferred} is offline"
-    elif state is None or preferred not in state.isr:
-        why = f"preferred replica {preferred} is not in the ISR {list(state.isr) if state else []}"
+    elif state is None:
+        why = "the partition has no state znode, so no leader or ISR"
+    elif preferred not in state.isr:
+        why = f"preferred replica {preferred} is not in the ISR {list(state.isr)}"
     else:
         why = "the controller did not move the leadership"
     return f"{tp}: leader is {leader}, not preferred replica {preferred}: {why}"
@@ -510,10 +592,31 @@ def check_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionS
                    ) -> list[Sequence[str]]:
     """Everything that must hold before the operator is asked to confirm a deletion; returns
     the topics of each transaction of markers."""
-    _require_valid(plan, _live(client, list(plan.topics)).snapshot, settings)
+    moving = _in_flight_reassignment(client) or ()
+    snapshot = _live(client, list(plan.topics)).snapshot
+    if not settings.allow_reassigning:
+        _refuse_deleting_moving(plan, snapshot, moving)
+    _require_valid(plan, snapshot, settings)
     batches = plans.deletion_batches(plan.topics, settings.max_znode_bytes, client.chroot or "")
     admin.ensure_idle(client, PlanKind.DELETION)
     return batches
+
+
+def _refuse_deleting_moving(plan: DeletionPlan, snapshot: ClusterSnapshot,
+                            submitted: Sequence[PartitionMove]) -> None:
+    """Conflict for a topic a reassignment still moves, in /admin/reassign_partitions or in its
+    topic znode: Kafka's controller holds such a deletion until the move ends, so the wait that
+    follows would hang on it, and the move's work is thrown away."""
+    doomed = set(plan.topics)
+    partitions = sorted({m.tp for m in submitted if m.topic in doomed}
+                        | {tp for tp in snapshot.reassigning_partitions() if tp.topic in doomed})
+    if partitions:
+        topics = sorted({tp.topic for tp in partitions})
+        raise Conflict(f"{len(topics)} topic(s) to delete are being reassigned "
+                       f"({len(partitions)} partition(s) moving); nothing was deleted (wait until "
+                       "the reassignment is done, or --allow-reassigning)",
+                       details=shown_lines([f"topic {tp.topic}: partition {tp.partition} is "
+                                            "moving" for tp in partitions]))
 
 
 def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings,

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from kadmin import jsontext
 from kadmin.model import InvalidInput, OperationFailed
 
 MB = 1024 * 1024
@@ -296,38 +297,28 @@ def read_json(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> object:
 
 
 def parse_json(data: bytes, source: str, *, one_line: bool = False) -> object:
-    """Parse UTF-8 JSON (a BOM is tolerated); errors say where, prefixed with ``source``.
+    """Parse UTF-8 JSON (a BOM is tolerated) strictly (:mod:`kadmin.jsontext`: no ``NaN``, no
+    repeated key); errors say where, prefixed with ``source``.
 
     ``one_line`` (a JSON Lines record, whose line number is already in ``source``) reports the
     column only.
-
-    Python's parser also takes ``NaN`` and ``Infinity``, which are not JSON and which no other
-    reader of a plan would accept, so they are refused here.
     """
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{source}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return jsontext.loads(text)
     except json.JSONDecodeError as exc:
         where = f"column {exc.colno}" if one_line else f"line {exc.lineno} column {exc.colno}"
         raise InvalidInput(f"{source}: not valid JSON ({exc.msg} at {where})") from None
-    except _NotJson as exc:
-        raise InvalidInput(f"{source}: not valid JSON ({exc} is not a JSON value)") from None
+    except (jsontext.NotJson, jsontext.DuplicateKey) as exc:
+        raise InvalidInput(f"{source}: not valid JSON ({exc})") from None
     except ValueError:  # Python refuses integers of more than sys.get_int_max_str_digits() digits
         raise InvalidInput(f"{source}: an integer with thousands of digits; no id or count in a "
                            "plan or snapshot is that long") from None
     except RecursionError:
         raise InvalidInput(f"{source}: JSON nested too deeply to read") from None
-
-
-class _NotJson(ValueError):
-    pass
-
-
-def _refuse_constant(name: str) -> object:
-    raise _NotJson(name)
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, object]]:

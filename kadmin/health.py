@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kadmin.model import ClusterSnapshot, TopicPartition
+from kadmin.model import ClusterSnapshot, Reassignment, TopicPartition
 
 
 @dataclass(frozen=True)
@@ -13,13 +13,18 @@ class ClusterHealth:
     topics: int
     partitions: int
     under_replicated: tuple[TopicPartition, ...]
-    """ISR smaller than the replica list."""
+    """ISR smaller than the replication factor: the replica list, or while a partition is being
+    reassigned its original replicas (Kafka's own rule: the replicas being added do not count
+    until they join)."""
     offline: tuple[TopicPartition, ...]
     """No leader (-1), or the leader is not a live broker."""
     not_preferred: tuple[TopicPartition, ...]
     """Led by a live broker that is not the preferred replica: a preferred election would move it."""
     without_state: tuple[TopicPartition, ...]
     """No state znode (a topic being created, or a damaged tree)."""
+    reassigning: tuple[tuple[TopicPartition, Reassignment], ...] = ()
+    """Partitions Kafka 2.4+ shows moving in their topic znodes, whoever started the move
+    (``/admin/reassign_partitions`` or the Admin API, which writes no admin znode)."""
 
 
 def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
@@ -33,7 +38,7 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
             if state is None:
                 without_state.append(tp)
                 continue
-            if len(set(state.isr)) < len(replicas):
+            if len(set(state.isr)) < len(snapshot.settled_replicas(tp) or replicas):
                 under.append(tp)
             if state.leader < 0 or state.leader not in live:
                 offline.append(tp)
@@ -47,4 +52,6 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
         offline=tuple(offline),
         not_preferred=tuple(not_preferred),
         without_state=tuple(without_state),
+        reassigning=tuple((tp, moving) for tp in snapshot.reassigning_partitions()
+                          if (moving := snapshot.reassignment(tp)) is not None),
     )

@@ -11,14 +11,46 @@ in C. Values that exist once per broker, topic or plan are frozen dataclasses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 MAX_ID = 2**31 - 1
 """Kafka's broker and partition ids are Java ints: a larger number is no Kafka id, and a znode
 holding one is a znode Kafka's controller cannot parse."""
+
+MAX_TOPIC_LENGTH = 255
+"""The longest topic name a Kafka release ever created: Kafka 0.8 and 0.9 allowed 255 characters,
+0.10 and later allow 249 (KAFKA-3219). kadmin never creates topics, but it must read, snapshot,
+plan and delete every topic a cluster may hold, so it takes the older, wider bound."""
+
+_TOPIC_NAME = re.compile(rf"[a-zA-Z0-9._-]{{1,{MAX_TOPIC_LENGTH}}}")
+
+
+def is_topic_name(name: object) -> TypeGuard[str]:
+    """A name Kafka could have created (``Topic.validate`` of any release): 1 to 255 characters
+    from ``[a-zA-Z0-9._-]``, not "." or "..". The one rule for every topic name kadmin reads:
+    from ZooKeeper, a snapshot or a plan, so whatever it accepts in one it accepts in the others."""
+    return type(name) is str and name not in (".", "..") and bool(_TOPIC_NAME.fullmatch(name))
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Why ``name`` fails :func:`is_topic_name`, in the operator's words; None when it passes."""
+    if is_topic_name(name):
+        return None
+    if not name:
+        return "topic name is empty"
+    if len(name) > MAX_TOPIC_LENGTH:
+        return (f"topic name is {len(name)} characters long; no Kafka release allows more than "
+                f"{MAX_TOPIC_LENGTH}")
+    if name in (".", ".."):
+        return f"topic name {json.dumps(name)} is not allowed by Kafka"
+    return (f"illegal topic name {json.dumps(name)}: Kafka allows only ASCII letters, digits, "
+            "'.', '_' and '-'")
+
 
 Replicas = tuple[int, ...]
 """Ordered broker ids of one partition; the first is the preferred replica (leader)."""
@@ -50,6 +82,21 @@ class PartitionMove(NamedTuple):
         return TopicPartition(self.topic, self.partition)
 
 
+class Reassignment(NamedTuple):
+    """A partition being reassigned, as Kafka 2.4+ records it in its topic znode (spec section 4).
+
+    While it moves, the topic znode lists the *full* replica set (``target`` first, then the
+    replicas being removed), which is neither what the partition had nor what it will have:
+    ``target`` is that list minus ``removing_replicas``, ``original`` that list minus
+    ``adding_replicas``. ``original`` keeps the order of the full list, which is the order
+    before the move only as far as Kafka kept it (a failed-over controller recovers it the same
+    way). Its length is the partition's replication factor until the move ends.
+    """
+
+    target: Replicas
+    original: Replicas
+
+
 @dataclass(frozen=True)
 class Broker:
     """A registered broker (/brokers/ids/<id>); only what placement and reports need."""
@@ -74,8 +121,14 @@ class PartitionState:
 class ClusterSnapshot:
     """What kadmin knows about a cluster, from a snapshot file or read live from ZooKeeper.
 
-    ``topics`` and ``states`` keep the ZooKeeper nesting (topic -> partition -> value) so a
-    snapshot file maps onto it without reshaping and per-topic work needs no grouping.
+    ``topics``, ``states`` and ``reassigning`` keep the ZooKeeper nesting (topic -> partition ->
+    value) so a snapshot file maps onto it without reshaping and per-topic work needs no grouping.
+
+    ``topics`` holds each partition's replica list exactly as its topic znode does, so for a
+    partition in ``reassigning`` it is the temporary full set (target plus the replicas being
+    removed). ``reassigning`` holds every partition that Kafka 2.4+ shows moving (a non-empty
+    ``adding_replicas`` or ``removing_replicas``), whoever started the move; nothing may be
+    planned or submitted for those until the controller is done with them.
     """
 
     brokers: Mapping[int, Broker]
@@ -83,6 +136,7 @@ class ClusterSnapshot:
     states: Mapping[str, Mapping[int, PartitionState]] = field(default_factory=dict)
     controller: int | None = None
     controller_epoch: int | None = None
+    reassigning: Mapping[str, Mapping[int, Reassignment]] = field(default_factory=dict)
     sizes: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
     """Measured partition sizes in bytes, topic -> partition -> bytes (``cluster snapshot
     --sizes``); empty when unknown. :func:`kadmin.sizes.snapshot_sizes` makes them a
@@ -95,6 +149,23 @@ class ClusterSnapshot:
     def state(self, tp: TopicPartition) -> PartitionState | None:
         states = self.states.get(tp.topic)
         return None if states is None else states.get(tp.partition)
+
+    def reassignment(self, tp: TopicPartition) -> Reassignment | None:
+        """The partition's move in flight, or None when it is settled."""
+        moving = self.reassigning.get(tp.topic)
+        return None if moving is None else moving.get(tp.partition)
+
+    def settled_replicas(self, tp: TopicPartition) -> Replicas | None:
+        """The replicas the partition has outside any move: ``original`` while it moves (what a
+        rollback restores, and whose length is its replication factor), else the topic znode's
+        list."""
+        moving = self.reassignment(tp)
+        return moving.original if moving is not None else self.replicas(tp)
+
+    def reassigning_partitions(self) -> list[TopicPartition]:
+        """Every partition in flight, sorted."""
+        return sorted(TopicPartition(topic, p) for topic, moving in self.reassigning.items()
+                      for p in moving)
 
     @property
     def partition_count(self) -> int:
@@ -152,6 +223,23 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
+
+
+SHOWN = 10
+"""How many items (partitions, znodes, topics) a message to a person lists before it counts the
+rest: a list of a million must not become a million lines."""
+
+
+def first_shown(items: Sequence[object]) -> tuple[list[str], int]:
+    """The first :data:`SHOWN` items as text, and how many more there are."""
+    return [str(item) for item in items[:SHOWN]], max(0, len(items) - SHOWN)
+
+
+def shown_lines(items: Sequence[object]) -> tuple[str, ...]:
+    """Detail lines of an error: one per item for the first :data:`SHOWN`, then one that counts
+    the rest."""
+    head, more = first_shown(items)
+    return (*head, f"and {more} more") if more else tuple(head)
 
 
 class KadminError(Exception):

@@ -18,7 +18,7 @@ letting ``zip`` make the replica tuples in C instead of looping per replica in P
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import accumulate, chain, pairwise, zip_longest
@@ -37,9 +37,12 @@ class Strategy(str, Enum):
 class PlacementOptions:
     strategy: Strategy = Strategy.ROUNDROBIN
     replication_factor: int | None = None
-    """None: each topic keeps the *largest* replica count among its partitions, so placement never
-    lowers the durability of any partition (Kafka's tool reads one partition's count instead; the
-    two agree for the usual uniform topic)."""
+    """None: every partition keeps its own replica count, so a plan never changes a replication
+    factor unless asked to - what ``plan validate`` and ``reassign`` check (Kafka's tool gives
+    every partition the first partition's count instead; the two agree for the usual uniform
+    topic). A topic whose partitions have different counts is placed with the largest and each
+    partition keeps the first replicas of its list: the leaders, and the rule's spread, are
+    those of the whole topic."""
     start_index: int | None = None
     """roundrobin: value of the global counter at the first partition (None means 0).
     kafka: ``fixedStartIndex`` for every topic; None derives it from the global counter, which
@@ -243,32 +246,42 @@ def topic_offsets(partition_counts: Sequence[int], start: int = 0) -> list[int]:
 def replication_factor_of(
     assignment: Mapping[int, Replicas], options: PlacementOptions
 ) -> int:
-    """The replication factor a topic is placed with (see ``PlacementOptions``)."""
+    """The replication factor a topic is placed with (see ``PlacementOptions``); without
+    ``--replication-factor`` each partition is then cut back to its own count."""
     if options.replication_factor is not None:
         return options.replication_factor
     return max(map(len, assignment.values()), default=0)
 
 
 def place_topic(
-    partition_ids: Collection[int],
+    current: Mapping[int, Replicas],
     brokers: Sequence[Broker] | BrokerRing,
     replication_factor: int,
     offset: int,
     options: PlacementOptions,
 ) -> TopicAssignment:
-    """Place one topic whose first partition has global counter ``offset``.
+    """Place one topic (its ``current`` assignment) whose first partition has global counter
+    ``offset``.
 
-    The k-th partition id in ascending order gets the k-th replica list of the rule. Pass a
+    The k-th partition id in ascending order gets the k-th replica list of the rule, cut to the
+    partition's own replica count unless ``options`` sets the replication factor. Pass a
     ``BrokerRing`` when placing many topics; a broker sequence is prepared on each call.
     """
     ring = brokers if isinstance(brokers, BrokerRing) else BrokerRing.of(brokers, options.rack_aware)
-    ids = sorted(partition_ids)
+    if not current:  # a topic without partitions (ZooKeeper can hold one): nothing to place
+        return {}
+    ids = sorted(current)
     if options.strategy is Strategy.ROUNDROBIN:
         replicas = ring.roundrobin(len(ids), replication_factor, offset)
     else:
         start = options.start_index if options.start_index is not None else offset % ring.size
         replicas = ring.kafka(len(ids), replication_factor, start, options.start_partition)
-    return dict(zip(ids, replicas, strict=True))
+    placed = dict(zip(ids, replicas, strict=True))
+    if options.replication_factor is None:
+        for partition, old in current.items():
+            if len(old) < replication_factor:  # a mixed topic: keep this partition's count
+                placed[partition] = placed[partition][:len(old)]
+    return placed
 
 
 def counter_start(options: PlacementOptions) -> int:
@@ -304,7 +317,8 @@ def place(
     factors = [replication_factor_of(current[t], options) for t in names]
     counts = [len(current[t]) for t in names]
     for name, count, rf in zip(names, counts, factors, strict=True):
-        check_topic(count, rf, ring.size, name)
+        if count:
+            check_topic(count, rf, ring.size, name)
     offsets = topic_offsets(counts, counter_start(options))
     return {
         name: place_topic(current[name], ring, rf, offset, options)

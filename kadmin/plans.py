@@ -17,7 +17,6 @@ offending value, so jsonschema's findings for those keywords are dropped rather 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,9 +26,11 @@ from typing import Any, TypeVar
 from jsonschema.protocols import Validator
 
 from kadmin import schema
+from kadmin.jsontext import json_path
 from kadmin.model import (
     MAX_ID,
     ClusterSnapshot,
+    Conflict,
     DeletionPlan,
     ElectionPlan,
     InvalidInput,
@@ -37,9 +38,12 @@ from kadmin.model import (
     Plan,
     PlanKind,
     Problem,
+    Reassignment,
     ReassignmentPlan,
     Severity,
     TopicPartition,
+    shown_lines,
+    topic_name_problem,
 )
 from kadmin.zk import codec, paths
 
@@ -62,8 +66,6 @@ EXPLAIN_LIMIT = 10_000
 rest are counted in one problem: at ~300 µs an entry, explaining a million would take minutes and
 the operator learns nothing from the millionth identical line."""
 
-MAX_TOPIC_LENGTH = 249
-_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
 _MESSAGE_LIMIT = 300
 _TOO_LARGE = f"is larger than {MAX_ID}, the largest id Kafka allows (a Java int)"
 
@@ -148,19 +150,6 @@ def kind_problem(doc: object, expected: PlanKind) -> Problem | None:
     return Problem("$", f"{_KIND_NAMES[found]}, expected {_KIND_NAMES[expected]}")
 
 
-def _path(parts: Sequence[object]) -> str:
-    """``$.partitions[3].replicas``: the JSONPath an operator finds in the file."""
-    out = ["$"]
-    for part in parts:
-        if isinstance(part, int):
-            out.append(f"[{part}]")
-        elif isinstance(part, str) and part.isidentifier():
-            out.append(f".{part}")
-        else:
-            out.append(f"[{json.dumps(part)}]")
-    return "".join(out)
-
-
 def _short(text: str) -> str:
     """jsonschema quotes the whole offending value, which may be a million-entry list."""
     return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "…"
@@ -170,21 +159,6 @@ def _describe(value: object) -> str:
     if isinstance(value, dict):
         return _short(f"an object with keys {json.dumps(sorted(map(str, value)))}")
     return "an array" if isinstance(value, list) else _short(json.dumps(value, default=str))
-
-
-def topic_name_problem(name: str) -> str | None:
-    """Kafka's ``Topic.validate``: why ``name`` cannot be a topic, or None when it can."""
-    if not name:
-        return "topic name is empty"
-    if len(name) > MAX_TOPIC_LENGTH:
-        return (f"topic name is {len(name)} characters long; Kafka allows at most "
-                f"{MAX_TOPIC_LENGTH}")
-    if name in (".", ".."):
-        return f"topic name {json.dumps(name)} is not allowed by Kafka"
-    if not _TOPIC_CHARS.fullmatch(name):
-        return (f"illegal topic name {json.dumps(name)}: Kafka allows only ASCII letters, digits, "
-                f"'.', '_' and '-'")
-    return None
 
 
 class _Checker:
@@ -211,7 +185,7 @@ class _Checker:
         found = False
         for error in validator.iter_errors(value):
             if error.validator not in VALUE_KEYWORDS:
-                self.error(_path(prefix + tuple(error.absolute_path)), _short(error.message))
+                self.error(json_path(prefix + tuple(error.absolute_path)), _short(error.message))
                 found = True
         return found
 
@@ -233,7 +207,7 @@ class _Checker:
 
     def finish(self) -> None:
         if self.unexplained:
-            self.error(_path((self.list_key,)),
+            self.error(json_path((self.list_key,)),
                        f"{len(self.unexplained)} more entries do not match the schema (the first "
                        f"at {self.at(self.unexplained[0])}); only the first {EXPLAIN_LIMIT} are "
                        f"explained above")
@@ -418,10 +392,34 @@ def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_cha
         if offline:
             yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
                                         f"{list(move.replicas)} not registered in /brokers/ids")
+        moving = snapshot.reassignment(move.tp)
+        if moving is not None:
+            # its replica count is no replication factor until the move ends
+            yield Problem(str(move.tp), f"{_moving(move.tp, moving)}; kadmin reassign refuses it "
+                                        "until the controller is done", Severity.WARNING)
+            continue
         current = snapshot.replicas(move.tp)
         if current is not None and len(current) != len(move.replicas) and not allow_rf_change:
             yield Problem(str(move.tp), f"changes the replication factor from {len(current)} to "
                                         f"{len(move.replicas)} (allowed with --allow-rf-change)")
+
+
+def _moving(tp: TopicPartition, move: Reassignment) -> str:
+    return f"{tp} is being reassigned from {list(move.original)} to {list(move.target)}"
+
+
+def refuse_moving(reassigning: Mapping[str, Mapping[int, Reassignment]],
+                  concerned: Callable[[TopicPartition], bool], action: str) -> None:
+    """A Conflict naming the partitions in flight (``ClusterSnapshot.reassigning``) that
+    ``concerned`` picks: planning or submitting for one would race the controller, whose work is
+    not done. Looks only at the few partitions in flight, never at the whole plan."""
+    moving = [_moving(tp, move) for topic in sorted(reassigning)
+              for partition, move in sorted(reassigning[topic].items())
+              if concerned(tp := TopicPartition(topic, partition))]
+    if moving:
+        raise Conflict(f"{len(moving)} partition(s) are being reassigned, so {action}; wait until "
+                       "the controller is done (kadmin status shows them)",
+                       details=shown_lines(moving))
 
 
 def _check_election(plan: ElectionPlan, snapshot: ClusterSnapshot) -> Iterator[Problem]:
@@ -451,6 +449,10 @@ def _check_deletion(plan: DeletionPlan, snapshot: ClusterSnapshot, allow_interna
         if topic in INTERNAL_TOPICS and not allow_internal:
             yield Problem(topic, f"{topic} is an internal topic; deleting it loses state every "
                                  f"client depends on (allowed with --allow-internal)")
+        if snapshot.reassigning.get(topic):
+            yield Problem(topic, f"topic {topic} has {len(snapshot.reassigning[topic])} "
+                                 "partition(s) being reassigned; kadmin topics delete refuses it "
+                                 "(unless --allow-reassigning)", Severity.WARNING)
 
 
 def validate_against_cluster(plan: Plan, snapshot: ClusterSnapshot, *,
@@ -501,10 +503,12 @@ def plan_document(plan: Plan, *, log_dirs: bool = True) -> dict[str, Any]:
 
 def current_assignment(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> ReassignmentPlan:
     """The rollback plan: today's replicas of the partitions the plan touches, in Kafka's file
-    format, so undoing a reassignment is running another one."""
+    format, so undoing a reassignment is running another one. A partition still moving (a batch
+    of this plan that an interrupted run left in flight) is recorded with its original replicas,
+    never the temporary full set."""
     moves, unknown = [], []
     for move in plan.moves:
-        current = snapshot.replicas(move.tp)
+        current = snapshot.settled_replicas(move.tp)
         if current is None:
             unknown.append(str(move.tp))
         else:

@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 
 from kadmin import files
-from kadmin.model import MAX_ID, ClusterSnapshot, InvalidInput, TopicPartition
+from kadmin.model import MAX_ID, SHOWN, ClusterSnapshot, InvalidInput, TopicPartition
 
 SizeMap = Mapping[str, Mapping[int, int]]
 """Topic -> partition id -> bytes, nested like :class:`ClusterSnapshot`'s topics and states."""
@@ -208,7 +208,7 @@ def moved_bytes(size: int, current: tuple[int, ...], target: tuple[int, ...]) ->
     return size * len(set(target) - set(current))
 
 
-def warnings(sizes: PartitionSizes, sample: int = 10) -> tuple[str, ...]:
+def warnings(sizes: PartitionSizes, sample: int = SHOWN) -> tuple[str, ...]:
     """One line per kind of gap, each naming up to ``sample`` partitions and counting the
     rest."""
     def named(tps: tuple[TopicPartition, ...]) -> str:

@@ -5,12 +5,13 @@ JSON Schema validator over a million partitions would cost many times the parse 
 reading checks the same rules with plain type checks in the loop that builds the
 :class:`ClusterSnapshot`, and reports the first problem as one line naming the file and the JSON
 path (``cluster.json: $.topics.foo.3: replicas must not be empty``); a test keeps the two in
-agreement. On top of the schema, every state must belong to a listed partition.
+agreement. On top of the schema, every state, reassignment and size must belong to a listed
+partition, and a partition being reassigned must list exactly its target and original replicas.
 
-The folder form (``brokers.json``, ``topics.jsonl``, optional ``states.jsonl``, ``sizes.jsonl`` and
-``meta.json``)
-is read and written as a stream, a topic per line, so neither side ever holds a 10-million
-partition document; JSON Lines errors name the file and line (``snap/topics.jsonl:17: ...``).
+The folder form (``brokers.json``, ``topics.jsonl``, optional ``states.jsonl``,
+``reassigning.jsonl``, ``sizes.jsonl`` and ``meta.json``) is read and written as a stream, a
+topic per line, so neither side ever holds a 10-million partition document; JSON Lines errors
+name the file and line (``snap/topics.jsonl:17: ...``).
 """
 
 from __future__ import annotations
@@ -20,29 +21,33 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeGuard, TypeVar
+from typing import Any, Literal, TypeVar
 
 from kadmin import files
 from kadmin.model import (
     MAX_ID,
+    MAX_TOPIC_LENGTH,
     Broker,
     ClusterSnapshot,
     InvalidInput,
     PartitionState,
+    Reassignment,
     Replicas,
     TopicAssignment,
+    is_topic_name,
 )
 
 VERSION = 1
 BROKERS_FILE = "brokers.json"
 TOPICS_FILE = "topics.jsonl"
 STATES_FILE = "states.jsonl"
+REASSIGNING_FILE = "reassigning.jsonl"
 SIZES_FILE = "sizes.jsonl"
 META_FILE = "meta.json"
 
-_TOP_KEYS = ("version", "brokers", "topics", "states", "sizes", "controller", "controller_epoch")
+_TOP_KEYS = ("version", "brokers", "topics", "states", "reassigning", "sizes", "controller",
+             "controller_epoch")
 _META_KEYS = ("version", "controller", "controller_epoch")
-_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 Path_ = tuple[str, ...]
@@ -92,18 +97,28 @@ def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
             path = ("states", name)
             _topic_name(name, source, path)
             states[name] = _partition_states(value, source, path, cache)
-            _check_states_belong(name, states[name], topics, source, path, path, "$.topics")
+            _check_belong(name, states[name], topics, source, path, path, "$.topics")
+        reassigning: dict[str, dict[int, Reassignment]] = {}
+        for name, value in _object(top.get("reassigning", {}), source, ("reassigning",),
+                                   "must be an object of topic -> partition id -> reassignment"
+                                   ).items():
+            path = ("reassigning", name)
+            _topic_name(name, source, path)
+            reassigning[name] = _reassignments(value, source, path)
+            _check_reassignments_belong(name, reassigning[name], topics, source, path, path,
+                                        "$.topics")
         sizes: dict[str, dict[int, int]] = {}
         for name, value in _object(top.get("sizes", {}), source, ("sizes",),
                                    "must be an object of topic -> partition id -> bytes").items():
             path = ("sizes", name)
             _topic_name(name, source, path)
             sizes[name] = _partition_sizes(value, source, path)
-            _check_states_belong(name, sizes[name], topics, source, path, path, "$.topics")
+            _check_belong(name, sizes[name], topics, source, path, path, "$.topics")
         return ClusterSnapshot(
             brokers=brokers, topics=topics, states=states,
             controller=_controller(top, source),
-            controller_epoch=_controller_epoch(top, source), sizes=sizes,
+            controller_epoch=_controller_epoch(top, source),
+            reassigning=reassigning, sizes=sizes,
         )
 
 
@@ -140,16 +155,11 @@ def _id(key: str, source: str, path: Path_, what: str) -> int:
                                "(a non-negative decimal integer without leading zeros)")
 
 
-def is_topic_name(name: object) -> TypeGuard[str]:
-    """Kafka's Topic.validate: 1 to 249 characters from [a-zA-Z0-9._-], not "." or ".."."""
-    return type(name) is str and bool(_TOPIC_NAME.fullmatch(name)) and name not in (".", "..")
-
-
 def _topic_name(name: object, source: str, path: Path_) -> str:
     if is_topic_name(name):
         return name
-    raise _error(source, path, f"{_shown(name)} is not a legal topic name (1 to 249 characters "
-                               'from a-z A-Z 0-9 . _ -, and not "." or "..")')
+    raise _error(source, path, f"{_shown(name)} is not a legal topic name (1 to {MAX_TOPIC_LENGTH} "
+                               'characters from a-z A-Z 0-9 . _ -, and not "." or "..")')
 
 
 def _broker_ids(value: object, source: str, path: Path_, what: str, *, non_empty: bool) -> Replicas:
@@ -268,6 +278,28 @@ def _state(value: object, source: str, path: Path_) -> PartitionState:
     )
 
 
+def _reassignments(value: object, source: str, path: Path_) -> dict[int, Reassignment]:
+    """One topic's partitions in flight: partition id -> ``{"target": [...], "original": [...]}``
+    (few partitions move at once, so this is not a hot path)."""
+    out: dict[int, Reassignment] = {}
+    for key, entry in _object(value, source, path,
+                              "must be an object of partition id -> reassignment").items():
+        where = (*path, key)
+        partition = _id(key, source, where, "partition")
+        fields = _object(entry, source, where, 'must be an object {"target": [...], '
+                                               '"original": [...]}')
+        _check_keys(fields, source, where, ("target", "original"), required=("target", "original"))
+        target = _broker_ids(fields["target"], source, (*where, "target"), "target",
+                             non_empty=True)
+        original = _broker_ids(fields["original"], source, (*where, "original"), "original",
+                               non_empty=True)
+        if set(target) == set(original):
+            raise _error(source, where, "target and original hold the same brokers, so the "
+                                        "partition is not being reassigned")
+        out[partition] = Reassignment(target, original)
+    return out
+
+
 def _epoch(value: object, source: str, path: Path_) -> int:
     if type(value) is not int or value < 0:
         raise _error(source, path, f"must be an integer >= 0, got {_shown(value)}")
@@ -322,18 +354,31 @@ def _controller_epoch(obj: Mapping[str, Any], source: str) -> int | None:
     return _epoch(obj["controller_epoch"], source, ("controller_epoch",))
 
 
-def _check_states_belong(name: str, states: Mapping[int, object],
-                         topics: Mapping[str, TopicAssignment], source: str, topic_path: Path_,
-                         states_path: Path_, topics_where: str) -> None:
-    """The one rule the schema cannot express: a state (or size) belongs to a partition that
-    exists."""
+def _check_belong(name: str, values: Mapping[int, object], topics: Mapping[str, TopicAssignment],
+                  source: str, topic_path: Path_, values_path: Path_, topics_where: str) -> None:
+    """A rule the schema cannot express: a state, a reassignment or a size belongs to a
+    partition that exists."""
     partitions = topics.get(name)
     if partitions is None:
         raise _error(source, topic_path, f"no topic {name} in {topics_where}")
-    if not states.keys() <= partitions.keys():
-        extra = min(states.keys() - partitions.keys())
-        raise _error(source, (*states_path, str(extra)),
+    if not values.keys() <= partitions.keys():
+        extra = min(values.keys() - partitions.keys())
+        raise _error(source, (*values_path, str(extra)),
                      f"topic {name} has no partition {extra} in {topics_where}")
+
+
+def _check_reassignments_belong(name: str, moving: Mapping[int, Reassignment],
+                                topics: Mapping[str, TopicAssignment], source: str,
+                                topic_path: Path_, moving_path: Path_, topics_where: str) -> None:
+    """Beyond :func:`_check_belong`: a moving partition lists (as its topic znode does) exactly
+    the brokers of its target and its original replicas together."""
+    _check_belong(name, moving, topics, source, topic_path, moving_path, topics_where)
+    for partition, move in sorted(moving.items()):
+        listed = topics[name][partition]
+        if set(listed) != set(move.target) | set(move.original):
+            raise _error(source, (*moving_path, str(partition)),
+                         f"topic {name} lists replicas {list(listed)} for partition {partition} "
+                         f"in {topics_where}, not the target and original together")
 
 
 # --- snapshot -> document -----------------------------------------------------------------------
@@ -357,6 +402,10 @@ def _document(snapshot: ClusterSnapshot) -> dict[str, Any]:
               for name in sorted(snapshot.states) if snapshot.states[name]}
     if states:
         doc["states"] = states
+    reassigning = {name: _reassignments_doc(snapshot.reassigning[name])
+                   for name in sorted(snapshot.reassigning) if snapshot.reassigning[name]}
+    if reassigning:
+        doc["reassigning"] = reassigning
     sizes = {name: _sizes_doc(snapshot.sizes[name])
              for name in sorted(snapshot.sizes) if snapshot.sizes[name]}
     if sizes:
@@ -383,6 +432,11 @@ def _states_doc(states: Mapping[int, PartitionState]) -> dict[str, Any]:
                  "controller_epoch": s.controller_epoch}
         for p, s in sorted(states.items())
     }
+
+
+def _reassignments_doc(moving: Mapping[int, Reassignment]) -> dict[str, Any]:
+    return {str(p): {"target": list(m.target), "original": list(m.original)}
+            for p, m in sorted(moving.items())}
 
 
 def _sizes_doc(sizes: Mapping[int, int]) -> dict[str, int]:
@@ -420,7 +474,7 @@ def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json"
             ((name, partitions, snapshot.states.get(name, {}))
              for name, partitions in sorted(snapshot.topics.items())),
             controller=snapshot.controller, controller_epoch=snapshot.controller_epoch,
-            sizes=snapshot.sizes, force=force)
+            reassigning=snapshot.reassigning, sizes=snapshot.sizes, force=force)
     else:
         raise InvalidInput(f"unknown snapshot format {fmt!r} (expected json or dir)")
 
@@ -428,20 +482,25 @@ def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json"
 def write_snapshot_dir(path: Path, brokers: Mapping[int, Broker],
                        topics: Iterable[tuple[str, TopicAssignment, Mapping[int, PartitionState]]],
                        *, controller: int | None = None, controller_epoch: int | None = None,
+                       reassigning: Mapping[str, Mapping[int, Reassignment]] | None = None,
                        sizes: Mapping[str, Mapping[int, int]] | None = None,
                        force: bool = False) -> None:
     """Write a snapshot folder from a stream of ``(topic, partitions, states)``, one topic in
     memory at a time: the way to write a cluster too big to hold (see :mod:`kadmin.synthetic`).
     Topics without states get no line in states.jsonl; that file exists only if some topic has
-    states. ``sizes`` (measured bytes per partition) go to sizes.jsonl, one topic a line."""
+    states. The partitions in flight (``reassigning``, few at any time) go to reassigning.jsonl,
+    which likewise exists only when some partition moves. ``sizes`` (measured bytes per
+    partition) go to sizes.jsonl, one topic a line."""
     files.atomic_write_dir(
-        path, _dir_chunks(brokers, topics, controller, controller_epoch, sizes or {}),
+        path, _dir_chunks(brokers, topics, controller, controller_epoch, reassigning or {},
+                          sizes or {}),
         force=force)
 
 
 def _dir_chunks(brokers: Mapping[int, Broker],
                 topics: Iterable[tuple[str, TopicAssignment, Mapping[int, PartitionState]]],
                 controller: int | None, controller_epoch: int | None,
+                reassigning: Mapping[str, Mapping[int, Reassignment]],
                 sizes: Mapping[str, Mapping[int, int]]) -> Iterator[tuple[str, bytes]]:
     meta = {"version": VERSION, **_controller_doc(controller, controller_epoch)}
     yield META_FILE, files.dumps_json(meta)
@@ -456,6 +515,10 @@ def _dir_chunks(brokers: Mapping[int, Broker],
         if sizes.get(name):
             yield SIZES_FILE, files.dumps_json(
                 {"topic": name, "sizes": _sizes_doc(sizes[name])}, compact=True)
+    for name, moving in sorted(reassigning.items()):
+        if moving:
+            yield REASSIGNING_FILE, files.dumps_json(
+                {"topic": name, "reassigning": _reassignments_doc(moving)}, compact=True)
 
 
 def _read_dir(folder: Path) -> ClusterSnapshot:
@@ -478,25 +541,39 @@ def _read_dir(folder: Path) -> ClusterSnapshot:
         cache: StateCache = {}
         records = _records(states_path, "states", functools.partial(_partition_states, cache=cache))
         for source, name, partition_states in records:
-            _check_states_belong(name, partition_states, topics, source, ("topic",), ("states",),
-                                 TOPICS_FILE)
+            _check_belong(name, partition_states, topics, source, ("topic",), ("states",),
+                          TOPICS_FILE)
             states[name] = partition_states
+    reassigning: dict[str, dict[int, Reassignment]] = {}
+    moving_path = folder / REASSIGNING_FILE
+    if moving_path.exists():
+        for source, name, moving in iter_reassigning_jsonl(moving_path):
+            _check_reassignments_belong(name, moving, topics, source, ("topic",),
+                                        ("reassigning",), TOPICS_FILE)
+            reassigning[name] = moving
     sizes: dict[str, dict[int, int]] = {}
     sizes_path = folder / SIZES_FILE
     if sizes_path.exists():
         for source, name, partition_sizes in _records(sizes_path, "sizes", _partition_sizes):
-            _check_states_belong(name, partition_sizes, topics, source, ("topic",), ("sizes",),
-                                 TOPICS_FILE)
+            _check_belong(name, partition_sizes, topics, source, ("topic",), ("sizes",),
+                          TOPICS_FILE)
             sizes[name] = partition_sizes
     return ClusterSnapshot(brokers=brokers, topics=topics, states=states,
                            controller=_controller(meta, str(meta_path)),
-                           controller_epoch=_controller_epoch(meta, str(meta_path)), sizes=sizes)
+                           controller_epoch=_controller_epoch(meta, str(meta_path)),
+                           reassigning=reassigning, sizes=sizes)
 
 
 def iter_topics_jsonl(path: Path) -> Iterator[tuple[str, TopicAssignment]]:
     """``(topic, partitions)`` for each line of a topics.jsonl file, streamed and checked."""
     for _, name, partitions in _records(path, "partitions", _partitions):
         yield name, partitions
+
+
+def iter_reassigning_jsonl(path: Path) -> Iterator[tuple[str, str, dict[int, Reassignment]]]:
+    """``(file:line, topic, partitions in flight)`` for each line of a reassigning.jsonl file,
+    checked on its own (whether the partitions exist is for the reader of topics.jsonl)."""
+    return _records(path, "reassigning", _reassignments)
 
 
 def _records(path: Path, field: str, convert: Callable[[object, str, Path_], T]

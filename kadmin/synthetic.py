@@ -19,7 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kadmin import files, snapshots
-from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionState, Replicas
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    InvalidInput,
+    PartitionState,
+    Replicas,
+    is_topic_name,
+)
 
 CONTROLLER = 0
 CONTROLLER_EPOCH = 1
@@ -70,7 +77,7 @@ def _check(brokers: int, topics: int, partitions: int, replication_factor: int, 
         raise InvalidInput(f"racks must be between 0 and the number of brokers ({brokers}), "
                            f"got {racks}")
     longest = f"{topic_prefix}-{max(topics - 1, 0):06d}"
-    if not snapshots.is_topic_name(longest):
+    if not is_topic_name(longest):
         raise InvalidInput(f"topic prefix {topic_prefix!r} does not make legal topic names "
                            f"(e.g. {longest!r})")
 

@@ -16,6 +16,7 @@ from kadmin.cli.common import (
     JsonOpt,
     SessionTimeoutOpt,
     SizesOpt,
+    SkipUnreadableOpt,
     ZookeeperOpt,
     connected,
     load_cluster,
@@ -39,6 +40,7 @@ def snapshot(
     sizes_path: SizesOpt = None,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write the cluster's brokers, topics and partition states as a snapshot; --sizes embeds
     partition sizes (kafka-log-dirs.sh --describe output) so that rehearsals know them.
@@ -48,7 +50,8 @@ def snapshot(
     """
     if fmt not in ("json", "dir"):
         raise typer.BadParameter("must be json or dir", param_hint="--format")
-    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                        skip_unreadable=skip_unreadable)
     if sizes_path is not None:
         found = partition_sizes(sizes_path, data)
         data = dataclasses.replace(data, sizes=found.measured if found else {})

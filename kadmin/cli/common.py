@@ -14,7 +14,7 @@ from kazoo.client import KazooClient
 from rich.console import Console
 
 from kadmin import sizes, snapshots
-from kadmin.model import ClusterSnapshot, InvalidInput
+from kadmin.model import ClusterSnapshot, InvalidInput, shown_lines
 from kadmin.zk import codec, reader, security, session
 
 out = Console(soft_wrap=True, highlight=False)
@@ -32,6 +32,11 @@ SessionTimeoutOpt = Annotated[float, typer.Option(
 ClusterOpt = Annotated[Path | None, typer.Option(
     "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+SkipUnreadableOpt = Annotated[bool, typer.Option(
+    "--skip-unreadable",
+    help="With -z: go on without the znodes kadmin cannot decode, each named on stderr (without "
+         "it they stop the command with exit 1). A broker whose registration is unreadable is "
+         "still a live broker: it is kept, with its id only.")]
 RATE_FORMS = "50MB (10^6 bytes), 10MiB (2^20), 1.5G, 500k or plain bytes"
 """How a byte rate may be typed, for option help (kadmin.units parses them)."""
 SizesOpt = Annotated[Path | None, typer.Option(
@@ -70,10 +75,15 @@ def connected(zookeeper: str | None, connect_timeout: float = 10.0,
 
 
 def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: float = 10.0,
-                 session_timeout: float = 30.0, *, states: bool = True) -> ClusterSnapshot:
+                 session_timeout: float = 30.0, *, states: bool = True,
+                 skip_unreadable: bool = False) -> ClusterSnapshot:
     """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given.
     ``states=False`` skips the per-partition state reads (one znode each) when only the
-    assignment matters."""
+    assignment matters.
+
+    A znode read live that cannot be decoded stops the command (exit 1, naming it), because
+    whatever it plans or writes would be made as if that topic, broker or state did not exist;
+    ``skip_unreadable`` (``--skip-unreadable``) goes on without them and names each on stderr."""
     if cluster is not None and zookeeper:
         raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
     if cluster is not None:
@@ -81,7 +91,17 @@ def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: f
     if not zookeeper:
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
     with connected(zookeeper, connect_timeout, session_timeout) as client:
-        return reader.read_cluster(client, states=states).snapshot
+        live = reader.read_cluster(client, states=states)
+    if live.unreadable and not skip_unreadable:
+        raise reader.unreadable_error(
+            live.unreadable, "nothing was planned or written (--skip-unreadable goes on without "
+                             "them)")
+    if live.unreadable:
+        err.print(f"kadmin: warning: skipped {len(live.unreadable)} znode(s) that cannot be "
+                  "decoded (--skip-unreadable):", markup=False)
+        for line in shown_lines([f"{path}: {reason}" for path, reason in live.unreadable]):
+            err.print(f"  {line}", markup=False)
+    return live.snapshot
 
 
 def split_names(text: str | None, what: str) -> list[str]:

@@ -33,6 +33,7 @@ from kadmin.model import (
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
+    shown_lines,
 )
 from kadmin.units import parse_bytes, parse_rate
 from kadmin.zk import reader
@@ -129,8 +130,7 @@ def reassign(
             max_batch_bytes, "--max-batch-bytes"))
     zk_settings(zookeeper)
     with connected(zookeeper, connect_timeout, session_timeout) as client:
-        snapshot = reader.read_cluster(client, topics={m.topic for m in plan.moves},
-                                       states=False).snapshot
+        snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
         found = partition_sizes(sizes_path, snapshot)
         if dry_run:
             batch_list, stats = executor.dry_run_reassignment(client, plan, snapshot, settings,
@@ -152,24 +152,38 @@ def verify(
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
-    """Report each partition of a plan as complete, in progress or failed (exit 0 when all are
-    complete). Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
-    plan, _ = load_reassignment(plan_path)
+    """Report each partition of a plan as complete, in progress, not started or failed.
+
+    Exit 0 when all are complete, else 1 with a last line that says whether partitions failed
+    or are only unfinished (waiting, or running reassign, finishes those).
+    Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
+    plan, anchor = load_reassignment(plan_path)
+    through = executor.submitted_through(executor.PlanFiles(anchor), plan)
     with connected(zookeeper, connect_timeout, session_timeout) as client:
-        result = executor.verify_reassignment(client, plan)
+        result = executor.verify_reassignment(client, plan, through)
+    counts = {"complete": len(result.complete), "in_progress": len(result.in_progress),
+              "not_started": len(result.not_started), "failed": len(result.failures)}
     if json_output:
-        out.print_json(data={"complete": [str(tp) for tp in result.complete],
-                             "in_progress": [str(tp) for tp in result.in_progress],
-                             "failed": list(result.failures)})
+        out.print_json(data={**{key: [str(tp) for tp in tps] for key, tps in (
+            ("complete", result.complete), ("in_progress", result.in_progress),
+            ("not_started", result.not_started))}, "failed": list(result.failures),
+            "counts": counts})
     else:
-        out.print(f"complete: {len(result.complete)}, in progress: {len(result.in_progress)}, "
-                  f"failed: {len(result.failures)}", markup=False)
-        if result.in_progress:
-            out.print(f"in progress: {render.sample(result.in_progress)}", markup=False)
-        for line in result.failures:
+        out.print(", ".join(f"{key.replace('_', ' ')}: {n}" for key, n in counts.items())
+                  + f" (of {len(plan.moves)})", markup=False)
+        for label, tps in (("in progress", result.in_progress),
+                           ("not started", result.not_started)):
+            if tps:
+                out.print(f"{label}: {render.sample(tps)}", markup=False)
+        for line in shown_lines(result.failures):
             err.print(f"failed: {line}", markup=False)
+    if result.failures:
+        raise OperationFailed(f"{len(result.failures)} partition(s) of the plan failed")
     if not result.ok:
-        raise typer.Exit(1)
+        raise OperationFailed(
+            f"the plan is not complete yet: {counts['in_progress']} in progress, "
+            f"{counts['not_started']} not started; wait, or run 'kadmin reassign --plan "
+            f"{plan_path}' to submit the rest")
 
 
 def elect(
@@ -198,8 +212,7 @@ def elect(
         if explicit is not None:
             plan = explicit
         else:
-            snapshot = reader.read_cluster(client, topics=set(names) if names else None,
-                                          states=False).snapshot
+            snapshot = reader.read_for_operation(client, set(names) if names else None).snapshot
             plan = plans.election_plan_for(snapshot, names or None)
         assert isinstance(plan, ElectionPlan)
         if dry_run:
@@ -218,6 +231,10 @@ def delete_topics(
     zookeeper: ZookeeperOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_reassigning: Annotated[bool, typer.Option(
+        "--allow-reassigning",
+        help="Queue the deletion even while a reassignment moves some of the topics' "
+             "partitions (the controller then deletes them once the move ends).")] = False,
     timeout: TimeoutOpt = None,
     max_znode_bytes: MaxBytesOpt = 1_000_000,
     dry_run: DryRunOpt = False,
@@ -238,6 +255,7 @@ def delete_topics(
         list(names or []))
     assert isinstance(plan, DeletionPlan)
     settings = executor.ExecutionSettings(timeout=timeout, allow_internal=allow_internal,
+                                          allow_reassigning=allow_reassigning,
                                           max_znode_bytes=max_znode_bytes)
     zk_settings(zookeeper)
     with connected(zookeeper, connect_timeout, session_timeout) as client:

@@ -18,6 +18,7 @@ from kadmin.cli.common import (
     JsonOpt,
     SessionTimeoutOpt,
     SizesOpt,
+    SkipUnreadableOpt,
     ZookeeperOpt,
     err,
     load_cluster,
@@ -139,7 +140,7 @@ def generate(
         "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")
     ] = placement.Strategy.ROUNDROBIN,
     replication_factor: Annotated[int | None, typer.Option(
-        "--replication-factor", help="Default: each topic's current replication factor.")] = None,
+        "--replication-factor", help="Default: every partition keeps its own replica count.")] = None,
     start_index: Annotated[int | None, typer.Option(
         "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")
     ] = None,
@@ -151,6 +152,7 @@ def generate(
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Generate a balanced reassignment plan and its rollback file.
 
@@ -161,14 +163,21 @@ def generate(
         start_partition=start_partition, rack_aware=not disable_rack_aware)
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
         snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                                states=False)
+                                states=False, skip_unreadable=skip_unreadable)
         selected = select_topics(snapshot, topics, topics_file, all_topics)
+        chosen = set(selected)
+        plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
+                            "no plan is made for their topics")
         plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers),
                                         options)
         rollback = plans.current_assignment(plan, snapshot)
         written = write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback)
+    # only --replication-factor changes one; the plan must then be run with --allow-rf-change
+    rf_changes = 0 if replication_factor is None else sum(
+        len(m.replicas) != len(rollback_move.replicas)
+        for m, rollback_move in zip(plan.moves, rollback.moves, strict=True))
     summary = {"plan": str(written) if written else "-", "topics": len(selected),
-               "partitions": len(plan.moves), "unchanged": unchanged,
+               "partitions": len(plan.moves), "unchanged": unchanged, "rf_changes": rf_changes,
                "rollback": str(files.sibling(written, ".rollback.json")) if written else None}
     if json_output and written:
         out.print_json(data=summary)
@@ -176,7 +185,9 @@ def generate(
         (err if written is None else out).print(
             f"{len(plan.moves)} partition(s) to move, {unchanged} already in place, "
             f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {summary['rollback']}"
-                                          if written else ""), markup=False)
+                                          if written else "")
+            + (f"; {rf_changes} partition(s) change their replication factor (plan validate and "
+               "reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
 
 
 @app.command()
@@ -191,13 +202,15 @@ def validate(
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Check a plan against its schema and, with --cluster or -z, the cluster (the CI dry run).
 
     Exit 0 when valid, 2 when not. Example: kadmin plan validate plans/x.json --cluster c.json
     """
     doc = files.read_json(plan_file)
-    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                             skip_unreadable=skip_unreadable)
                 if cluster is not None or zookeeper else None)
     report = plans.validate(doc, kind, snapshot, allow_rf_change=allow_rf_change,
                             allow_internal=allow_internal)
@@ -215,13 +228,15 @@ def stats(
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Per-broker replica and leader counts before and after a reassignment plan; with
     partition sizes also bytes moved and bytes per broker.
 
     Example: kadmin plan stats plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False)
+    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False,
+                            skip_unreadable=skip_unreadable)
     # a partition or broker the cluster lacks would be counted as if it existed; a replication
     # factor change is only shown
     plan = load_plan(plan_file, PlanKind.REASSIGN, snapshot, allow_rf_change=True)
@@ -240,9 +255,11 @@ def election(
     force: ForceOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a preferred replica election plan for the given topics (or every partition)."""
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                            skip_unreadable=skip_unreadable)
     selected = select_topics(snapshot, topics, None, all_topics)
     plan = plans.election_plan_for(snapshot, selected)
     _checked(plan, PlanKind.ELECTION, snapshot)
@@ -261,11 +278,13 @@ def deletion(
     force: ForceOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
+    skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a topic deletion plan ({"version":1,"topics":[...]}), validated first."""
     names = split_names(topics, "--topics")
     plan = plans.deletion_plan_for(names)
-    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout)
+    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                             skip_unreadable=skip_unreadable)
                 if cluster is not None or zookeeper else None)
     _checked(plan, PlanKind.DELETION, snapshot, allow_internal=allow_internal)
     written = write_plan(plan, PlanKind.DELETION, out_path, force)

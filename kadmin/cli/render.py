@@ -27,20 +27,18 @@ from kadmin.events import (
     event_to_json,
 )
 from kadmin.health import ClusterHealth
-from kadmin.model import PartitionMove, TopicPartition
+from kadmin.model import SHOWN, PartitionMove, TopicPartition, first_shown, shown_lines
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.units import human_bytes, human_duration
 from kadmin.zk import paths
 from kadmin.zk.config import EntityThrottle
 from kadmin.zk.reader import InFlight
 
-SAMPLE = 10
-"""How many partitions a human summary names before saying "and N more"."""
-
 
 def sample(items: Sequence[object]) -> str:
-    head = ", ".join(str(i) for i in items[:SAMPLE])
-    return head + (f" (and {len(items) - SAMPLE} more)" if len(items) > SAMPLE else "")
+    """The first few items on one line, then how many more (see :func:`kadmin.model.first_shown`)."""
+    head, more = first_shown(items)
+    return ", ".join(head) + (f" (and {more} more)" if more else "")
 
 
 def validation_report(report: ValidationReport, source: str, as_json: bool, *,
@@ -208,10 +206,10 @@ def throttles(in_force: Sequence[EntityThrottle], as_json: bool, title: str = "t
         out.print(f"{title}: none", markup=False)
         return
     table = Table(title=f"{title}: {len(in_force)} config(s)"
-                        + (f", the first {SAMPLE} shown" if len(in_force) > SAMPLE else ""))
+                        + (f", the first {SHOWN} shown" if len(in_force) > SHOWN else ""))
     for column in ("config", "throttle", "set by kadmin"):
         table.add_column(column)
-    for entity in in_force[:SAMPLE]:
+    for entity in in_force[:SHOWN]:
         table.add_row(f"/config/{entity.entity}",
                       "\n".join(f"{k}={_short(v)}" for k, v in entity.values.items()) or "-",
                       "yes" if entity.own else "no")
@@ -220,7 +218,7 @@ def throttles(in_force: Sequence[EntityThrottle], as_json: bool, title: str = "t
 
 def _short(value: str) -> str:
     parts = value.split(",")
-    return value if len(parts) <= SAMPLE else ",".join(parts[:SAMPLE]) + f",... ({len(parts)})"
+    return value if len(parts) <= SHOWN else ",".join(parts[:SHOWN]) + f",... ({len(parts)})"
 
 
 def _throttle_doc(entity: EntityThrottle) -> dict[str, object]:
@@ -241,6 +239,8 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
         "not_preferred_leader": [str(tp) for tp in health.not_preferred],
         "reassignment_in_progress": None if in_flight.reassignment is None
         else [str(m.tp) for m in in_flight.reassignment],
+        "reassigning": [{"partition": str(tp), "target": list(m.target),
+                         "original": list(m.original)} for tp, m in health.reassigning],
         "election_in_progress": None if in_flight.election is None
         else [str(tp) for tp in in_flight.election],
         "deletions_in_progress": list(in_flight.deletions),
@@ -268,6 +268,9 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     table.add_row("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
                   if in_flight.reassignment is not None else
                   _absent(paths.REASSIGN_PARTITIONS, broken))
+    table.add_row("moving (topic znodes)", f"{len(health.reassigning)}" + (
+        ": " + sample([f"{tp} {list(m.original)} -> {list(m.target)}"
+                       for tp, m in health.reassigning]) if health.reassigning else ""))
     table.add_row("preferred election", _in_flight(in_flight.election)
                   if in_flight.election is not None else
                   _absent(paths.PREFERRED_REPLICA_ELECTION, broken))
@@ -276,8 +279,8 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
                   f"{len(in_force)} config(s): {sample([f'/config/{t.entity}' for t in in_force])}"
                   if in_force else "none")
     out.print(table)
-    for path, reason in unreadable:
-        err.print(f"kadmin: warning: cannot decode {path}: {reason}", markup=False)
+    for line in shown_lines([f"cannot decode {path}: {reason}" for path, reason in unreadable]):
+        err.print(f"kadmin: warning: {line}", markup=False)
 
 
 def _absent(path: str, unreadable: set[str]) -> str:

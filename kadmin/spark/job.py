@@ -301,7 +301,7 @@ def count_run(records: Iterable[tuple[str, TopicAssignment]], ring_size: int,
         previous = name
         topics += 1
         partitions += len(assignment)
-        if problem is None:
+        if problem is None and assignment:  # a topic without partitions has nothing to place
             try:
                 placement.check_topic(len(assignment),
                                       placement.replication_factor_of(assignment, options),
@@ -370,6 +370,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
     if selection is not None and not selection:
         raise InvalidInput("no topics to place")
     _check_snapshot_folder(cluster_dir)
+    _refuse_moving(cluster_dir, selection)
     cluster_brokers = snapshots.read_brokers(cluster_dir / BROKERS_FILE)
     ring = placement.BrokerRing.of(_target_brokers(cluster_brokers, brokers), options.rack_aware)
     topics_path = cluster_dir / TOPICS_FILE
@@ -541,6 +542,16 @@ def _check_snapshot_folder(cluster_dir: Path) -> None:
     if missing:
         raise InvalidInput(f"{cluster_dir} is a folder without {' and '.join(missing)}, "
                            "so not a snapshot folder")
+
+
+def _refuse_moving(cluster_dir: Path, selection: frozenset[str] | None) -> None:
+    """The Conflict of ``plan generate`` for selected topics with partitions in flight (the
+    folder's reassigning.jsonl, a few lines read on the driver)."""
+    path = cluster_dir / snapshots.REASSIGNING_FILE
+    if path.is_file():
+        reassigning = {name: moving for _, name, moving in snapshots.iter_reassigning_jsonl(path)}
+        plans.refuse_moving(reassigning, lambda tp: selection is None or tp.topic in selection,
+                            "no plan is made for their topics")
 
 
 def _target_brokers(cluster_brokers: Mapping[int, Broker], ids: Sequence[int] | None

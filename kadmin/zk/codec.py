@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
+from kadmin import jsontext
 from kadmin.model import (
     MAX_ID,
     Broker,
     PartitionMove,
     PartitionState,
+    Reassignment,
+    Replicas,
     TopicAssignment,
     TopicPartition,
 )
@@ -36,11 +39,13 @@ def _load_object(data: bytes | None) -> dict[str, Any]:
     if not data:
         raise DecodeError("empty payload, expected a JSON object")
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = jsontext.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DecodeError(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise DecodeError(f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except (jsontext.NotJson, jsontext.DuplicateKey) as exc:
+        raise DecodeError(f"not JSON kadmin can read ({exc})") from None
     except ValueError:  # Python refuses integers of more than sys.get_int_max_str_digits() digits
         raise DecodeError("not JSON kadmin can read (an integer with thousands of digits)") from None
     except RecursionError:
@@ -145,8 +150,26 @@ def encode_broker(broker: Broker, version: int = 5, timestamp_ms: int | None = N
 # --- /brokers/topics/<t> -----------------------------------------------------------------------
 
 
+class TopicZnode(NamedTuple):
+    """A decoded /brokers/topics/<t>: replicas per partition as the znode lists them, and the
+    partitions Kafka 2.4+ shows being reassigned."""
+
+    partitions: TopicAssignment
+    reassigning: dict[int, Reassignment]
+
+
 def decode_topic(data: bytes | None) -> TopicAssignment:
-    """Versions 1-3; ``adding_replicas``/``removing_replicas``/``topic_id`` are ignored."""
+    """The ``partitions`` of a topic znode, any version (see :func:`decode_topic_znode`)."""
+    return decode_topic_znode(data).partitions
+
+
+def decode_topic_znode(data: bytes | None) -> TopicZnode:
+    """Versions 1-3. v2+ (Kafka 2.4+) records a reassignment in flight as ``adding_replicas`` and
+    ``removing_replicas`` (spec section 4): ``partitions[p]`` is then the full set, the target is
+    it minus the removing replicas and the original it minus the adding ones. ``topic_id`` and
+    unknown keys are ignored. Lists Kafka's controller could not have written (a replica added
+    that the partition does not list, a partition that would end with no replica) are errors:
+    planning from them would be planning from a guess."""
     doc = _load_object(data)
     partitions = doc.get("partitions")
     if not isinstance(partitions, dict):
@@ -155,17 +178,60 @@ def decode_topic(data: bytes | None) -> TopicAssignment:
     for key, replicas in partitions.items():
         partition = decimal_id(key, "partition id")  # first: the key is named in the next message
         out[partition] = _ids(replicas, f"replicas of partition {partition}")
+    adding = _changes(doc, "adding_replicas", out)
+    removing = _changes(doc, "removing_replicas", out)
+    reassigning: dict[int, Reassignment] = {}
+    for partition in sorted(adding.keys() | removing.keys()):
+        full, added, removed = out[partition], adding.get(partition, ()), removing.get(partition, ())
+        if set(added) & set(removed):
+            raise DecodeError(f"partition {partition} both adds and removes "
+                              f"{sorted(set(added) & set(removed))}")
+        target = tuple(r for r in full if r not in removed)
+        original = tuple(r for r in full if r not in added)
+        if not target or not original:
+            raise DecodeError(f"partition {partition} would have no replica "
+                              f"{'after' if not target else 'before'} its reassignment")
+        reassigning[partition] = Reassignment(target, original)
+    return TopicZnode(out, reassigning)
+
+
+def _changes(doc: dict[str, Any], key: str, partitions: TopicAssignment) -> dict[int, Replicas]:
+    """``adding_replicas`` or ``removing_replicas``: partition -> replicas (empty lists, which mean
+    "not moving", left out); each replica must be one the partition lists."""
+    value = doc.get(key, {})
+    if not isinstance(value, dict):
+        raise DecodeError(f"{key} must be an object of partition id -> replica list")
+    out: dict[int, Replicas] = {}
+    for text, replicas in value.items():
+        partition = decimal_id(text, f"{key} partition id")
+        ids = _ids(replicas, f"{key} of partition {partition}")
+        if not ids:
+            continue
+        listed = partitions.get(partition)
+        if listed is None:
+            raise DecodeError(f"{key} names partition {partition}, which partitions does not list")
+        stray = [r for r in ids if r not in listed]
+        if stray:
+            raise DecodeError(f"{key} of partition {partition} has {stray}, not among its "
+                              f"replicas {list(listed)}")
+        out[partition] = ids
     return out
 
 
-def encode_topic(partitions: TopicAssignment, version: int = 1, topic_id: str | None = None) -> bytes:
+def encode_topic(partitions: TopicAssignment, version: int = 1, topic_id: str | None = None,
+                 reassigning: Mapping[int, Reassignment] | None = None) -> bytes:
+    """What Kafka writes; from version 2 the ``reassigning`` partitions get their adding and
+    removing replicas (``partitions`` must already hold their full sets)."""
     doc: dict[str, Any] = {
         "version": version,
         "partitions": {str(p): list(r) for p, r in sorted(partitions.items())},
     }
     if version >= 2:
-        doc["adding_replicas"] = {}
-        doc["removing_replicas"] = {}
+        moving = sorted((reassigning or {}).items())
+        doc["adding_replicas"] = {str(p): [r for r in m.target if r not in m.original]
+                                  for p, m in moving if set(m.target) - set(m.original)}
+        doc["removing_replicas"] = {str(p): [r for r in m.original if r not in m.target]
+                                    for p, m in moving if set(m.original) - set(m.target)}
     if version >= 3 and topic_id is not None:
         doc["topic_id"] = topic_id
     return dumps(doc)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -24,8 +24,11 @@ from kadmin.model import (
     OperationFailed,
     PartitionMove,
     PartitionState,
+    Reassignment,
     TopicAssignment,
     TopicPartition,
+    shown_lines,
+    topic_name_problem,
 )
 from kadmin.zk import codec, paths, session
 
@@ -138,6 +141,9 @@ def _optional(client: KazooClient, wanted: list[tuple[str, Callable[[bytes], Any
 
 
 def _read_brokers(client: KazooClient, decoder: _Decoder) -> dict[int, Broker]:
+    """Registered brokers. One whose registration cannot be decoded is still registered - its
+    ephemeral znode says it is alive - so it stays, with nothing known but its id: dropping it
+    would make it look dead, and a plan would drain it."""
     brokers: dict[int, Broker] = {}
     requests = []
     for child in _children(client, paths.BROKER_IDS):
@@ -146,19 +152,35 @@ def _read_brokers(client: KazooClient, decoder: _Decoder) -> dict[int, Broker]:
         if broker_id is not None:
             requests.append((paths.broker(broker_id), broker_id))
     for path, broker_id, (data, _) in pipelined(client.get_async, requests):
-        broker = decoder(path, partial(codec.decode_broker, broker_id), data)
-        if broker is not None:
-            brokers[broker_id] = broker
+        try:
+            brokers[broker_id] = codec.decode_broker(broker_id, data)
+        except codec.DecodeError as error:
+            decoder.report(path, f"{error} (broker {broker_id} is registered, so it counts as "
+                                 "live; its host, port and rack are unknown)")
+            brokers[broker_id] = Broker(broker_id)
     return dict(sorted(brokers.items()))
 
 
+def _topic_names(client: KazooClient, decoder: _Decoder) -> list[str]:
+    """Children of /brokers/topics that Kafka could have created; any other is reported (a
+    snapshot, plan or deletion naming it would be refused later, far from its cause)."""
+    names = []
+    for child in _children(client, paths.BROKER_TOPICS):
+        problem = topic_name_problem(child)
+        if problem is None:
+            names.append(child)
+        else:
+            decoder.report(paths.topic(child), problem)
+    return sorted(names)
+
+
 def _assignments(client: KazooClient, topics: Iterable[str],
-                 decoder: _Decoder) -> Iterator[tuple[str, TopicAssignment]]:
+                 decoder: _Decoder) -> Iterator[tuple[str, codec.TopicZnode]]:
     requests = ((paths.topic(name), name) for name in topics)
     for path, name, (data, _) in pipelined(client.get_async, requests):
-        assignment = decoder(path, codec.decode_topic, data)
-        if assignment is not None:
-            yield name, assignment
+        znode = decoder(path, codec.decode_topic_znode, data)
+        if znode is not None:
+            yield name, znode
 
 
 def _states(client: KazooClient, partitions: Iterable[TopicPartition],
@@ -183,8 +205,10 @@ def _read_in_flight(client: KazooClient, decoder: _Decoder) -> InFlight:
 def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
                  states: bool = True) -> LiveCluster:
     """Brokers, controller, the assignment of ``topics`` (all when None; unknown ones are
-    absent), their partition states unless ``states`` is False, and the in-flight admin
-    requests. Undecodable znodes are reported in ``unreadable`` and left out."""
+    absent) with their reassignments in flight, their partition states unless ``states`` is
+    False, and the in-flight admin requests. Undecodable znodes (and topics whose names Kafka
+    could not have created) are reported in ``unreadable`` and left out - but for a broker,
+    which stays with its id only."""
     decoder = _Decoder(collect=True)
     # admin znodes first: the controller writes a partition's final replicas before it takes the
     # partition out of /admin/reassign_partitions, so read in this order a partition is always
@@ -194,21 +218,27 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
     controller = _optional(client, [(paths.CONTROLLER, codec.decode_controller),
                                     (paths.CONTROLLER_EPOCH, codec.decode_controller_epoch)],
                            decoder)
-    names = sorted(_children(client, paths.BROKER_TOPICS) if topics is None else set(topics))
-    assignment_reads = _assignments(client, names, decoder)
+    names = _topic_names(client, decoder) if topics is None else sorted(set(topics))
     assignments: dict[str, TopicAssignment] = {}
+    reassigning: dict[str, dict[int, Reassignment]] = {}
+
+    def read_topics() -> Iterator[tuple[str, TopicAssignment]]:
+        for name, znode in _assignments(client, names, decoder):
+            assignments[name] = znode.partitions
+            if znode.reassigning:
+                reassigning[name] = znode.reassigning
+            yield name, znode.partitions
+
     partition_states: dict[str, dict[int, PartitionState]] = {}
     if states:
-        def partitions_of_read_topics() -> Iterator[TopicPartition]:
-            # pulled by the state reads while topic reads are still arriving: both pipelines run
-            for name, assignment in assignment_reads:
-                assignments[name] = assignment
-                yield from (TopicPartition(name, p) for p in sorted(assignment))
-
-        for tp, state in _states(client, partitions_of_read_topics(), decoder):
+        # pulled by the state reads while topic reads are still arriving: both pipelines run
+        partitions = (TopicPartition(name, p) for name, assignment in read_topics()
+                      for p in sorted(assignment))
+        for tp, state in _states(client, partitions, decoder):
             partition_states.setdefault(tp.topic, {})[tp.partition] = state
     else:
-        assignments.update(assignment_reads)
+        for _ in read_topics():
+            pass
 
     snapshot = ClusterSnapshot(
         brokers=brokers,
@@ -216,8 +246,32 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
         states=partition_states,
         controller=controller.get(paths.CONTROLLER),
         controller_epoch=controller.get(paths.CONTROLLER_EPOCH),
+        reassigning=reassigning,
     )
     return LiveCluster(snapshot, in_flight, tuple(decoder.unreadable or ()))
+
+
+def unreadable_error(unreadable: Sequence[tuple[str, str]], consequence: str) -> OperationFailed:
+    """The operator's error for znodes that could not be decoded: their number and what it
+    means on the first line, then the first few ``path: reason`` and how many more."""
+    return OperationFailed(f"cannot decode {len(unreadable)} znode(s) of the cluster; "
+                           f"{consequence}", details=shown_lines([f"{path}: {reason}"
+                                                                  for path, reason in unreadable]))
+
+
+def read_for_operation(client: KazooClient, topics: Collection[str] | None, *,
+                       states: bool = False) -> LiveCluster:
+    """:func:`read_cluster` for a command about to act on ``topics``: a topic or partition state
+    znode it cannot decode stops it (the topic would look deleted, the partition leaderless),
+    before anything is written. Brokers with an unreadable registration are kept as live ids and
+    unreadable admin znodes are left to the conflict checks (they name them), so neither
+    blocks an operation they do not concern."""
+    live = read_cluster(client, topics=topics, states=states)
+    prefix = paths.BROKER_TOPICS + "/"
+    broken = [(path, reason) for path, reason in live.unreadable if path.startswith(prefix)]
+    if broken:
+        raise unreadable_error(broken, "nothing was written")
+    return live
 
 
 def read_in_flight(client: KazooClient) -> InFlight:
@@ -228,7 +282,8 @@ def read_in_flight(client: KazooClient) -> InFlight:
 
 def read_assignments(client: KazooClient, topics: Collection[str]) -> dict[str, TopicAssignment]:
     """Current replicas of the given topics; topics that do not exist are absent."""
-    return dict(_assignments(client, sorted(set(topics)), _Decoder(collect=False)))
+    return {name: znode.partitions
+            for name, znode in _assignments(client, sorted(set(topics)), _Decoder(collect=False))}
 
 
 def read_states(client: KazooClient,

@@ -59,6 +59,31 @@ def test_generate_roundrobin_writes_balanced_plan_and_rollback(kadmin, cluster_f
         key: CLUSTER["topics"][key[0]][str(key[1])] for key in targets}
 
 
+def test_a_plan_generated_from_an_odd_cluster_passes_validate(kadmin, tmp_path):
+    """Mixed replication factors, a 255-character name (Kafka 0.8 allowed it), a topic without
+    partitions: kadmin accepts the plan it wrote, against the snapshot it was made from."""
+    odd = {"version": 1, "brokers": {str(b): {} for b in range(4)},
+           "topics": {"mixed": {"0": [0], "1": [1, 2, 3], "2": [2, 3]},
+                      "t" * 255: {"0": [3, 2, 1]}, "empty": {}}}
+    (tmp_path / "odd.json").write_text(json.dumps(odd))
+    run = kadmin("plan", "generate", "--cluster", "odd.json", "--all-topics", "--out", "p.json")
+    assert run.code == 0, run.err
+    moves = {(e["topic"], e["partition"]): e["replicas"] for e in read(tmp_path / "p.json")[
+        "partitions"]}
+    assert all(len(r) == len(odd["topics"][t][str(p)]) for (t, p), r in moves.items())
+    for plan in ("p.json", "p.rollback.json"):
+        check = kadmin("plan", "validate", plan, "--cluster", "odd.json", "--strict")
+        assert check.code == 0, (check.out, check.err)
+    # an explicit replication factor changes some; the summary says what that asks of the operator
+    run = kadmin("plan", "generate", "--cluster", "odd.json", "--all-topics", "--out", "q.json",
+                 "--replication-factor", "2")
+    assert run.code == 0, run.err
+    assert ("; 3 partition(s) change their replication factor (plan validate and reassign need "
+            "--allow-rf-change)") in " ".join(run.out.split())
+    check = kadmin("plan", "validate", "q.json", "--cluster", "odd.json", "--allow-rf-change")
+    assert check.code == 0, (check.out, check.err)
+
+
 def test_generate_kafka_with_start_index_equals_kafka(kadmin, tmp_path):
     cluster = {"version": 1, "brokers": {str(b): {"host": "h", "port": 1} for b in range(5)},
                "topics": {"t": {str(p): [4, 3] for p in range(10)}}}

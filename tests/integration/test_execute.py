@@ -249,17 +249,18 @@ def test_reassign_survives_zookeeper_restart(own_zk_server, tmp_path):
                 entry["replicas"])
 
 
-def test_verify_reports_in_progress_and_failed(kadmin, start_sandbox, tmp_path):
+def test_verify_a_plan_never_submitted(kadmin, start_sandbox, tmp_path):
+    """More cases in test_verify.py."""
     snapshot = small_cluster()
     box = start_sandbox(snapshot, stuck_brokers={5})
     current = snapshot.topics["topic-000000"][0]
     write_plan(tmp_path / "p.json", {("topic-000000", 0): list(current),
                                      ("topic-000000", 1): [0, 1, 2]})
     run = kadmin("verify", "--plan", "p.json", "-z", box.connect_string, "--json")
-    assert run.code == 1
+    assert run.code == 4
     report = json.loads(run.out)
     assert report["complete"] == ["topic-000000-0"]
-    assert report["failed"][0].startswith("topic-000000-1: replicas")
+    assert report["not_started"] == ["topic-000000-1"] and report["failed"] == []
 
 
 def test_elect_moves_leaders_and_explains_the_rest(kadmin, zk, zk_connect):

@@ -17,6 +17,7 @@ from kadmin.model import (
     OperationFailed,
     PartitionMove,
     PartitionState,
+    Reassignment,
     TopicPartition,
 )
 from kadmin.zk import codec, paths, reader
@@ -103,6 +104,8 @@ def test_reads_every_broker_topic_and_state_version(zk: KazooClient) -> None:
     assert list(live.snapshot.brokers) == sorted(EXPECTED_BROKERS)
     assert live.snapshot.topics == {"v1": {0: (1, 2, 3), 1: (2, 3, 1)}, "v2": {0: (3, 4)},
                                     "v3": {0: (5, 1)}}
+    # v2-0 is being reassigned from [3] to [3, 4] (Kafka 2.4+ records it in the topic znode)
+    assert live.snapshot.reassigning == {"v2": {0: Reassignment(target=(3, 4), original=(3,))}}
     assert live.snapshot.states == {
         "v1": {0: PartitionState(1, (1, 2, 3), leader_epoch=4, controller_epoch=20),
                1: PartitionState(2, (2,), leader_epoch=0, controller_epoch=21)},
@@ -111,6 +114,56 @@ def test_reads_every_broker_topic_and_state_version(zk: KazooClient) -> None:
     assert live.snapshot.controller == 3
     assert live.snapshot.controller_epoch == 20
     assert live.in_flight == InFlight(None, None, ())
+
+
+def test_reassignments_in_flight_are_read_from_the_topic_znodes(zk: KazooClient) -> None:
+    """Spec section 4: partitions = target + the replicas being removed; target = partitions minus
+    removing_replicas, original = partitions minus adding_replicas."""
+    nodes = dict(SKELETON)
+    nodes.update(topic_nodes(
+        "moving", b'{"version":2,"partitions":{"0":[1,2,5,0],"1":[2,3,4],"2":[4,5,6]},'
+                  b'"adding_replicas":{"0":[5],"2":[]},"removing_replicas":{"0":[0],"1":[4]}}',
+        {}))
+    nodes.update(topic_nodes(
+        "settled", b'{"version":3,"topic_id":"x","partitions":{"0":[1]},"adding_replicas":{},'
+                   b'"removing_replicas":{}}', {}))
+    load(zk, nodes)
+
+    live = reader.read_cluster(zk)
+
+    assert live.unreadable == ()
+    assert live.snapshot.topics["moving"] == {0: (1, 2, 5, 0), 1: (2, 3, 4), 2: (4, 5, 6)}
+    assert live.snapshot.reassigning == {"moving": {
+        0: Reassignment(target=(1, 2, 5), original=(1, 2, 0)),
+        1: Reassignment(target=(2, 3), original=(2, 3, 4)),  # shrinking: nothing added
+    }}  # "2": [] adds nothing: partition 2 is settled
+    assert live.snapshot.settled_replicas(TopicPartition("moving", 0)) == (1, 2, 0)
+    # and written back as Kafka writes it (what a sandbox loading the snapshot needs)
+    again = codec.encode_topic(live.snapshot.topics["moving"], version=2,
+                               reassigning=live.snapshot.reassigning["moving"])
+    assert again == (b'{"version":2,"partitions":{"0":[1,2,5,0],"1":[2,3,4],"2":[4,5,6]},'
+                     b'"adding_replicas":{"0":[5]},"removing_replicas":{"0":[0],"1":[4]}}')
+    assert live.snapshot.settled_replicas(TopicPartition("settled", 0)) == (1,)
+
+
+@pytest.mark.parametrize(("payload", "reason"), [
+    (b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"0":[7]},"removing_replicas":{}}',
+     "adding_replicas of partition 0 has [7], not among its replicas [1, 2]"),
+    (b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"3":[1]},"removing_replicas":{}}',
+     "adding_replicas names partition 3, which partitions does not list"),
+    (b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{"0":[1,2]}}',
+     "partition 0 would have no replica after its reassignment"),
+    (b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":{"0":[1]},'
+     b'"removing_replicas":{"0":[1]}}', "partition 0 both adds and removes [1]"),
+    (b'{"version":2,"partitions":{"0":[1,2]},"adding_replicas":[],"removing_replicas":{}}',
+     "adding_replicas must be an object of partition id -> replica list"),
+])
+def test_a_reassignment_kafka_could_not_have_written_is_unreadable(
+        zk: KazooClient, payload: bytes, reason: str) -> None:
+    load(zk, {**SKELETON, **topic_nodes("t", payload, {})})
+    live = reader.read_cluster(zk)
+    assert live.unreadable == (("/brokers/topics/t", reason),)
+    assert live.snapshot.topics == {} and live.snapshot.reassigning == {}
 
 
 def test_controller_written_as_a_bare_integer(zk: KazooClient) -> None:
@@ -132,10 +185,16 @@ def test_empty_tree_reads_as_an_empty_cluster(zk: KazooClient) -> None:
 def test_unreadable_znodes_are_reported_and_the_rest_returned(zk: KazooClient) -> None:
     nodes = dict(SKELETON)
     nodes[paths.broker(1)] = BROKERS[1]
+    # a live broker whose registration kadmin cannot read: still registered, so still live
+    nodes[paths.broker(2)] = b'{"version":4,"host":"h2","port":"9092"}'
     nodes[f"{paths.BROKER_IDS}/not-an-id"] = BROKERS[2]
     nodes.update(topic_nodes("good", b'{"version":1,"partitions":{"0":[1]}}',
                              {0: b'{"leader":1,"isr":[1]}'}))
     nodes.update(topic_nodes("broken", b'{"version":1,"partitions":', {}))
+    # a repeated key hides the first value: refused, not "the last one wins"
+    nodes.update(topic_nodes("twice", b'{"version":1,"partitions":{"0":[7],"0":[1]}}', {}))
+    # a znode name Kafka could not have created (a snapshot of it could not be read back)
+    nodes.update(topic_nodes("bad topic", b'{"version":1,"partitions":{"0":[1]}}', {}))
     nodes.update(topic_nodes("bad-state", b'{"version":1,"partitions":{"0":[1],"1":[1]}}',
                              {0: b'{"leader":1,"isr":[1]}', 1: b'{"isr":[1]}'}))
     nodes[paths.CONTROLLER] = b'{"version":1,"brokerid":"one"}'
@@ -143,17 +202,26 @@ def test_unreadable_znodes_are_reported_and_the_rest_returned(zk: KazooClient) -
 
     live = reader.read_cluster(zk)
 
-    assert live.snapshot.brokers == {1: Broker(1, "h1", 9092)}
+    assert live.snapshot.brokers == {1: Broker(1, "h1", 9092), 2: Broker(2)}
     assert live.snapshot.topics == {"good": {0: (1,)}, "bad-state": {0: (1,), 1: (1,)}}
     assert live.snapshot.states == {"good": {0: PartitionState(1, (1,))},
                                     "bad-state": {0: PartitionState(1, (1,))}}
     assert live.snapshot.controller is None
     unreadable = dict(live.unreadable)
     assert set(unreadable) == {
-        "/brokers/ids/not-an-id", "/brokers/topics/broken",
+        "/brokers/ids/not-an-id", "/brokers/ids/2", "/brokers/topics/broken",
+        "/brokers/topics/twice", "/brokers/topics/bad topic",
         "/brokers/topics/bad-state/partitions/1/state", "/controller",
     }
     assert unreadable["/brokers/topics/broken"].startswith("not JSON")
+    assert unreadable["/brokers/ids/2"] == (
+        'port must be an integer, got "9092" (broker 2 is registered, so it counts as live; its '
+        "host, port and rack are unknown)")
+    assert unreadable["/brokers/topics/bad topic"] == (
+        "illegal topic name \"bad topic\": Kafka allows only ASCII letters, digits, '.', '_' and "
+        "'-'")
+    assert unreadable["/brokers/topics/twice"] == (
+        'not JSON kadmin can read (duplicate key "0" in the object at $.partitions)')
     assert unreadable["/brokers/topics/bad-state/partitions/1/state"] == "missing leader"
     assert "brokerid must be an integer" in unreadable["/controller"]
 

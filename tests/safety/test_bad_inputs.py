@@ -24,7 +24,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from kadmin import plans, snapshots
-from kadmin.model import MAX_ID, ClusterSnapshot, TopicPartition
+from kadmin.model import MAX_ID, MAX_TOPIC_LENGTH, ClusterSnapshot, TopicPartition
 from kadmin.sandbox import Sandbox
 from kadmin.zk import codec, paths
 
@@ -187,12 +187,12 @@ def test_valid_election_and_deletion_controls(kind: str, command: str, kadmin: R
 
 
 def test_every_election_entry_fits_the_smallest_znode_allowed() -> None:
-    """No election plan is too big to batch: its largest possible entry (a 249-character topic,
+    """No election plan is too big to batch: its largest possible entry (a 255-character topic,
     the largest partition id) fits the smallest --max-znode-bytes the CLI accepts (1024). Only a
     reassignment entry can outgrow it (``reassign/entry-over-znode-limit.json``)."""
-    largest = codec.encode_election_entry(TopicPartition("t" * plans.MAX_TOPIC_LENGTH, MAX_ID))
+    largest = codec.encode_election_entry(TopicPartition("t" * MAX_TOPIC_LENGTH, MAX_ID))
     assert len(codec.ELECTION_PREFIX) + len(largest) + len(codec.ELECTION_SUFFIX) < 1024
-    assert plans.election_batches([TopicPartition("t" * 249, MAX_ID)] * 3, 1000, 1024)
+    assert plans.election_batches([TopicPartition("t" * MAX_TOPIC_LENGTH, MAX_ID)] * 3, 1000, 1024)
 
 
 # --- inputs too big to keep in the corpus, made at test time --------------------------------------

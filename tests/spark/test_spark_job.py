@@ -25,7 +25,16 @@ from pyspark.sql import SparkSession
 from kadmin import placement, plans, snapshots
 from kadmin.cli.execute import load_reassignment
 from kadmin.cli.plan import proposed_plan
-from kadmin.model import Broker, InvalidInput, OperationFailed, PartitionMove, TopicAssignment
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    Conflict,
+    InvalidInput,
+    OperationFailed,
+    PartitionMove,
+    Reassignment,
+    TopicAssignment,
+)
 from kadmin.placement import PlacementOptions, Strategy
 from kadmin.spark import job
 from kadmin.zk import codec
@@ -288,6 +297,20 @@ def test_input_errors_match_the_single_machine_planner(spark, racked_cluster, tm
         job.run_plan(racked_cluster, tmp_path / "out", brokers=[1, 42])
     with pytest.raises(InvalidInput, match="batch size must be at least 1"):
         job.run_plan(racked_cluster, tmp_path / "out", batch_size=0)
+
+
+def test_partitions_in_flight_are_a_conflict_as_in_plan_generate(tmp_path):
+    """Refused on the driver from reassigning.jsonl, before Spark is asked to do anything."""
+    moving = ClusterSnapshot(
+        brokers={b: Broker(b) for b in range(4)},
+        topics={"a": {0: (0, 1, 2)}, "b": {0: (1, 2, 3, 0)}},
+        reassigning={"b": {0: Reassignment(target=(1, 2, 3), original=(1, 2, 0))}})
+    snapshots.write_snapshot(moving, tmp_path / "snap", fmt="dir")
+    for topics in (None, ["a", "b"]):
+        with pytest.raises(Conflict) as error:
+            job.run_plan(tmp_path / "snap", tmp_path / "out", topics=topics)
+        assert error.value.details == ("b-0 is being reassigned from [1, 2, 0] to [1, 2, 3]",)
+        assert not (tmp_path / "out").exists()
 
 
 def test_snapshot_errors_name_the_file_and_line(spark, racked_cluster, tmp_path):

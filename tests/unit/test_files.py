@@ -227,6 +227,14 @@ def test_read_json_reads_utf8_with_or_without_bom(tmp_path: Path) -> None:
     (b'{"a": [1, 2}', "not valid JSON (Expecting ',' delimiter at line 1 column 12)"),
     (b'{"a": NaN}', "not valid JSON (NaN is not a JSON value)"),
     (b'{"a": -Infinity}', "not valid JSON (-Infinity is not a JSON value)"),
+    # a repeated key: Python would keep the last value and hide the first
+    (b'{"version": 1, "version": 2}',
+     'not valid JSON (duplicate key "version" in the object at $)'),
+    (b'{"partitions": [{"topic": "a", "partition": 0},\n {"topic": "a", "replicas": [1],'
+     b' "partition": 1, "replicas": [2]}]}',
+     'not valid JSON (duplicate key "replicas" in the object at $.partitions[1])'),
+    (b'{"topics": {"my.topic": {"0": [1], "0": [2]}}}',
+     'not valid JSON (duplicate key "0" in the object at $.topics["my.topic"])'),
 ])
 def test_read_json_broken_content(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "x.json"
@@ -234,6 +242,21 @@ def test_read_json_broken_content(tmp_path: Path, content: bytes, message: str) 
     with pytest.raises(InvalidInput) as info:
         files.read_json(path)
     assert str(info.value) == f"{path}: {message}"
+
+
+def test_equal_keys_in_different_objects_are_no_duplicates(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(b'{"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}]}')
+    assert files.read_json(path) == {"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}]}
+
+
+def test_a_json_lines_record_with_a_repeated_key_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "topics.jsonl"
+    path.write_bytes(b'{"topic": "a", "partitions": {}}\n{"topic": "b", "topic": "c"}\n')
+    with pytest.raises(InvalidInput) as info:
+        list(files.iter_jsonl(path))
+    assert str(info.value) == (f'{path}:2: not valid JSON (duplicate key "topic" in the object '
+                               "at $)")
 
 
 def test_read_json_missing_folder_empty(tmp_path: Path) -> None:

@@ -384,9 +384,11 @@ def test_place_properties(
     for topic, assignment in plan.items():
         assert sorted(assignment) == sorted(current[topic])  # same partitions, nothing invented
         rf = replication_factor_of(current[topic], options)
-        for replicas in assignment.values():
-            assert len(replicas) == rf
-            assert len(set(replicas)) == rf
+        for partition, replicas in assignment.items():
+            # without --replication-factor no partition changes its replica count
+            count = rf if options.replication_factor else len(current[topic][partition])
+            assert len(replicas) == count
+            assert len(set(replicas)) == count
             assert set(replicas) <= broker_ids
 
     # Determinism, whatever the order of brokers and topics.
@@ -399,8 +401,8 @@ def test_place_properties(
     ring = BrokerRing.of(brokers, options.rack_aware)
     for name, offset in zip(names, offsets, strict=True):
         rf = replication_factor_of(current[name], options)
-        assert place_topic(list(current[name]), ring, rf, offset, options) == plan[name]
-        assert place_topic(list(current[name]), brokers, rf, offset, options) == plan[name]
+        assert place_topic(current[name], ring, rf, offset, options) == plan[name]
+        assert place_topic(current[name], brokers, rf, offset, options) == plan[name]
 
 
 @settings(max_examples=200, deadline=None)
@@ -480,9 +482,14 @@ def test_place_kafka_derives_start_from_counter_or_uses_the_given_one() -> None:
     assert fixed["b"][0] == tuple(SPEC_EXAMPLE[2])
 
 
-def test_place_keeps_the_largest_current_replication_factor() -> None:
+def test_place_keeps_each_partition_replica_count_in_a_mixed_topic() -> None:
+    """Placed with the largest count and cut back: no partition changes its replication factor
+    (a plan that did would be refused by plan validate and reassign), leaders stay the rule's."""
     current = {"a": {0: (1,), 1: (1, 2, 3), 2: (2, 3)}}
     plan = place(current, ["a"], plain(1, 2, 3, 4), PlacementOptions())
+    assert plan == {"a": {0: (1,), 1: (2, 3, 4), 2: (3, 4)}}
+    # an explicit replication factor still applies to every partition
+    plan = place(current, ["a"], plain(1, 2, 3, 4), PlacementOptions(replication_factor=3))
     assert plan == {"a": {0: (1, 2, 3), 1: (2, 3, 4), 2: (3, 4, 1)}}
 
 
@@ -509,7 +516,6 @@ CURRENT: dict[str, TopicAssignment] = {"foo": {0: (1, 2, 3), 1: (2, 3, 1)}, "bar
             ["foo"], plain(1, 2, 3), PlacementOptions(replication_factor=4),
             "replication factor 4 of topic foo exceeds the 3 target brokers",
         ),
-        (["empty", "foo"], plain(1, 2, 3), PlacementOptions(), "topic empty has no partitions"),
         (
             ["foo"], [Broker(1, rack="r1"), Broker(2), Broker(3, rack="r2"), Broker(4)],
             PlacementOptions(),
@@ -526,6 +532,13 @@ def test_place_invalid_input(
         place(CURRENT, topics, brokers, options)
     assert raised.value.exit_code == 2
     assert "\n" not in str(raised.value)
+
+
+def test_a_topic_without_partitions_has_nothing_to_place() -> None:
+    """ZooKeeper can hold one (and a snapshot of it), so --all-topics must not fail on it."""
+    plan = place(CURRENT, ["empty", "foo"], plain(1, 2, 3), PlacementOptions())
+    assert plan["empty"] == {}
+    assert plan["foo"] == place(CURRENT, ["foo"], plain(1, 2, 3), PlacementOptions())["foo"]
 
 
 def test_unknown_topics_are_all_listed_in_details() -> None:

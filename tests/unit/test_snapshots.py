@@ -13,7 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kadmin import schema, snapshots
-from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionState
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    InvalidInput,
+    PartitionState,
+    Reassignment,
+    TopicPartition,
+)
 from kadmin.synthetic import synthetic_cluster
 
 SCHEMA = "cluster.schema.json"
@@ -26,6 +33,10 @@ BASE: dict[str, Any] = {
                 "2": {}},
     "topics": {"foo": {"0": [0, 1, 2], "1": [1, 2, 0]}, "my.topic": {"0": [2]}},
     "states": {"foo": {"0": STATE}},
+    # foo-1 moves from [2, 0] to [1, 2]: its topic znode lists both, target first
+    "reassigning": {"foo": {"1": {"target": [1, 2], "original": [2, 0]}}},
+    # measured sizes, the moving partition's among them: both kinds of extra travel together
+    "sizes": {"foo": {"0": 1000, "1": 2000}, "my.topic": {"0": 0}},
     "controller": {"brokerid": 0},
     "controller_epoch": 1,
 }
@@ -35,6 +46,8 @@ EXPECTED = ClusterSnapshot(
     states={"foo": {0: PartitionState(0, (0, 1, 2), 0, 1)}},
     controller=0,
     controller_epoch=1,
+    reassigning={"foo": {1: Reassignment(target=(1, 2), original=(2, 0))}},
+    sizes={"foo": {0: 1000, 1: 2000}, "my.topic": {0: 0}},
 )
 
 
@@ -93,7 +106,8 @@ def test_document_round_trip_is_sorted_and_stable() -> None:
 
 MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
     (("extra",), 1,
-     "$.extra: unknown key (expected version, brokers, topics, states, sizes, controller, controller_epoch)"),
+     "$.extra: unknown key (expected version, brokers, topics, states, reassigning, sizes, "
+     "controller, controller_epoch)"),
     (("topics",), DELETE, "$: missing topics"),
     (("brokers",), DELETE, "$: missing brokers"),
     (("version",), DELETE, "$: missing version"),
@@ -113,11 +127,11 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
     (("brokers", "0", "rack"), 1, "$.brokers.0.rack: must be a string or null, got 1"),
     (("topics",), [], "$.topics: must be an object of topic -> partitions"),
     (("topics", "a b"), {"0": [0]}, '$.topics["a b"]: "a b" is not a legal topic name '
-                                    '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+                                    '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
     (("topics", ".."), {"0": [0]}, '$.topics[".."]: ".." is not a legal topic name '
-                                   '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
-    (("topics", "t" * 250), {"0": [0]}, f'$.topics.{"t" * 250}: "{"t" * 56}... is not a legal topic '
-                                        'name (1 to 249 characters from a-z A-Z 0-9 . _ -, and not '
+                                   '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("topics", "t" * 256), {"0": [0]}, f'$.topics.{"t" * 256}: "{"t" * 56}... is not a legal topic '
+                                        'name (1 to 255 characters from a-z A-Z 0-9 . _ -, and not '
                                         '"." or "..")'),
     (("topics", "foo"), [[0, 1]], "$.topics.foo: must be an object of partition id -> replicas"),
     (("topics", "foo", "3"), "0,1",
@@ -140,7 +154,7 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
      '$.topics["my.topic"].0: replicas must be a list of broker ids (integers >= 0), got "x"'),
     (("states",), None, "$.states: must be an object of topic -> partition id -> state"),
     (("states", "a/b"), {}, '$.states["a/b"]: "a/b" is not a legal topic name '
-                            '(1 to 249 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+                            '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
     (("states", "foo"), [], "$.states.foo: must be an object of partition id -> state"),
     (("states", "foo", "0"), 5, "$.states.foo.0: must be an object with leader and isr"),
     (("states", "foo", "0", "isr"), DELETE, "$.states.foo.0: missing isr"),
@@ -158,6 +172,36 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
      '$.states.foo.0.controller_epoch: must be an integer >= 0, got "1"'),
     (("states", "foo", "01"), STATE, '$.states.foo.01: "01" is not a partition id '
                                      "(a non-negative decimal integer without leading zeros)"),
+    (("reassigning",), [], "$.reassigning: must be an object of topic -> partition id -> "
+                           "reassignment"),
+    (("reassigning", "a b"), {}, '$.reassigning["a b"]: "a b" is not a legal topic name '
+                                 '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("reassigning", "foo"), [], "$.reassigning.foo: must be an object of partition id -> "
+                                 "reassignment"),
+    (("reassigning", "foo", "01"), {"target": [1], "original": [2]},
+     '$.reassigning.foo.01: "01" is not a partition id '
+     "(a non-negative decimal integer without leading zeros)"),
+    (("reassigning", "foo", "1"), [1, 2],
+     '$.reassigning.foo.1: must be an object {"target": [...], "original": [...]}'),
+    (("reassigning", "foo", "1", "target"), DELETE, "$.reassigning.foo.1: missing target"),
+    (("reassigning", "foo", "1", "original"), DELETE, "$.reassigning.foo.1: missing original"),
+    (("reassigning", "foo", "1", "adding"), [1],
+     "$.reassigning.foo.1.adding: unknown key (expected target, original)"),
+    (("reassigning", "foo", "1", "target"), [], "$.reassigning.foo.1.target: target must not be "
+                                                "empty"),
+    (("reassigning", "foo", "1", "original"), [2, 2],
+     "$.reassigning.foo.1.original: original lists broker 2 twice"),
+    (("sizes",), [], "$.sizes: must be an object of topic -> partition id -> bytes"),
+    (("sizes", "a b"), {}, '$.sizes["a b"]: "a b" is not a legal topic name '
+                           '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("sizes", "foo"), [1], "$.sizes.foo: must be an object of partition id -> bytes"),
+    (("sizes", "foo", "01"), 5, '$.sizes.foo.01: "01" is not a partition id '
+                                "(a non-negative decimal integer without leading zeros)"),
+    (("sizes", "foo", "0"), -1, "$.sizes.foo.0: must be a size in bytes (an integer >= 0), got -1"),
+    (("sizes", "foo", "0"), 1.5,
+     "$.sizes.foo.0: must be a size in bytes (an integer >= 0), got 1.5"),
+    (("sizes", "foo", "0"), True,
+     "$.sizes.foo.0: must be a size in bytes (an integer >= 0), got true"),
     (("controller",), 0, '$.controller: must be an object {"brokerid": <broker id>}'),
     (("controller",), {"version": 1}, "$.controller: missing brokerid"),
     (("controller", "brokerid"), -1,
@@ -167,6 +211,18 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
 SEMANTIC: list[tuple[tuple[str, ...], object, str]] = [
     (("states", "bar"), {"0": STATE}, "$.states.bar: no topic bar in $.topics"),
     (("states", "foo", "7"), STATE, "$.states.foo.7: topic foo has no partition 7 in $.topics"),
+    (("reassigning", "bar"), {"0": {"target": [1], "original": [2]}},
+     "$.reassigning.bar: no topic bar in $.topics"),
+    (("reassigning", "foo", "7"), {"target": [1], "original": [2]},
+     "$.reassigning.foo.7: topic foo has no partition 7 in $.topics"),
+    (("reassigning", "foo", "1"), {"target": [2, 1], "original": [1, 2]},
+     "$.reassigning.foo.1: target and original hold the same brokers, so the partition is not "
+     "being reassigned"),
+    (("reassigning", "foo", "1"), {"target": [1, 2], "original": [2, 5]},
+     "$.reassigning.foo.1: topic foo lists replicas [1, 2, 0] for partition 1 in $.topics, not "
+     "the target and original together"),
+    (("sizes", "bar"), {"0": 1}, "$.sizes.bar: no topic bar in $.topics"),
+    (("sizes", "foo", "7"), 1, "$.sizes.foo.7: topic foo has no partition 7 in $.topics"),
 ]
 VALID: list[tuple[tuple[str, ...], object]] = [
     (("states",), DELETE),
@@ -175,10 +231,18 @@ VALID: list[tuple[tuple[str, ...], object]] = [
     (("brokers",), {}),
     (("topics", "empty"), {}),
     (("states",), {}),
+    (("reassigning",), DELETE),
+    (("reassigning",), {}),
+    (("reassigning", "foo"), {}),
+    (("sizes",), DELETE),
+    (("sizes",), {}),
+    (("sizes", "foo"), {}),
+    (("sizes", "foo", "0"), 2**63 - 1),  # a Java long, as Kafka reports it
     (("brokers", "0"), {"version": 5, "host": None, "port": -1, "jmx_port": -1,
                         "endpoints": ["SSL://h0:9093"], "timestamp": "1"}),
     (("brokers", "0", "rack"), None),
     (("topics", "t" * 249), {"0": [7, 8]}),  # replicas on unregistered (dead) brokers
+    (("topics", "t" * 255), {"0": [7]}),  # as long as Kafka 0.8 and 0.9 allowed
     (("topics", "a-b_c.D9"), {"10": [0], "0": [1]}),
     (("states", "foo", "0"), {"leader": -1, "isr": [], "version": 1,
                               "leader_recovery_state": 0}),
@@ -239,7 +303,7 @@ _ids = _mostly(st.integers(0, 3).map(str),
 # No name ends in a newline: Python's re (used by jsonschema) lets "$" match before a final
 # newline, unlike the ECMA-262 regexes JSON Schema specifies, so "foo\n" would be a false alarm.
 _names = _mostly(st.sampled_from(["foo", "bar", "a.b", "my-topic_1", "...", "t" * 249]),
-                 st.one_of(st.sampled_from([".", "..", "a b", "", "a/b", "t" * 250, "é", "x\ny"]),
+                 st.one_of(st.sampled_from([".", "..", "a b", "", "a/b", "t" * 256, "é", "x\ny"]),
                            st.text(st.characters(codec="ascii", exclude_characters="\n"),
                                    max_size=3)))
 _replicas = _mostly(st.lists(_ints, min_size=1, max_size=3), st.one_of(_junk, st.lists(_ints)))
@@ -323,7 +387,8 @@ def test_folder_round_trip_and_layout(tmp_path: Path) -> None:
     path = tmp_path / "snap"
     snapshots.write_snapshot(EXPECTED, path, fmt="dir")
     assert sorted(p.name for p in path.iterdir()) == [
-        "brokers.json", "meta.json", "states.jsonl", "topics.jsonl"]
+        "brokers.json", "meta.json", "reassigning.jsonl", "sizes.jsonl", "states.jsonl",
+        "topics.jsonl"]
     assert (path / "topics.jsonl").read_text() == (
         '{"topic":"foo","partitions":{"0":[0,1,2],"1":[1,2,0]}}\n'
         '{"topic":"my.topic","partitions":{"0":[2]}}\n')
@@ -338,6 +403,14 @@ def test_folder_round_trip_and_layout(tmp_path: Path) -> None:
         assert schema_accepts(json.loads(line), "topicLine")
     for line in (path / "states.jsonl").read_text().splitlines():
         assert schema_accepts(json.loads(line), "statesLine")
+    assert (path / "reassigning.jsonl").read_text() == (
+        '{"topic":"foo","reassigning":{"1":{"target":[1,2],"original":[2,0]}}}\n')
+    assert schema_accepts(json.loads((path / "reassigning.jsonl").read_text()), "reassigningLine")
+    assert (path / "sizes.jsonl").read_text() == (
+        '{"topic":"foo","sizes":{"0":1000,"1":2000}}\n'
+        '{"topic":"my.topic","sizes":{"0":0}}\n')
+    for line in (path / "sizes.jsonl").read_text().splitlines():
+        assert schema_accepts(json.loads(line), "sizesLine")
     assert snapshots.read_snapshot(path) == EXPECTED
     assert list(tmp_path.iterdir()) == [path]  # no temp sibling left
 
@@ -400,7 +473,7 @@ TOPIC_LINE_MESSAGES = [
     ('["foo"]', '$: must be an object {"topic": ..., "partitions": {...}}'),
     ('{"topic":"bar","partitions":{},"extra":1}', "$.extra: unknown key (expected topic, partitions)"),
     ('{"topic":"bar"}', "$: missing partitions"),
-    ('{"topic":7,"partitions":{}}', '$.topic: 7 is not a legal topic name (1 to 249 characters '
+    ('{"topic":7,"partitions":{}}', '$.topic: 7 is not a legal topic name (1 to 255 characters '
                                     'from a-z A-Z 0-9 . _ -, and not "." or "..")'),
     ('{"topic":"foo","partitions":{}}', "$.topic: topic foo is already on line 1"),
     ('{"topic":"bar","partitions":[]}', "$.partitions: must be an object of partition id -> replicas"),
@@ -441,6 +514,19 @@ def test_topic_lines_agree_with_the_schema() -> None:
     ("brokers.json", '{"1": {"port": "x"}}', 'brokers.json: $.1.port: must be an integer or null, '
                                              'got "x"'),
     ("brokers.json", "[]", "brokers.json: $: must be an object of broker id -> broker"),
+    ("reassigning.jsonl", '{"topic":"bar","reassigning":{}}\n',
+     "reassigning.jsonl:1: $.topic: no topic bar in topics.jsonl"),
+    ("reassigning.jsonl", '{"topic":"foo","reassigning":{"0":{"target":[0],"original":[0,1,5]}}}\n',
+     "reassigning.jsonl:1: $.reassigning.0: topic foo lists replicas [0, 1, 2] for partition 0 in "
+     "topics.jsonl, not the target and original together"),
+    ("reassigning.jsonl", '{"topic":"foo","reassigning":{"1":{"target":[1,2]}}}\n',
+     "reassigning.jsonl:1: $.reassigning.1: missing original"),
+    ("sizes.jsonl", '{"topic":"bar","sizes":{"0":1}}\n',
+     "sizes.jsonl:1: $.topic: no topic bar in topics.jsonl"),
+    ("sizes.jsonl", '{"topic":"foo","sizes":{"5":1}}\n',
+     "sizes.jsonl:1: $.sizes.5: topic foo has no partition 5 in topics.jsonl"),
+    ("sizes.jsonl", '{"topic":"foo","sizes":{"0":"1GB"}}\n',
+     'sizes.jsonl:1: $.sizes.0: must be a size in bytes (an integer >= 0), got "1GB"'),
     ("meta.json", '{"version": 2}', "meta.json: $.version: unsupported snapshot version 2 "
                                     "(this kadmin reads 1)"),
     ("meta.json", '{"controller": {"brokerid": 1}}', "meta.json: $: missing version"),
@@ -467,6 +553,13 @@ def test_folder_parts_agree_with_the_schema() -> None:
     assert schema_accepts({"topic": "foo", "states": {"0": {"leader": 0, "isr": [0]}}},
                           "statesLine")
     assert not schema_accepts({"topic": "foo", "states": {"0": {"leader": 0}}}, "statesLine")
+    assert schema_accepts({"topic": "foo", "reassigning": {"0": {"target": [1], "original": [2]}}},
+                          "reassigningLine")
+    assert not schema_accepts({"topic": "foo", "reassigning": {"0": {"target": [1]}}},
+                              "reassigningLine")
+    assert schema_accepts({"topic": "foo", "sizes": {"0": 5}}, "sizesLine")
+    assert not schema_accepts({"topic": "foo", "sizes": {"0": -5}}, "sizesLine")
+    assert not schema_accepts({"topic": "foo"}, "sizesLine")
 
 
 def test_a_folder_that_is_not_a_snapshot(tmp_path: Path) -> None:
@@ -495,3 +588,31 @@ def test_an_interrupted_stream_leaves_no_folder(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         snapshots.write_snapshot_dir(tmp_path / "snap", {0: Broker(0)}, broken())
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt", ["json", "dir"])
+@pytest.mark.parametrize(("reassigning", "sizes"), [
+    (True, True), (True, False), (False, True), (False, False)])
+def test_reassigning_and_sizes_round_trip_alone_and_together(
+        tmp_path: Path, fmt: str, reassigning: bool, sizes: bool) -> None:
+    """Each extra survives both forms with or without the other; a folder holds a file for each
+    one present and none for one absent."""
+    snap = ClusterSnapshot(EXPECTED.brokers, EXPECTED.topics, EXPECTED.states,
+                           EXPECTED.controller, EXPECTED.controller_epoch,
+                           reassigning=EXPECTED.reassigning if reassigning else {},
+                           sizes=EXPECTED.sizes if sizes else {})
+    path = tmp_path / "snap"
+    snapshots.write_snapshot(snap, path, fmt=fmt)  # type: ignore[arg-type]
+    back = snapshots.read_snapshot(path)
+    assert back == snap
+    assert back.reassignment(TopicPartition("foo", 1)) == (
+        Reassignment((1, 2), (2, 0)) if reassigning else None)
+    assert back.sizes.get("foo", {}).get(1) == (2000 if sizes else None)
+    if fmt == "dir":
+        names = {p.name for p in path.iterdir()}
+        assert ("reassigning.jsonl" in names) == reassigning
+        assert ("sizes.jsonl" in names) == sizes
+    else:
+        doc = json.loads(path.read_text())
+        assert ("reassigning" in doc, "sizes" in doc) == (reassigning, sizes)
+        assert schema_accepts(doc)

@@ -88,7 +88,7 @@ def test_invalid_prefix() -> None:
     assert str(info.value) == ("topic prefix 'a b' does not make legal topic names "
                                "(e.g. 'a b-000000')")
     with pytest.raises(InvalidInput, match="does not make legal topic names"):
-        synthetic_cluster(3, 1, 1, 1, topic_prefix="t" * 243)  # 243 + 7 = 250 characters
+        synthetic_cluster(3, 1, 1, 1, topic_prefix="t" * 249)  # 249 + 7 = 256 characters
 
 
 def test_empty_cluster() -> None:

@@ -23,6 +23,7 @@ from kadmin.model import (
     ReassignmentPlan,
     Severity,
     TopicPartition,
+    topic_name_problem,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -192,8 +193,9 @@ def test_explicit_kind_wins_over_the_shape() -> None:
     (reassign(move(topic="")), [("$.partitions[0].topic", "topic name is empty")]),
     (reassign(move(topic="..")), [("$.partitions[0].topic", 'topic name ".." is not allowed by '
                                                              'Kafka')]),
-    (reassign(move(topic="t" * 250)),
-     [("$.partitions[0].topic", "topic name is 250 characters long; Kafka allows at most 249")]),
+    (reassign(move(topic="t" * 256)),
+     [("$.partitions[0].topic", "topic name is 256 characters long; no Kafka release allows "
+                                "more than 255")]),
     ({"topics": ["foo", "bar", "foo"]},
      [("$.topics[2]", 'topic "foo" is listed twice: also at $.topics[0]')]),
     ({"topics": ["ok", "no/slash"]},
@@ -209,9 +211,11 @@ def test_structural_rule(doc: dict[str, Any], expected: list[tuple[str, str]]) -
     assert report.plan is None and not report.ok()
 
 
-def test_topic_name_of_249_characters_is_legal() -> None:
+def test_topic_names_of_every_kafka_release_are_legal() -> None:
     assert problems(reassign(move(topic="t" * 249))) == []
-    assert plans.topic_name_problem("a.b_c-D9") is None
+    # Kafka 0.8 and 0.9 created names of up to 255 characters; such topics still exist
+    assert problems(reassign(move(topic="t" * 255))) == []
+    assert topic_name_problem("a.b_c-D9") is None
 
 
 def test_topic_name_with_trailing_newline_is_illegal() -> None:
@@ -403,7 +407,7 @@ JSON = st.recursive(
     lambda children: st.lists(children, max_size=4)
     | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=20)
-TOPICS = st.sampled_from(["foo", "bar", "a.b_c-1", "", ".", "..", "bad name", "foo\n", "t" * 250])
+TOPICS = st.sampled_from(["foo", "bar", "a.b_c-1", "", ".", "..", "bad name", "foo\n", "t" * 256])
 IDS = st.integers(-2, 4) | st.sampled_from([1.0, True, "1"])
 LOG_DIRS = st.lists(st.sampled_from(["any", "/data", "rel", 3]), max_size=4)
 
