@@ -39,7 +39,11 @@ class _Create:
 
 def _snapshot_znodes(snapshot: ClusterSnapshot, broker_version: int, topic_version: int,
                      epoch: int) -> Iterator[_Create]:
-    """Every znode of the snapshot, parents before children."""
+    """Every znode of the snapshot, parents before children. A partition the snapshot shows in
+    flight (``snapshot.reassigning``) keeps its markers in the topic znode (``adding_replicas`` /
+    ``removing_replicas``, from topic znode version 2) and, without a state of its own, is led by
+    its first original replica with the original replicas in sync: the replicas being added have
+    not joined yet."""
     for broker in sorted(snapshot.brokers.values(), key=lambda b: b.id):
         yield _Create(paths.broker(broker.id), codec.encode_broker(broker, broker_version), True)
     yield _Create(paths.CONTROLLER_EPOCH, codec.encode_controller_epoch(epoch))
@@ -48,11 +52,14 @@ def _snapshot_znodes(snapshot: ClusterSnapshot, broker_version: int, topic_versi
     for topic in sorted(snapshot.topics):
         assignment = snapshot.topics[topic]
         states = snapshot.states.get(topic, {})
-        yield _Create(paths.topic(topic), codec.encode_topic(assignment, topic_version))
+        moving = snapshot.reassigning.get(topic, {})
+        yield _Create(paths.topic(topic), codec.encode_topic(assignment, topic_version,
+                                                             reassigning=moving))
         yield _Create(paths.partitions(topic), b"")
         for partition, replicas in sorted(assignment.items()):
+            settled = moving[partition].original if partition in moving else replicas
             state = states.get(partition) or PartitionState(
-                leader=replicas[0] if replicas else -1, isr=replicas, controller_epoch=epoch)
+                leader=settled[0] if settled else -1, isr=settled, controller_epoch=epoch)
             data = encoded.get(state)
             if data is None:
                 data = encoded[state] = codec.encode_state(state)
