@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from kadmin import plans, sizes, snapshots
+from kadmin import executor, plans, sizes, snapshots
 from kadmin.model import (
     Broker,
     ClusterSnapshot,
     InvalidInput,
     PartitionMove,
+    Reassignment,
     ReassignmentPlan,
     TopicPartition,
 )
@@ -146,3 +147,15 @@ def test_batches_are_bounded_by_the_bytes_they_move() -> None:
                                          moved_bytes=lambda m: weight[m.partition],
                                          max_moved_bytes=100)
     assert [[m.partition for m in b] for b in batches] == [[0, 1], [2], [3], [4, 5]]
+
+
+def test_a_move_in_flight_weighs_what_it_copies_from_its_original_replicas() -> None:
+    """A batch an interrupted run left in flight: the topic znode lists target and old replicas
+    together, which already hold every target replica; the copy still to make is measured from
+    the original replicas (Kafka 2.4+'s adding_replicas)."""
+    moving = ClusterSnapshot(
+        CLUSTER.brokers, {**CLUSTER.topics, "orders": {0: (2, 1, 0), 1: (1, 2)}},
+        reassigning={"orders": {0: Reassignment(target=(2, 1), original=(1, 0))}})
+    found = {TopicPartition("orders", 0): 1000, TopicPartition("orders", 1): 50}
+    assert executor.weigh_move(found, moving, PartitionMove("orders", 0, (2, 1))) == 1000
+    assert executor.weigh_move(found, moving, PartitionMove("orders", 1, (0, 2))) == 50
