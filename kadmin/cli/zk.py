@@ -25,5 +25,5 @@ def serve(
     Example: kadmin zk serve --port 2181 --data-dir /tmp/zk
     """
     server = EmbeddedZooKeeper(port=port, data_dir=data_dir).start()
-    out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)", markup=False)
-    server.serve_forever()
+    server.serve_forever(ready=lambda: out.print(
+        f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)", markup=False))
