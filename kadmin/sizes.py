@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 
 from kadmin import files
-from kadmin.model import MAX_ID, SHOWN, ClusterSnapshot, InvalidInput, TopicPartition
+from kadmin.model import MAX_ID, ClusterSnapshot, InvalidInput, TopicPartition, listed
 
 SizeMap = Mapping[str, Mapping[int, int]]
 """Topic -> partition id -> bytes, nested like :class:`ClusterSnapshot`'s topics and states."""
@@ -208,18 +208,13 @@ def moved_bytes(size: int, current: tuple[int, ...], target: tuple[int, ...]) ->
     return size * len(set(target) - set(current))
 
 
-def warnings(sizes: PartitionSizes, sample: int = SHOWN) -> tuple[str, ...]:
-    """One line per kind of gap, each naming up to ``sample`` partitions and counting the
-    rest."""
-    def named(tps: tuple[TopicPartition, ...]) -> str:
-        head = ", ".join(map(str, tps[:sample]))
-        return head + (f" (and {len(tps) - sample} more)" if len(tps) > sample else "")
-
+def warnings(sizes: PartitionSizes) -> tuple[str, ...]:
+    """One line per kind of gap, each naming the first partitions and counting the rest."""
     out = []
     if sizes.missing:
         out.append(f"{sizes.source}: no size for {len(sizes.missing)} partition(s), counted as "
-                   f"the median {sizes.median} bytes: {named(sizes.missing)}")
+                   f"the median {sizes.median} bytes: {listed(sizes.missing)}")
     if sizes.ignored:
         out.append(f"{sizes.source}: {len(sizes.ignored)} partition(s) not in the cluster, "
-                   f"ignored: {named(sizes.ignored)}")
+                   f"ignored: {listed(sizes.ignored)}")
     return tuple(out)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -521,14 +522,20 @@ def _dir_chunks(brokers: Mapping[int, Broker],
                 {"topic": name, "reassigning": _reassignments_doc(moving)}, compact=True)
 
 
-def _read_dir(folder: Path) -> ClusterSnapshot:
-    missing = [name for name in (BROKERS_FILE, TOPICS_FILE) if not (folder / name).is_file()]
+def require_members(folder: Path) -> None:
+    """Refuse a folder without brokers.json and topics.jsonl. A member that is there but no
+    regular file (a pipe, a folder) is refused by name when it is opened."""
+    missing = [name for name in (BROKERS_FILE, TOPICS_FILE) if not os.path.lexists(folder / name)]
     if missing:
         raise InvalidInput(f"{folder} is a folder without {' and '.join(missing)}, "
                            "so not a snapshot folder")
+
+
+def _read_dir(folder: Path) -> ClusterSnapshot:
+    require_members(folder)
     meta_path = folder / META_FILE
     meta: dict[str, Any] = {}
-    if meta_path.exists():
+    if os.path.lexists(meta_path):
         meta = _object(files.read_json(meta_path), str(meta_path), (),
                        "must be a JSON object (version, controller, controller_epoch)")
         _check_keys(meta, str(meta_path), (), _META_KEYS, required=("version",))
@@ -537,7 +544,7 @@ def _read_dir(folder: Path) -> ClusterSnapshot:
     topics = dict(iter_topics_jsonl(folder / TOPICS_FILE))
     states: dict[str, dict[int, PartitionState]] = {}
     states_path = folder / STATES_FILE
-    if states_path.exists():
+    if os.path.lexists(states_path):
         cache: StateCache = {}
         records = _records(states_path, "states", functools.partial(_partition_states, cache=cache))
         for source, name, partition_states in records:

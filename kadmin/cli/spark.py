@@ -7,8 +7,15 @@ from typing import Annotated
 
 import typer
 
-from kadmin import placement
-from kadmin.cli.common import out, split_ints, split_names
+from kadmin import placement, plans
+from kadmin.cli.common import (
+    JuteMaxBufferOpt,
+    MaxZnodeBytesOpt,
+    named_output,
+    out,
+    split_ints,
+    split_names,
+)
 from kadmin.cli.plan import topics_to_move
 from kadmin.files import read_json
 from kadmin.model import InvalidInput
@@ -20,7 +27,8 @@ app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
 def plan(
     cluster: Annotated[Path, typer.Option("--cluster", help="Snapshot folder (brokers.json, "
                                           "topics.jsonl); see `kadmin cluster snapshot --format dir`.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Output folder (batch files + manifest).")],
+    out_dir: Annotated[Path, typer.Option("--out", parser=named_output,
+                                          help="Output folder (batch files + manifest).")],
     topics: Annotated[str | None, typer.Option("--topics")] = None,
     topics_file: Annotated[Path | None, typer.Option("--topics-file")] = None,
     all_topics: Annotated[bool, typer.Option("--all-topics")] = False,
@@ -33,7 +41,8 @@ def plan(
     disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware")] = False,
     master: Annotated[str, typer.Option("--master", help="Spark master URL.")] = "local[*]",
     batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 1000,
-    max_znode_bytes: Annotated[int, typer.Option("--max-znode-bytes", min=1024)] = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     force: Annotated[bool, typer.Option("--force")] = False,
 ) -> None:
     """Compute a balanced plan for a very large cluster on Spark, written as znode-sized batch
@@ -45,6 +54,7 @@ def plan(
 
     if sum([topics is not None, topics_file is not None, all_topics]) != 1:
         raise InvalidInput("choose exactly one of --topics, --topics-file and --all-topics")
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     selected = (None if all_topics else topics_to_move(read_json(topics_file), str(topics_file))
                 if topics_file else split_names(topics, "--topics"))
     options = placement.PlacementOptions(
