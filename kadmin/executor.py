@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from kadmin import files, health, plans, throttles
+from kadmin import files, plans, throttles
 from kadmin.events import (
     BatchDone,
     BatchResumed,
@@ -29,13 +29,13 @@ from kadmin.events import (
     Event,
     ExecutionPlanned,
     Finished,
-    HealthWait,
     ThrottleCleared,
     ThrottleSet,
     TimedOut,
     Waiting,
     rate_and_eta,
 )
+from kadmin.health_gate import FULL_READ_INTERVAL, HealthGate
 from kadmin.model import (
     ClusterSnapshot,
     Conflict,
@@ -43,7 +43,6 @@ from kadmin.model import (
     ElectionPlan,
     InvalidInput,
     NotAuthorized,
-    OperationFailed,
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
@@ -77,6 +76,8 @@ class ExecutionSettings:
     health_gate: bool = True
     """Before each batch, wait while partitions outside the plan are under-replicated or
     offline (as Cruise Control postpones moves)."""
+    health_interval: float = FULL_READ_INTERVAL
+    """Seconds between the gate's full reads of every partition state (see health_gate)."""
     max_batch_bytes: int | None = None
     """With partition sizes: the most bytes one batch copies (a bigger partition goes alone)."""
 
@@ -344,7 +345,8 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
     emit(ExecutionPlanned("reassign", total, unchanged, count, already_done=done, resumed=resumed,
                           bytes_total=bytes_total, bytes_done=None if weights is None else 0))
     deadline = _deadline(settings)
-    plan_tps = set(targets)
+    gate = (HealthGate(client, lambda tp: tp not in targets, settings.health_interval)
+            if settings.health_gate else None)
     copied = 0
     started = time.monotonic()
 
@@ -365,8 +367,8 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
                     emit(BatchDone(number, count, done, total, _maybe(copied, weights)))
                     record(done, number, 0)
                     continue
-            if settings.health_gate:
-                _wait_healthy(client, plan_tps, deadline, number, emit)
+            if gate is not None:
+                gate.wait(number, deadline, emit)
             if settings.throttle is not None:
                 throttle = _set_throttles(client, batch, settings.throttle, number, emit)
                 record(done, number - 1, 0, throttle)
@@ -457,34 +459,6 @@ def _clear_own_throttles(client: KazooClient, number: int, emit: Emit) -> None:
     if entities:
         config.update(client, dict.fromkeys(entities, throttles.remove_own))
         emit(ThrottleCleared(number, len(entities)))
-
-
-def _wait_healthy(client: KazooClient, plan_tps: set[TopicPartition], deadline: float,
-                  number: int, emit: Emit) -> None:
-    """Wait while partitions outside the plan are under-replicated or offline: read the whole
-    cluster (one read per partition), then watch only the unhealthy partitions' states and the
-    live brokers until they are healthy, and read everything again."""
-    while True:
-        snapshot = reader.read_cluster(client).snapshot
-        found = health.cluster_health(snapshot)
-        offline = [tp for tp in found.offline if tp not in plan_tps]
-        under = [tp for tp in found.under_replicated if tp not in plan_tps and tp not in offline]
-        if not offline and not under:
-            return
-        watched = offline + under
-        emit(HealthWait(number, len(under), len(offline),
-                        tuple(sample_of(watched).items)))
-        # the replication factor: while a partition moves, its original replicas (those being
-        # added do not count until they join, as in health.cluster_health)
-        replica_count = {tp: len(snapshot.settled_replicas(tp) or ()) for tp in watched}
-
-        left = admin.wait_until(client, partial(_unhealthy, replica_count), lambda n: n == 0, lambda n: n,
-                                what="partition states", deadline=deadline)
-        if left:
-            raise OperationFailed(
-                f"reassign: timed out before batch {number} while {left} partition(s) outside "
-                "the plan stayed under-replicated or offline; batch not submitted (rerun to "
-                "resume, or --no-health-gate)", details=watched)
 
 
 @dataclass(frozen=True)
@@ -654,21 +628,3 @@ def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: Executio
     emit(BatchDone(count, count, total, total))
     emit(Finished("delete", True, 0))
     return Outcome("delete", total)
-
-
-def _unhealthy(replica_count: Mapping[TopicPartition, int], calls: admin.ZkCalls) -> int:
-    """How many of the watched partitions (-> replica count) are still offline or
-    under-replicated; each read arms a watch, so a change wakes the wait."""
-    alive = {int(b) for b in calls.children(paths.BROKER_IDS) if b.isdigit()}
-    count = 0
-    for tp, replicas in replica_count.items():
-        data = calls.data(paths.partition_state(*tp))
-        if data is None:
-            continue  # deleted meanwhile: no longer anyone's concern
-        try:
-            state = codec.decode_state(data)
-        except codec.DecodeError:
-            count += 1
-            continue
-        count += state.leader not in alive or len(set(state.isr)) < replicas
-    return count

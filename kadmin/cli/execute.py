@@ -29,6 +29,7 @@ from kadmin.cli.common import (
     zk_settings,
 )
 from kadmin.cli.plan import load_plan
+from kadmin.health_gate import FULL_READ_INTERVAL
 from kadmin.model import (
     DeletionPlan,
     ElectionPlan,
@@ -113,6 +114,11 @@ def reassign(
     no_health_gate: Annotated[bool, typer.Option(
         "--no-health-gate", help="Do not wait before each batch while partitions outside the "
                                  "plan are under-replicated or offline.")] = False,
+    health_interval: Annotated[float, typer.Option(
+        "--health-interval", min=0, callback=finite,
+        help="Seconds between the health gate's reads of every partition state; between them "
+             "it reads the live brokers only, and a broker lost or back forces a full read.")
+    ] = FULL_READ_INTERVAL,
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
@@ -130,7 +136,7 @@ def reassign(
         batch_size=batch_size, max_znode_bytes=max_znode_bytes, timeout=timeout,
         allow_rf_change=allow_rf_change,
         throttle=None if throttle is None else parse_rate(throttle),
-        health_gate=not no_health_gate,
+        health_gate=not no_health_gate, health_interval=health_interval,
         max_batch_bytes=None if max_batch_bytes is None else parse_bytes(
             max_batch_bytes, "--max-batch-bytes"))
     zk_settings(zookeeper)

@@ -20,7 +20,7 @@ from kadmin.cli.common import (
     split_ints,
     zk_settings,
 )
-from kadmin.model import InvalidInput
+from kadmin.model import InvalidInput, listed
 from kadmin.units import human_bytes, parse_rate
 from kadmin.zk import config, reader
 
@@ -65,7 +65,7 @@ def clear(
             edit = throttles.remove_own
         changed = config.update(client, dict.fromkeys(entities, edit))
     out.print(f"throttles removed from {len(changed)} config(s)"
-              + (f": {render.sample(changed)}" if changed else ""), markup=False)
+              + (f": {listed(changed)}" if changed else ""), markup=False)
 
 
 @app.command("set")
