@@ -339,10 +339,13 @@ class EmbeddedZooKeeper:
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def serve_forever(self) -> None:
+    def serve_forever(self, ready: Callable[[], object] | None = None) -> None:
         """Block until SIGINT or SIGTERM (or the server dies), then stop the server.
 
-        Must run in the main thread (Python only delivers signals there).
+        ``ready`` is called once those signals stop the server cleanly: announce the server
+        there, not before, or a signal sent as soon as the announcement is seen kills the
+        process before it can stop the server. Must run in the main thread (Python only
+        delivers signals there).
         """
         stop_requested = threading.Event()
         previous = {
@@ -350,6 +353,8 @@ class EmbeddedZooKeeper:
             for signum in (signal.SIGINT, signal.SIGTERM)
         }
         try:
+            if ready is not None:
+                ready()
             while not stop_requested.wait(0.5):
                 if not self.running:
                     raise self._failure("embedded ZooKeeper stopped unexpectedly")

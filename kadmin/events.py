@@ -23,6 +23,9 @@ class ExecutionPlanned:
     already_done: int = 0
     resumed: bool = False
     """An earlier run of the same plan got this far (journal or our batch found in ZooKeeper)."""
+    bytes_total: int | None = None
+    """Bytes the plan copies (with partition sizes), already done included."""
+    bytes_done: int | None = None
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,38 @@ class BatchSubmitted:
     batch: int
     batches: int
     size: int
+    bytes: int | None = None
+    """Bytes this batch copies (with partition sizes)."""
+
+
+@dataclass(frozen=True)
+class HealthWait:
+    """Before a batch: partitions outside the plan are under-replicated or offline, so the
+    batch waits (Cruise Control postpones moves then). ``sample`` names some of them."""
+
+    batch: int
+    under_replicated: int
+    offline: int
+    sample: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ThrottleSet:
+    """Replication throttles set for a batch: ``rate`` bytes/s on ``brokers`` brokers, throttled
+    replica lists on ``topics`` topics."""
+
+    batch: int
+    rate: int
+    topics: int
+    brokers: int
+
+
+@dataclass(frozen=True)
+class ThrottleCleared:
+    """The throttle entries kadmin added were removed from ``entities`` config znodes."""
+
+    batch: int
+    entities: int
 
 
 @dataclass(frozen=True)
@@ -52,6 +87,16 @@ class Waiting:
     total: int
     controller: int | None
     connected: bool
+    bytes_done: int | None = None
+    """With partition sizes: bytes copied (finished partitions) of ``bytes_total`` for the
+    plan, and of ``batch_bytes_total`` for this batch; ``rate`` in bytes/s over this run and
+    the ETAs in seconds (None until something finished)."""
+    bytes_total: int | None = None
+    batch_bytes_done: int | None = None
+    batch_bytes_total: int | None = None
+    rate: float | None = None
+    eta: float | None = None
+    batch_eta: float | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +105,7 @@ class BatchDone:
     batches: int
     done: int
     total: int
+    bytes_done: int | None = None
 
 
 @dataclass(frozen=True)
@@ -74,7 +120,17 @@ class Finished:
     failed: int
 
 
-Event = ExecutionPlanned | BatchSubmitted | BatchResumed | Waiting | BatchDone | TimedOut | Finished
+Event = (ExecutionPlanned | BatchSubmitted | BatchResumed | HealthWait | ThrottleSet
+         | ThrottleCleared | Waiting | BatchDone | TimedOut | Finished)
+
+
+def rate_and_eta(copied: int, elapsed: float, left: int) -> tuple[float | None, float | None]:
+    """Bytes/s over ``elapsed`` seconds that copied ``copied`` bytes, and the seconds ``left``
+    bytes take at that rate; None while nothing has been copied yet (no rate to go by)."""
+    if copied <= 0 or elapsed <= 0:
+        return None, None
+    rate = copied / elapsed
+    return rate, left / rate
 
 
 def event_name(event: Event) -> str:

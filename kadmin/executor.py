@@ -10,16 +10,18 @@ Progress goes out as :mod:`kadmin.events` values through ``emit``; nothing here 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from kadmin import files, plans
+from kadmin import files, plans, throttles
 from kadmin.events import (
     BatchDone,
     BatchResumed,
@@ -27,9 +29,13 @@ from kadmin.events import (
     Event,
     ExecutionPlanned,
     Finished,
+    ThrottleCleared,
+    ThrottleSet,
     TimedOut,
     Waiting,
+    rate_and_eta,
 )
+from kadmin.health_gate import FULL_READ_INTERVAL, HealthGate
 from kadmin.model import (
     ClusterSnapshot,
     Conflict,
@@ -45,7 +51,8 @@ from kadmin.model import (
     TopicPartition,
     sample_of,
 )
-from kadmin.zk import admin, codec, paths, reader, session
+from kadmin.sizes import moved_bytes
+from kadmin.zk import admin, codec, config, paths, reader, session
 
 Emit = Callable[[Event], None]
 
@@ -64,6 +71,15 @@ class ExecutionSettings:
     allow_internal: bool = False
     allow_reassigning: bool = False
     """Queue topic deletions even while a reassignment moves some of their partitions."""
+    throttle: int | None = None
+    """Replication throttle (bytes/s) set for each batch and removed after it; None: none."""
+    health_gate: bool = True
+    """Before each batch, wait while partitions outside the plan are under-replicated or
+    offline (as Cruise Control postpones moves)."""
+    health_interval: float = FULL_READ_INTERVAL
+    """Seconds between the gate's full reads of every partition state (see health_gate)."""
+    max_batch_bytes: int | None = None
+    """With partition sizes: the most bytes one batch copies (a bigger partition goes alone)."""
 
 
 @dataclass(frozen=True)
@@ -126,10 +142,14 @@ def plan_fingerprint(plan: ReassignmentPlan) -> str:
 
 
 def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, batches_done: int,
-                   in_flight: int, through: TopicPartition | None) -> None:
+                   in_flight: int, through: TopicPartition | None,
+                   throttle: dict[str, object] | None = None) -> None:
     """``submitted_through``: the last partition, in plan order, that any run of this plan has
     submitted. Batches go out in plan order, so every partition up to it was either submitted
-    or already in place: what lets ``verify`` tell "failed" from "not started"."""
+    or already in place: what lets ``verify`` tell "failed" from "not started".
+
+    ``throttle`` records the throttles in force for the batch in flight (rate and config
+    entities); kadmin's record in ZooKeeper (/kadmin/throttles) is what a rerun removes."""
     files.atomic_write_json(paths.journal, {
         "version": 1,
         "plan": paths.plan.name,
@@ -140,6 +160,7 @@ def _write_journal(paths: PlanFiles, fingerprint: str, total: int, done: int, ba
         "in_flight": in_flight,
         "submitted_through": None if through is None else {"topic": through.topic,
                                                            "partition": through.partition},
+        "throttle": throttle,
         "updated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }, force=True)
 
@@ -196,7 +217,8 @@ def _isr_line(calls: admin.ZkCalls, move: PartitionMove) -> str:
 
 
 def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
-                         snapshot: ClusterSnapshot, settings: ExecutionSettings
+                         snapshot: ClusterSnapshot, settings: ExecutionSettings,
+                         sizes: Mapping[TopicPartition, int] | None = None
                          ) -> tuple[list[Sequence[PartitionMove]], plans.PlanStats]:
     """Batches and before/after stats, computed exactly as a real run would; writes nothing."""
     ours = {m.tp for m in _ours_in_flight(client, {m.tp: m.replicas for m in plan.moves})} \
@@ -204,8 +226,20 @@ def dry_run_reassignment(client: KazooClient | None, plan: ReassignmentPlan,
     _refuse_moving(plan, snapshot, ours)
     _require_valid(plan, snapshot, settings)
     pending, _ = plans.changed_moves(plan, snapshot)
-    batches = plans.reassignment_batches(pending, settings.batch_size, settings.max_znode_bytes)
-    return batches, plans.plan_stats(plan, snapshot)
+    batches = plans.reassignment_batches(
+        pending, settings.batch_size, settings.max_znode_bytes,
+        moved_bytes=None if sizes is None else partial(weigh_move, sizes, snapshot),
+        max_moved_bytes=settings.max_batch_bytes)
+    return batches, plans.plan_stats(plan, snapshot, sizes)
+
+
+def weigh_move(sizes: Mapping[TopicPartition, int], snapshot: ClusterSnapshot,
+               move: PartitionMove) -> int:
+    """Bytes ``move`` copies in the cluster ``snapshot``: from the partition's settled replicas,
+    so a batch of this plan that an interrupted run left in flight (whose topic znode lists
+    target and old replicas together) still weighs what it copies."""
+    return moved_bytes(sizes.get(move.tp, 0), snapshot.settled_replicas(move.tp) or (),
+                       move.replicas)
 
 
 def _in_flight_reassignment(client: KazooClient) -> tuple[PartitionMove, ...] | None:
@@ -252,18 +286,22 @@ def _unmoved(client: KazooClient, batch: Sequence[PartitionMove]) -> tuple[Parti
 
 
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
-                         settings: ExecutionSettings, emit: Emit = _ignore) -> Outcome:
-    """Run the plan (``paths.plan``, which must exist) to the end, or to the deadline.
+                         settings: ExecutionSettings, emit: Emit = _ignore,
+                         sizes: Mapping[TopicPartition, int] | None = None) -> Outcome:
+    """Run the plan (``paths.plan``, which must exist) to the end, or to the deadline. With
+    ``sizes`` (bytes per partition) batches can be bounded by bytes and progress counts bytes;
+    with ``settings.throttle`` each batch runs throttled.
 
     One run of a plan file at a time (a lock on the file, a Conflict for the second): the
     rollback file a run creates, and removes again when its first batch is refused, must not be
     one that another run of the same plan relies on."""
     with files.exclusive(paths.plan):
-        return _execute_reassignment(client, plan, paths, settings, emit)
+        return _execute_reassignment(client, plan, paths, settings, emit, sizes)
 
 
 def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
-                          settings: ExecutionSettings, emit: Emit) -> Outcome:
+                          settings: ExecutionSettings, emit: Emit,
+                          sizes: Mapping[TopicPartition, int] | None) -> Outcome:
     targets = {m.tp: m.replicas for m in plan.moves}
     ours_in_flight = _ours_in_flight(client, targets)
     in_flight_tps = {m.tp for m in ours_in_flight}
@@ -276,15 +314,21 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
     fingerprint = plan_fingerprint(plan)
 
     pending, unchanged = plans.changed_moves(plan, live.snapshot)
+    weights = None if sizes is None else {
+        m.tp: weigh_move(sizes, live.snapshot, m) for m in pending}
+    weigh = None if weights is None else (lambda m: weights.get(m.tp, 0))
     to_submit = [m for m in pending if m.tp not in in_flight_tps]
     batches: list[Sequence[PartitionMove]] = plans.reassignment_batches(
-        to_submit, settings.batch_size, settings.max_znode_bytes) if to_submit else []
+        to_submit, settings.batch_size, settings.max_znode_bytes, moved_bytes=weigh,
+        max_moved_bytes=settings.max_batch_bytes) if to_submit else []
     # Kept once written (by `plan generate` or the first run): a rerun after a crash must not
     # replace the pre-change assignment with a half-applied one.
     new_rollback = not paths.rollback.exists()
     if new_rollback:
         files.atomic_write_json(paths.rollback,
                                 plans.plan_document(plans.current_assignment(plan, live.snapshot)))
+    if not ours_in_flight:
+        _clear_own_throttles(client, 0, emit)  # left by a run killed mid-batch: that batch is over
     total = len(plan.moves)
     done = total - len(pending)
     count = len(batches) + (1 if ours_in_flight else 0)
@@ -292,15 +336,24 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
     resumed = bool(ours_in_flight) or earlier is not None
     through = _through(earlier)
 
-    def record(done: int, batches_done: int, in_flight: int) -> None:
-        _write_journal(paths, fingerprint, total, done, batches_done, in_flight, through)
+    def record(done: int, batches_done: int, in_flight: int,
+               throttle: dict[str, object] | None = None) -> None:
+        _write_journal(paths, fingerprint, total, done, batches_done, in_flight, through,
+                       throttle)
 
-    emit(ExecutionPlanned("reassign", total, unchanged, count, already_done=done, resumed=resumed))
+    bytes_total = None if weights is None else sum(weights.values())
+    emit(ExecutionPlanned("reassign", total, unchanged, count, already_done=done, resumed=resumed,
+                          bytes_total=bytes_total, bytes_done=None if weights is None else 0))
     deadline = _deadline(settings)
+    gate = (HealthGate(client, lambda tp: tp not in targets, settings.health_interval)
+            if settings.health_gate else None)
+    copied = 0
+    started = time.monotonic()
 
     work: list[tuple[Sequence[PartitionMove], bool]] = (
         [(ours_in_flight, True)] if ours_in_flight else []) + [(b, False) for b in batches]
     for number, (batch, in_zookeeper) in enumerate(work, start=1):
+        throttle = None
         if in_zookeeper:
             emit(BatchResumed(number, count, len(batch)))
         else:
@@ -308,37 +361,61 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
                 # read again: another run of this plan may have moved them since this run began
                 unmoved = _unmoved(client, batch)
                 done += len(batch) - len(unmoved)
+                copied += sum(map(weigh, batch)) - sum(map(weigh, unmoved)) if weigh else 0
                 batch = unmoved
                 if not batch:
-                    emit(BatchDone(number, count, done, total))
+                    emit(BatchDone(number, count, done, total, _maybe(copied, weights)))
                     record(done, number, 0)
                     continue
+            if gate is not None:
+                gate.wait(number, deadline, emit)
+            if settings.throttle is not None:
+                throttle = _set_throttles(client, batch, settings.throttle, number, emit)
+                record(done, number - 1, 0, throttle)
             try:
                 admin.submit_reassignment(client, batch)
             except (Conflict, NotAuthorized):
+                _clear_own_throttles(client, number, emit)
                 if new_rollback and number == 1:
                     # another process won the race for the znode, or an ACL refused it: this
                     # run changed nothing, so it leaves nothing behind either
                     paths.rollback.unlink(missing_ok=True)
                 raise
-            emit(BatchSubmitted(number, count, len(batch)))
+            emit(BatchSubmitted(number, count, len(batch),
+                                None if weigh is None else sum(map(weigh, batch))))
         last = max(m.tp for m in batch)
         through = last if through is None else max(through, last)
-        record(done, number - 1, len(batch))
-        base = done
+        record(done, number - 1, len(batch), throttle)
+        base, base_bytes = done, copied
+        batch_bytes = None if weigh is None else sum(map(weigh, batch))
 
         def update(u: admin.WaitUpdate, number: int = number, base: int = base,
-                   size: int = len(batch)) -> None:
-            emit(Waiting(number, u.remaining, base + size - u.remaining, total, u.controller,
-                         u.connected))
+                   size: int = len(batch), base_bytes: int = base_bytes,
+                   batch_bytes: int | None = batch_bytes) -> None:
+            progress = Waiting(number, u.remaining, base + size - u.remaining, total,
+                               u.controller, u.connected)
+            if batch_bytes is not None and bytes_total is not None:
+                left = u.remaining_weight or 0
+                now_copied = base_bytes + batch_bytes - left
+                rate, eta = rate_and_eta(now_copied, time.monotonic() - started,
+                                         bytes_total - now_copied)
+                progress = dataclasses.replace(
+                    progress, bytes_done=now_copied, bytes_total=bytes_total,
+                    batch_bytes_done=batch_bytes - left, batch_bytes_total=batch_bytes,
+                    rate=rate, eta=eta, batch_eta=None if rate is None else left / rate)
+            emit(progress)
 
-        remaining = admin.wait_reassignment(client, deadline=deadline, on_update=update)
+        remaining = admin.wait_reassignment(client, deadline=deadline, on_update=update,
+                                            weigh=weigh)
         if remaining:
+            # the throttles stay: the batch still copies; a rerun waits for it, then removes them
             emit(TimedOut(len(remaining)))
-            record(base + len(batch) - len(remaining), number - 1, len(remaining))
+            record(base + len(batch) - len(remaining), number - 1, len(remaining), throttle)
             return Outcome("reassign", total, _not_in_isr(client, remaining), timed_out=True)
         done = base + len(batch)
-        emit(BatchDone(number, count, done, total))
+        copied = base_bytes + (batch_bytes or 0)
+        _clear_own_throttles(client, number, emit)
+        emit(BatchDone(number, count, done, total, _maybe(copied, weights)))
         record(done, number, 0)
     if not work and paths.journal.exists():
         # a run killed after its last batch finished left the journal short of the end
@@ -349,6 +426,39 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
                                                      default=None)).failures
     emit(Finished("reassign", not failures, len(failures)))
     return Outcome("reassign", total, failures)
+
+
+def _maybe(value: int, weights: object | None) -> int | None:
+    """``value`` when bytes are counted at all (with sizes), else None."""
+    return None if weights is None else value
+
+
+def _set_throttles(client: KazooClient, batch: Sequence[PartitionMove], rate: int, number: int,
+                   emit: Emit) -> dict[str, object]:
+    """Spec section 5's throttles for the batch, merged into the config znodes (kadmin's own
+    additions recorded in /kadmin/throttles); returns what the journal records."""
+    current = reader.read_assignments(client, {m.topic for m in batch})
+    need = throttles.batch_throttle(batch, {
+        m.tp: current.get(m.topic, {}).get(m.partition, ()) for m in batch})
+    value = str(rate)
+    edits: dict[str, config.Edit] = {
+        throttles.topic_entity(topic): partial(throttles.add, replicas=keys, rates={})
+        for topic, keys in need.replicas.items()}
+    edits.update({throttles.broker_entity(b): partial(
+        throttles.add, replicas={}, rates={throttles.LEADER_RATE: value,
+                                           throttles.FOLLOWER_RATE: value})
+        for b in need.brokers})
+    config.update(client, edits)
+    emit(ThrottleSet(number, rate, len(need.replicas), len(need.brokers)))
+    return {"rate": rate, "entities": need.entities()}
+
+
+def _clear_own_throttles(client: KazooClient, number: int, emit: Emit) -> None:
+    """Take out exactly the throttle entries kadmin recorded adding (none: nothing to do)."""
+    entities = config.recorded_entities(client)
+    if entities:
+        config.update(client, dict.fromkeys(entities, throttles.remove_own))
+        emit(ThrottleCleared(number, len(entities)))
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,10 @@ class ClusterSnapshot:
     controller: int | None = None
     controller_epoch: int | None = None
     reassigning: Mapping[str, Mapping[int, Reassignment]] = field(default_factory=dict)
+    sizes: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
+    """Measured partition sizes in bytes, topic -> partition -> bytes (``cluster snapshot
+    --sizes``); empty when unknown. :func:`kadmin.sizes.snapshot_sizes` makes them a
+    :class:`kadmin.sizes.PartitionSizes`."""
 
     def replicas(self, tp: TopicPartition) -> Replicas | None:
         partitions = self.topics.get(tp.topic)

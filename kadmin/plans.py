@@ -603,41 +603,55 @@ def check_znode_limit(max_znode_bytes: int, jute_maxbuffer: int = JUTE_MAXBUFFER
 
 def batches(items: Sequence[T], entry_bytes: Callable[[T], int], overhead: int,
             max_items: int, max_bytes: int, *, separator: int = 1,
-            label: Callable[[T], object] = str) -> list[Sequence[T]]:
+            label: Callable[[T], object] = str,
+            work: Callable[[T], int] | None = None, max_work: int | None = None
+            ) -> list[Sequence[T]]:
     """Split ``items`` into consecutive batches that each make a request ZooKeeper accepts.
 
     A batch's size is ``overhead`` (the envelope around the list) plus every entry's bytes plus
     ``separator`` bytes between entries: for an admin znode exactly the payload's (a comma
     between entries). Greedy and linear: a batch is closed when the next entry would pass
-    ``max_items`` or ``max_bytes``. ``label`` names an item in errors.
+    ``max_items`` or ``max_bytes``, or, with ``work`` (say the bytes a move copies), when it
+    would take the batch's work past ``max_work``; an item heavier than ``max_work`` alone is a
+    batch of its own (a partition cannot be split). ``label`` names an item in errors.
     """
     if max_items < 1:
         raise InvalidInput(f"batch size must be at least 1, got {max_items}")
     if max_bytes <= overhead:
         raise InvalidInput(f"maximum znode size {max_bytes} bytes is too small: the admin "
                            f"document's envelope alone takes {overhead}")
+    if max_work is not None and max_work < 1:
+        raise InvalidInput(f"maximum bytes per batch must be at least 1, got {max_work}")
     out: list[Sequence[T]] = []
-    start, size = 0, overhead
+    start, size, load = 0, overhead, 0
     for i, item in enumerate(items):
         entry = entry_bytes(item)
         if overhead + entry > max_bytes:
             raise InvalidInput(f"{label(item)}: its entry alone takes {overhead + entry} bytes, "
                                f"more than the maximum znode size of {max_bytes}")
+        cost = work(item) if work is not None else 0
         gap = separator if i > start else 0
-        if i - start == max_items or size + gap + entry > max_bytes:
+        if (i - start == max_items or size + gap + entry > max_bytes
+                or (max_work is not None and i > start and load + cost > max_work)):
             out.append(items[start:i])
-            start, size, gap = i, overhead, 0
+            start, size, load, gap = i, overhead, 0, 0
         size += gap + entry
+        load += cost
     if start < len(items):
         out.append(items[start:])
     return out
 
 
 def reassignment_batches(moves: Sequence[PartitionMove], max_partitions: int = 1000,
-                         max_bytes: int = 1_000_000) -> list[Sequence[PartitionMove]]:
+                         max_bytes: int = 1_000_000, *,
+                         moved_bytes: Callable[[PartitionMove], int] | None = None,
+                         max_moved_bytes: int | None = None) -> list[Sequence[PartitionMove]]:
+    """Znode-sized batches; with ``moved_bytes`` (what a move copies) and ``max_moved_bytes``
+    also batches of a predictable amount of data."""
     return batches(moves, lambda m: len(codec.encode_reassignment_entry(m)),
                    len(codec.REASSIGNMENT_PREFIX) + len(codec.REASSIGNMENT_SUFFIX),
-                   max_partitions, max_bytes, label=lambda m: m.tp)
+                   max_partitions, max_bytes, label=lambda m: m.tp,
+                   work=moved_bytes, max_work=max_moved_bytes)
 
 
 def election_batches(partitions: Sequence[TopicPartition], max_partitions: int = 1000,
@@ -668,6 +682,9 @@ class BrokerLoad:
     leaders_after: int
     """Leaders are *preferred* leaders (first replica): what the cluster converges to after
     elections, and the only leader a plan can predict."""
+    bytes_before: int | None = None
+    bytes_after: int | None = None
+    """Bytes of the replicas on the broker (None without partition sizes)."""
 
 
 @dataclass(frozen=True)
@@ -679,6 +696,8 @@ class PlanStats:
     leader_changes: int
     """Partitions whose preferred leader changes."""
     brokers: tuple[BrokerLoad, ...]
+    bytes_moved: int | None = None
+    """Bytes copied: each partition's size once per replica it gains (None without sizes)."""
     lower_bound: int | None = None
     """The fewest moves that balance the plan's topics over the brokers they end on (spec
     section 7): a plan that moves more copies more data than balance needs."""
@@ -689,15 +708,19 @@ class PlanStats:
     The four are None where they were not computed (the Spark planner's totals)."""
 
 
-def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> PlanStats:
+def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
+               sizes: Mapping[TopicPartition, int] | None = None) -> PlanStats:
     """Per-broker load before and after the plan over the whole cluster (partitions outside the
-    plan count with their current replicas), so the operator sees the balance that results."""
+    plan count with their current replicas), so the operator sees the balance that results.
+    With ``sizes`` (:class:`kadmin.sizes.PartitionSizes`) also bytes: moved, and per broker."""
     assignments: list[Mapping[int, tuple[int, ...]]] = list(snapshot.topics.values())
     all_replicas = [r for partitions in assignments for r in partitions.values()]
     replicas_before = Counter(chain.from_iterable(all_replicas))
     leaders_before = Counter(r[0] for r in all_replicas if r)
     replicas_after, leaders_after = replicas_before.copy(), leaders_before.copy()
-    unchanged = replica_moves = leader_changes = 0
+    bytes_before = _bytes_per_broker(snapshot, sizes) if sizes is not None else Counter()
+    bytes_after = bytes_before.copy()
+    unchanged = replica_moves = leader_changes = bytes_moved = 0
     for move in plan.moves:
         current = snapshot.replicas(move.tp) or ()
         if current == move.replicas:
@@ -705,7 +728,15 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> PlanStats:
             continue
         replicas_after.subtract(current)
         replicas_after.update(move.replicas)
-        replica_moves += len(set(move.replicas) - set(current))
+        added = len(set(move.replicas) - set(current))
+        replica_moves += added
+        if sizes is not None:
+            size = sizes.get(move.tp, 0)
+            bytes_moved += size * added
+            for broker in current:
+                bytes_after[broker] -= size
+            for broker in move.replicas:
+                bytes_after[broker] += size
         old_leader = current[0] if current else None
         new_leader = move.replicas[0] if move.replicas else None
         if old_leader != new_leader:
@@ -716,11 +747,13 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> PlanStats:
                 leaders_after[new_leader] += 1
     brokers = sorted(set(snapshot.brokers) | {b for b, n in replicas_before.items() if n}
                      | {b for b, n in replicas_after.items() if n})
+    sized = sizes is not None
     bound, before, after = _topic_balance(plan, snapshot)
     return PlanStats(len(plan.moves), unchanged, replica_moves, leader_changes, tuple(
-        BrokerLoad(b, replicas_before[b], replicas_after[b], leaders_before[b], leaders_after[b])
-        for b in brokers), bound, before.worst_topic_spread, after.worst_topic_spread,
-        after.worst_topic)
+        BrokerLoad(b, replicas_before[b], replicas_after[b], leaders_before[b], leaders_after[b],
+                   bytes_before[b] if sized else None, bytes_after[b] if sized else None)
+        for b in brokers), bytes_moved if sized else None, bound, before.worst_topic_spread,
+        after.worst_topic_spread, after.worst_topic)
 
 
 def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot
@@ -742,6 +775,18 @@ def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot
     return (replica_quota(table.replicas, targets, None).units,
             balance(table.replicas, table.topic_of, table.topics, targets),
             balance(after, table.topic_of, table.topics, targets))
+
+
+def _bytes_per_broker(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int]
+                      ) -> Counter[int]:
+    """Bytes each broker holds: every partition's size on each of its replicas."""
+    held: Counter[int] = Counter()
+    for topic, partitions in snapshot.topics.items():
+        for partition, replicas in partitions.items():
+            size = sizes.get(TopicPartition(topic, partition), 0)
+            for broker in replicas:
+                held[broker] += size
+    return held
 
 
 # --- plans built from a cluster ----------------------------------------------------------------

@@ -5,13 +5,13 @@ JSON Schema validator over a million partitions would cost many times the parse 
 reading checks the same rules with plain type checks in the loop that builds the
 :class:`ClusterSnapshot`, and reports the first problem as one line naming the file and the JSON
 path (``cluster.json: $.topics.foo.3: replicas must not be empty``); a test keeps the two in
-agreement. On top of the schema, every state and reassignment must belong to a listed
+agreement. On top of the schema, every state, reassignment and size must belong to a listed
 partition, and a partition being reassigned must list exactly its target and original replicas.
 
 The folder form (``brokers.json``, ``topics.jsonl``, optional ``states.jsonl``,
-``reassigning.jsonl`` and ``meta.json``) is read and written as a stream, a topic per line, so
-neither side ever holds a 10-million partition document; JSON Lines errors name the file and
-line (``snap/topics.jsonl:17: ...``).
+``reassigning.jsonl``, ``sizes.jsonl`` and ``meta.json``) is read and written as a stream, a
+topic per line, so neither side ever holds a 10-million partition document; JSON Lines errors
+name the file and line (``snap/topics.jsonl:17: ...``).
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ BROKERS_FILE = "brokers.json"
 TOPICS_FILE = "topics.jsonl"
 STATES_FILE = "states.jsonl"
 REASSIGNING_FILE = "reassigning.jsonl"
+SIZES_FILE = "sizes.jsonl"
 META_FILE = "meta.json"
 
-_TOP_KEYS = ("version", "brokers", "topics", "states", "reassigning", "controller",
+_TOP_KEYS = ("version", "brokers", "topics", "states", "reassigning", "sizes", "controller",
              "controller_epoch")
 _META_KEYS = ("version", "controller", "controller_epoch")
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -109,11 +110,18 @@ def snapshot_from_document(doc: object, source: str, *, states: bool = True) -> 
             reassigning[name] = _reassignments(value, source, path)
             _check_reassignments_belong(name, reassigning[name], topics, source, path, path,
                                         "$.topics")
+        sizes: dict[str, dict[int, int]] = {}
+        for name, value in _object(top.get("sizes", {}), source, ("sizes",),
+                                   "must be an object of topic -> partition id -> bytes").items():
+            path = ("sizes", name)
+            _topic_name(name, source, path)
+            sizes[name] = _partition_sizes(value, source, path)
+            _check_belong(name, sizes[name], topics, source, path, path, "$.topics")
         return ClusterSnapshot(
             brokers=brokers, topics=topics, states=found,
             controller=_controller(top, source),
             controller_epoch=_controller_epoch(top, source),
-            reassigning=reassigning,
+            reassigning=reassigning, sizes=sizes,
         )
 
 
@@ -242,6 +250,19 @@ def _partition_states(value: object, source: str, path: Path_,
     return out
 
 
+def _partition_sizes(value: object, source: str, path: Path_) -> dict[int, int]:
+    """One topic's measured sizes: partition id -> bytes (an integer >= 0)."""
+    out: dict[int, int] = {}
+    for key, size in _object(value, source, path,
+                             "must be an object of partition id -> bytes").items():
+        partition = _id(key, source, (*path, key), "partition")
+        if type(size) is not int or size < 0:
+            raise _error(source, (*path, key),
+                         f"must be a size in bytes (an integer >= 0), got {_shown(size)}")
+        out[partition] = size
+    return out
+
+
 def _state(value: object, source: str, path: Path_) -> PartitionState:
     state = _object(value, source, path, "must be an object with leader and isr")
     for key in ("leader", "isr"):
@@ -338,8 +359,8 @@ def _controller_epoch(obj: Mapping[str, Any], source: str) -> int | None:
 
 def _check_belong(name: str, values: Mapping[int, object], topics: Mapping[str, TopicAssignment],
                   source: str, topic_path: Path_, values_path: Path_, topics_where: str) -> None:
-    """A rule the schema cannot express: a state or a reassignment belongs to a partition that
-    exists."""
+    """A rule the schema cannot express: a state, a reassignment or a size belongs to a
+    partition that exists."""
     partitions = topics.get(name)
     if partitions is None:
         raise _error(source, topic_path, f"no topic {name} in {topics_where}")
@@ -388,6 +409,10 @@ def _document(snapshot: ClusterSnapshot) -> dict[str, Any]:
                    for name in sorted(snapshot.reassigning) if snapshot.reassigning[name]}
     if reassigning:
         doc["reassigning"] = reassigning
+    sizes = {name: _sizes_doc(snapshot.sizes[name])
+             for name in sorted(snapshot.sizes) if snapshot.sizes[name]}
+    if sizes:
+        doc["sizes"] = sizes
     doc.update(_controller_doc(snapshot.controller, snapshot.controller_epoch))
     return doc
 
@@ -415,6 +440,10 @@ def _states_doc(states: Mapping[int, PartitionState]) -> dict[str, Any]:
 def _reassignments_doc(moving: Mapping[int, Reassignment]) -> dict[str, Any]:
     return {str(p): {"target": list(m.target), "original": list(m.original)}
             for p, m in sorted(moving.items())}
+
+
+def _sizes_doc(sizes: Mapping[int, int]) -> dict[str, int]:
+    return {str(p): size for p, size in sorted(sizes.items())}
 
 
 def _controller_doc(controller: int | None, controller_epoch: int | None) -> dict[str, Any]:
@@ -449,7 +478,7 @@ def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json"
             ((name, partitions, snapshot.states.get(name, {}))
              for name, partitions in sorted(snapshot.topics.items())),
             controller=snapshot.controller, controller_epoch=snapshot.controller_epoch,
-            reassigning=snapshot.reassigning, force=force)
+            reassigning=snapshot.reassigning, sizes=snapshot.sizes, force=force)
     else:
         raise InvalidInput(f"unknown snapshot format {fmt!r} (expected json or dir)")
 
@@ -458,22 +487,25 @@ def write_snapshot_dir(path: Path, brokers: Mapping[int, Broker],
                        topics: Iterable[tuple[str, TopicAssignment, Mapping[int, PartitionState]]],
                        *, controller: int | None = None, controller_epoch: int | None = None,
                        reassigning: Mapping[str, Mapping[int, Reassignment]] | None = None,
+                       sizes: Mapping[str, Mapping[int, int]] | None = None,
                        force: bool = False) -> None:
     """Write a snapshot folder from a stream of ``(topic, partitions, states)``, one topic in
     memory at a time: the way to write a cluster too big to hold (see :mod:`kadmin.synthetic`).
     Topics without states get no line in states.jsonl; that file exists only if some topic has
     states. The partitions in flight (``reassigning``, few at any time) go to reassigning.jsonl,
-    which likewise exists only when some partition moves."""
+    which likewise exists only when some partition moves. ``sizes`` (measured bytes per
+    partition) go to sizes.jsonl, one topic a line."""
     files.atomic_write_dir(
-        path, _dir_chunks(brokers, topics, controller, controller_epoch, reassigning or {}),
+        path, _dir_chunks(brokers, topics, controller, controller_epoch, reassigning or {},
+                          sizes or {}),
         force=force)
 
 
 def _dir_chunks(brokers: Mapping[int, Broker],
                 topics: Iterable[tuple[str, TopicAssignment, Mapping[int, PartitionState]]],
                 controller: int | None, controller_epoch: int | None,
-                reassigning: Mapping[str, Mapping[int, Reassignment]]
-                ) -> Iterator[tuple[str, bytes]]:
+                reassigning: Mapping[str, Mapping[int, Reassignment]],
+                sizes: Mapping[str, Mapping[int, int]]) -> Iterator[tuple[str, bytes]]:
     meta = {"version": VERSION, **_controller_doc(controller, controller_epoch)}
     yield META_FILE, files.dumps_json(meta)
     yield BROKERS_FILE, files.dumps_json(_brokers_doc(brokers))
@@ -484,6 +516,9 @@ def _dir_chunks(brokers: Mapping[int, Broker],
         if states:
             yield STATES_FILE, files.dumps_json(
                 {"topic": name, "states": _states_doc(states)}, compact=True)
+        if sizes.get(name):
+            yield SIZES_FILE, files.dumps_json(
+                {"topic": name, "sizes": _sizes_doc(sizes[name])}, compact=True)
     for name, moving in sorted(reassigning.items()):
         if moving:
             yield REASSIGNING_FILE, files.dumps_json(
@@ -526,10 +561,17 @@ def _read_dir(folder: Path, *, states: bool = True) -> ClusterSnapshot:
             _check_reassignments_belong(name, moving, topics, source, ("topic",),
                                         ("reassigning",), TOPICS_FILE)
             reassigning[name] = moving
+    sizes: dict[str, dict[int, int]] = {}
+    sizes_path = folder / SIZES_FILE
+    if sizes_path.exists():
+        for source, name, partition_sizes in _records(sizes_path, "sizes", _partition_sizes):
+            _check_belong(name, partition_sizes, topics, source, ("topic",), ("sizes",),
+                          TOPICS_FILE)
+            sizes[name] = partition_sizes
     return ClusterSnapshot(brokers=brokers, topics=topics, states=found,
                            controller=_controller(meta, str(meta_path)),
                            controller_epoch=_controller_epoch(meta, str(meta_path)),
-                           reassigning=reassigning)
+                           reassigning=reassigning, sizes=sizes)
 
 
 def iter_topics_jsonl(path: Path) -> Iterator[tuple[str, TopicAssignment]]:

@@ -122,3 +122,18 @@ def _table(size: int, replication_factor: int) -> tuple[list[Replicas], list[Par
     states = [PartitionState(leader=r[0], isr=r, leader_epoch=0, controller_epoch=CONTROLLER_EPOCH)
               for r in replicas]
     return replicas, states
+
+
+def synthetic_sizes(snapshot: ClusterSnapshot, seed: int = 0, median: float = 200e6,
+                    topic_sigma: float = 2.0, partition_sigma: float = 0.3
+                    ) -> dict[str, dict[int, int]]:
+    """Long-tailed partition sizes in bytes, as real clusters have them: each topic's typical
+    partition size is log-normal around ``median`` (a few huge topics, many small ones) and its
+    partitions vary log-normally around that (keys are skewed a little). Deterministic."""
+    rng = random.Random(seed)
+    out: dict[str, dict[int, int]] = {}
+    for topic in sorted(snapshot.topics):
+        typical = median * rng.lognormvariate(0.0, topic_sigma)
+        out[topic] = {p: max(1, int(typical * rng.lognormvariate(0.0, partition_sigma)))
+                      for p in sorted(snapshot.topics[topic])}
+    return out

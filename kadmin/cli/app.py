@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kadmin.cli import cluster, execute, plan, rebalance, sandbox, spark, zk
+from kadmin.cli import cluster, execute, plan, rebalance, sandbox, spark, throttle, zk
 from kadmin.cli.common import OutputClosed, err, use_security_options
 from kadmin.model import KadminError, and_more
 from kadmin.zk.security import SecuritySources
@@ -34,6 +34,7 @@ app.add_typer(cluster.app, name="cluster")
 app.add_typer(execute.topics_app, name="topics")
 app.add_typer(zk.app, name="zk")
 app.add_typer(spark.app, name="spark")
+app.add_typer(throttle.app, name="throttle")
 app.command("status")(cluster.status)
 app.command("reassign")(execute.reassign)
 app.command("verify")(execute.verify)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -14,17 +15,19 @@ from kadmin.cli.common import (
     ConnectTimeoutOpt,
     JsonOpt,
     SessionTimeoutOpt,
+    SizesOpt,
     SkipUnreadableOpt,
     ZookeeperOpt,
     connected,
     info,
     load_cluster,
     output_path,
+    partition_sizes,
     stdout_is_data,
     write_stdout,
 )
 from kadmin.model import InvalidInput
-from kadmin.zk import reader
+from kadmin.zk import config, reader
 
 app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
 
@@ -40,14 +43,16 @@ def snapshot(
         "--format", help="json: one file; dir: brokers.json + topics.jsonl (+ states.jsonl), "
                          "for very large clusters and `kadmin spark plan`.")] = "json",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing snapshot.")] = False,
+    sizes_path: SizesOpt = None,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
-    """Write the cluster's brokers, topics and partition states as a snapshot.
+    """Write the cluster's brokers, topics and partition states as a snapshot; --sizes embeds
+    partition sizes (kafka-log-dirs.sh --describe output) so that rehearsals know them.
 
     Reads ZooKeeper with -z, or converts an existing snapshot with --cluster. Example:
-    kadmin cluster snapshot -z zk1:2181/kafka --format dir --out snap/
+    kadmin cluster snapshot -z zk1:2181/kafka --format dir --out snap/ --sizes log-dirs.txt
     """
     if fmt not in ("json", "dir"):
         raise typer.BadParameter("must be json or dir", param_hint="--format")
@@ -56,6 +61,9 @@ def snapshot(
         raise InvalidInput("--out -: a snapshot folder cannot go to stdout; name a folder")
     data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
                         skip_unreadable=skip_unreadable)
+    if sizes_path is not None:
+        found = partition_sizes(sizes_path, data)
+        data = dataclasses.replace(data, sizes=found.measured if found else {})
     if to_stdout:
         write_stdout([files.dumps_json(snapshots.snapshot_to_document(data)).decode()])
     else:
@@ -77,7 +85,8 @@ def status(
     """
     with connected(zookeeper, connect_timeout, session_timeout) as client:
         live = reader.read_cluster(client)
+        in_force = config.read_throttles(client)
     snap = live.snapshot
     render.status(health.cluster_health(snap), live.in_flight, snap.controller,
                   snap.controller_epoch, health.broker_shares(snap), live.unreadable,
-                  json_output)
+                  json_output, in_force)

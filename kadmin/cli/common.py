@@ -15,7 +15,7 @@ import typer
 from kazoo.client import KazooClient
 from rich.console import Console
 
-from kadmin import snapshots
+from kadmin import sizes, snapshots
 from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
 from kadmin.zk import codec, reader, security, session
 
@@ -122,6 +122,11 @@ SkipUnreadableOpt = Annotated[bool, typer.Option(
     help="With -z: go on without the znodes kadmin cannot decode, each named on stderr (without "
          "it they stop the command with exit 1). A broker whose registration is unreadable is "
          "still a live broker: it is kept, with its id only.")]
+RATE_FORMS = "50MB (10^6 bytes), 10MiB (2^20), 1.5G, 500k or plain bytes"
+"""How a byte rate may be typed, for option help (kadmin.units parses them)."""
+SizesOpt = Annotated[Path | None, typer.Option(
+    "--sizes", help="Partition sizes: the output of kafka-log-dirs.sh --describe (header lines "
+                    "and all) or its JSON. Default: the snapshot's own sizes, if any.")]
 
 
 _security_options: ContextVar[security.SecuritySources | None] = ContextVar(
@@ -211,3 +216,13 @@ def stdout_is_data(path: Path | None) -> bool:
 
 def info(message: str, *, to_stderr: bool = False) -> None:
     (err if to_stderr else out).print(message, markup=False)
+
+
+def partition_sizes(path: Path | None, snapshot: ClusterSnapshot) -> sizes.PartitionSizes | None:
+    """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
+    partitions counted as the median and those ignored are named on stderr."""
+    found = sizes.resolve(path, snapshot)
+    if found is not None:
+        for line in sizes.warnings(found):
+            err.print(f"kadmin: warning: {line}", markup=False)
+    return found

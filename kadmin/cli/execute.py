@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -10,21 +11,25 @@ import typer
 from kadmin import executor, files, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
+    RATE_FORMS,
     ConnectTimeoutOpt,
     JsonOpt,
     JuteMaxBufferOpt,
     MaxZnodeBytesOpt,
     SessionTimeoutOpt,
+    SizesOpt,
     ZookeeperOpt,
     connected,
     err,
     finite,
     out,
+    partition_sizes,
     print_sampled,
     split_names,
     zk_settings,
 )
 from kadmin.cli.plan import load_plan
+from kadmin.health_gate import FULL_READ_INTERVAL
 from kadmin.model import (
     DeletionPlan,
     ElectionPlan,
@@ -35,6 +40,7 @@ from kadmin.model import (
     ReassignmentPlan,
     listed,
 )
+from kadmin.units import parse_bytes, parse_rate
 from kadmin.zk import reader
 
 topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True)
@@ -98,6 +104,21 @@ def reassign(
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
     allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
+    throttle: Annotated[str | None, typer.Option(
+        "--throttle", help=f"Replication throttle for each batch, bytes/s: {RATE_FORMS}. Set "
+                           "before a batch, removed after it (spec section 5).")] = None,
+    sizes_path: SizesOpt = None,
+    max_batch_bytes: Annotated[str | None, typer.Option(
+        "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")
+    ] = None,
+    no_health_gate: Annotated[bool, typer.Option(
+        "--no-health-gate", help="Do not wait before each batch while partitions outside the "
+                                 "plan are under-replicated or offline.")] = False,
+    health_interval: Annotated[float, typer.Option(
+        "--health-interval", min=0, callback=finite,
+        help="Seconds between the health gate's reads of every partition state; between them "
+             "it reads the live brokers only, and a broker lost or back forces a full read.")
+    ] = FULL_READ_INTERVAL,
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
@@ -105,23 +126,33 @@ def reassign(
     """Execute a reassignment plan in batches and wait until the controller has finished.
 
     Interrupted runs resume: run the same command again. Example:
-    kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --timeout 3600
+    kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --throttle 50MB --timeout 3600
     """
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     plan, anchor = load_reassignment(plan_path)
-    settings = executor.ExecutionSettings(batch_size=batch_size, max_znode_bytes=max_znode_bytes,
-                                          timeout=timeout, allow_rf_change=allow_rf_change)
+    if max_batch_bytes is not None and sizes_path is None:
+        raise InvalidInput("--max-batch-bytes needs partition sizes: give --sizes FILE")
+    settings = executor.ExecutionSettings(
+        batch_size=batch_size, max_znode_bytes=max_znode_bytes, timeout=timeout,
+        allow_rf_change=allow_rf_change,
+        throttle=None if throttle is None else parse_rate(throttle),
+        health_gate=not no_health_gate, health_interval=health_interval,
+        max_batch_bytes=None if max_batch_bytes is None else parse_bytes(
+            max_batch_bytes, "--max-batch-bytes"))
     zk_settings(zookeeper)
     with connected(zookeeper, connect_timeout, session_timeout) as client:
+        snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
+        found = partition_sizes(sizes_path, snapshot)
         if dry_run:
-            snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
-            batch_list, stats = executor.dry_run_reassignment(client, plan, snapshot, settings)
-            render.batches(batch_list, json_output)
+            batch_list, stats = executor.dry_run_reassignment(client, plan, snapshot, settings,
+                                                              found)
+            render.batches(batch_list, json_output, None if found is None else partial(
+                executor.weigh_move, found, snapshot))
             render.plan_stats(stats, json_output)
             return
         with render.progress(json_output) as emit:
             outcome = executor.execute_reassignment(client, plan, executor.PlanFiles(anchor),
-                                                    settings, emit)
+                                                    settings, emit, found)
     _finish(outcome, settings, json_output)
 
 

@@ -16,12 +16,14 @@ from kadmin.cli.common import (
     ConnectTimeoutOpt,
     JsonOpt,
     SessionTimeoutOpt,
+    SizesOpt,
     SkipUnreadableOpt,
     ZookeeperOpt,
     info,
     load_cluster,
     out,
     output_path,
+    partition_sizes,
     split_ints,
     split_names,
     stdout_is_data,
@@ -231,14 +233,16 @@ def stats(
     plan_file: Annotated[Path, typer.Argument(help="Reassignment plan file.")],
     cluster: ClusterOpt = None,
     zookeeper: ZookeeperOpt = None,
+    sizes_path: SizesOpt = None,
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
-    """Per-broker replica and leader counts before and after a reassignment plan.
+    """Per-broker replica and leader counts before and after a reassignment plan; with
+    partition sizes also bytes moved and bytes per broker.
 
-    Example: kadmin plan stats plans/x.json --cluster cluster.json
+    Example: kadmin plan stats plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
     snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False,
                             skip_unreadable=skip_unreadable)
@@ -246,7 +250,8 @@ def stats(
     # factor change is only shown
     plan = load_plan(plan_file, PlanKind.REASSIGN, snapshot, allow_rf_change=True)
     assert isinstance(plan, ReassignmentPlan)
-    render.plan_stats(plans.plan_stats(plan, snapshot), json_output)
+    render.plan_stats(plans.plan_stats(plan, snapshot, partition_sizes(sizes_path, snapshot)),
+                      json_output)
 
 
 @app.command()

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -24,6 +24,9 @@ from kadmin.events import (
     Event,
     ExecutionPlanned,
     Finished,
+    HealthWait,
+    ThrottleCleared,
+    ThrottleSet,
     TimedOut,
     Waiting,
     event_to_json,
@@ -39,7 +42,9 @@ from kadmin.model import (
     sample_of,
 )
 from kadmin.plans import PlanStats, ValidationReport
+from kadmin.units import human_bytes, human_duration
 from kadmin.zk import paths
+from kadmin.zk.config import EntityThrottle
 from kadmin.zk.reader import InFlight
 
 
@@ -88,22 +93,26 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
         print_json(dataclasses.asdict(stats))
         return
     bound = "" if stats.lower_bound is None else f" (lower bound {stats.lower_bound})"
+    moved = "" if stats.bytes_moved is None else f", {human_bytes(stats.bytes_moved)} to copy"
     topics = "" if stats.worst_topic_spread_after is None else (
         f"; worst topic spread {stats.worst_topic_spread_before} -> "
         f"{stats.worst_topic_spread_after}" + (f" ({stats.worst_topic})" if stats.worst_topic
                                               else ""))
     table = Table(title=f"{stats.partitions} partition(s) in the plan, {stats.unchanged} unchanged, "
                         f"{stats.replica_moves} replica move(s){bound}, {stats.leader_changes} "
-                        f"leader change(s){topics}")
+                        f"leader change(s){moved}{topics}")
+    sized = stats.bytes_moved is not None
     for column in ("broker", "replicas before", "replicas after", "leaders before",
-                   "leaders after"):
+                   "leaders after") + (("bytes before", "bytes after") if sized else ()):
         table.add_column(column, justify="right")
     shown = sample_of(stats.brokers)
     for load in shown.items:
         table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
-                      str(load.leaders_before), str(load.leaders_after))
+                      str(load.leaders_before), str(load.leaders_after),
+                      *((human_bytes(load.bytes_before or 0), human_bytes(load.bytes_after or 0))
+                        if sized else ()))
     if shown.rest:
-        table.add_row(and_more(shown.rest), "", "", "", "")
+        table.add_row(and_more(shown.rest))
     out.print(table)
 
 
@@ -172,20 +181,27 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None
             "--all' so that they lead")
 
 
-def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool) -> None:
+def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,
+            weigh: Callable[[PartitionMove], int] | None = None) -> None:
+    """The batches a run would submit; with ``weigh`` (bytes a move copies) their bytes too."""
+    def moved(b: Sequence[PartitionMove]) -> int | None:
+        return None if weigh is None else sum(map(weigh, b))
+
     if as_json:
         print_json({"batches": [
-            {"batch": i, "partitions": len(b), "first": str(b[0].tp), "last": str(b[-1].tp)}
-            for i, b in enumerate(batch_list, start=1)]})
+            {"batch": i, "partitions": len(b), "bytes": moved(b), "first": str(b[0].tp),
+             "last": str(b[-1].tp)} for i, b in enumerate(batch_list, start=1)]})
         return
     table = Table(title=f"{len(batch_list)} batch(es)")
-    for column in ("batch", "partitions", "first", "last"):
+    for column in ("batch", "partitions") + (("bytes",) if weigh else ()) + ("first", "last"):
         table.add_column(column)
     shown = sample_of(enumerate(batch_list, start=1))
     for i, b in shown.items:
-        table.add_row(str(i), str(len(b)), cell(str(b[0].tp)), cell(str(b[-1].tp)))
+        size = moved(b)
+        table.add_row(str(i), str(len(b)), *((human_bytes(size),) if size is not None else ()),
+                      cell(str(b[0].tp)), cell(str(b[-1].tp)))
     if shown.rest:
-        table.add_row(and_more(shown.rest), "", "", "")
+        table.add_row(and_more(shown.rest))
     out.print(table)
 
 
@@ -197,40 +213,72 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
             write_stdout([json.dumps(event_to_json(event)) + "\n"])
         yield emit_json
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[amount]}"),
                    TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err,
                    transient=False)
-    task = bar.add_task("starting", total=None, note="")
+    task = bar.add_task("starting", total=None, note="", amount="")
+    sized = False  # with partition sizes the bar counts bytes, else partitions
+
+    def count(done: int, total: float | None) -> None:
+        bar.update(task, completed=done, total=total,
+                   amount=f"{human_bytes(done)}/{human_bytes(total or 0)}" if sized
+                   else f"{done}/{total}")
 
     def emit(event: Event) -> None:
         # shown from the first event on: a run refused before it (bad input, conflict)
         # leaves only its error on the terminal, not an empty bar
+        nonlocal sized
         if not bar.live.is_started:
             bar.start()
         if isinstance(event, ExecutionPlanned):
             resumed = ", resuming an earlier run" if event.resumed else ""
             unit = "topic(s)" if event.operation == "delete" else "partition(s)"
+            data = "" if event.bytes_total is None else f", {human_bytes(event.bytes_total)} to copy"
             bar.console.print(
                 f"{event.operation}: {event.total} {unit}, {event.unchanged} need nothing, "
                 f"{event.already_done} already done, {event.batches} batch(es) to run"
-                f"{resumed}", markup=False)
-            bar.update(task, total=event.total, completed=event.already_done,
-                       description=event.operation)
+                f"{data}{resumed}", markup=False)
+            sized = event.bytes_total is not None
+            bar.update(task, description=event.operation)
+            if sized:
+                count(0, event.bytes_total)
+            else:
+                count(event.already_done, event.total)
         elif isinstance(event, BatchSubmitted | BatchResumed):
             verb = "resumed" if isinstance(event, BatchResumed) else "submitted"
+            data = (f", {human_bytes(event.bytes)}"
+                    if isinstance(event, BatchSubmitted) and event.bytes is not None else "")
             bar.update(task, note=f"batch {event.batch}/{event.batches} {verb} "
-                                  f"({event.size})")
+                                  f"({event.size}{data})")
+        elif isinstance(event, HealthWait):
+            bar.update(task, note=f"before batch {event.batch}: waiting while "
+                                  f"{event.under_replicated} under-replicated and {event.offline} "
+                                  f"offline partition(s) outside the plan recover "
+                                  f"({', '.join(event.sample)})")
+        elif isinstance(event, ThrottleSet):
+            bar.console.print(f"batch {event.batch}: throttle {human_bytes(event.rate)}/s set on "
+                              f"{event.brokers} broker(s), {event.topics} topic(s)", markup=False)
+        elif isinstance(event, ThrottleCleared):
+            bar.console.print(f"batch {event.batch}: kadmin's throttles removed from "
+                              f"{event.entities} config(s)", markup=False)
         elif isinstance(event, Waiting):
             note = "waiting"
             if not event.connected:
                 note = "ZooKeeper connection lost, reconnecting"
             elif event.controller is None:
                 note = "no controller elected, waiting for one"
-            bar.update(task, completed=event.done,
-                       note=f"batch {event.batch}: {event.remaining} left, {note}")
+            if sized and event.bytes_done is not None:
+                count(event.bytes_done, event.bytes_total)
+                note += _byte_note(event)
+            else:
+                count(event.done, event.total)
+            bar.update(task, note=f"batch {event.batch}: {event.remaining} left, {note}")
         elif isinstance(event, BatchDone):
-            bar.update(task, completed=event.done,
-                       note=f"batch {event.batch}/{event.batches} done")
+            if sized and event.bytes_done is not None:
+                count(event.bytes_done, bar.tasks[0].total)
+            else:
+                count(event.done, event.total)
+            bar.update(task, note=f"batch {event.batch}/{event.batches} done")
         elif isinstance(event, TimedOut):
             bar.update(task, note=f"timed out with {event.remaining} still in flight")
         elif isinstance(event, Finished):
@@ -243,9 +291,47 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
             bar.stop()
 
 
+def _byte_note(event: Waiting) -> str:
+    """``; batch 1.2 GB/3 GB, 50 MB/s, ETA batch 36s, plan 5m10s``."""
+    rate = "rate unknown yet" if event.rate is None else f"{human_bytes(event.rate)}/s"
+    eta = ("" if event.eta is None or event.batch_eta is None else
+           f", ETA batch {human_duration(event.batch_eta)}, plan {human_duration(event.eta)}")
+    return (f"; batch {human_bytes(event.batch_bytes_done or 0)}/"
+            f"{human_bytes(event.batch_bytes_total or 0)}, {rate}{eta}")
+
+
+def throttles(in_force: Sequence[EntityThrottle], as_json: bool, title: str = "throttles"
+              ) -> None:
+    """Replication throttles per config entity, kadmin's own marked; the table is sampled like
+    every list, and so is each throttled-replicas value (one entry per partition replica)."""
+    if as_json:
+        print_json({"throttles": [_throttle_doc(t) for t in in_force]})
+        return
+    if not in_force:
+        out.print(f"{title}: none", markup=False)
+        return
+    shown = sample_of(in_force)
+    table = Table(title=f"{title}: {shown.total} config(s)")
+    for column in ("config", "throttle", "set by kadmin"):
+        table.add_column(column)
+    for entity in shown.items:
+        table.add_row(cell(f"/config/{entity.entity}"),
+                      Text("\n").join(cell(f"{k}={listed(v.split(','))}")
+                                       for k, v in entity.values.items()) or "-",
+                      "yes" if entity.own else "no")
+    if shown.rest:
+        table.add_row(and_more(shown.rest))
+    out.print(table)
+
+
+def _throttle_doc(entity: EntityThrottle) -> dict[str, object]:
+    return {"config": f"/config/{entity.entity}", "values": entity.values,
+            "kadmin": entity.own.to_json() if entity.own else None}
+
+
 def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
            epoch: int | None, shares: Shares, unreadable: Sequence[tuple[str, str]],
-           as_json: bool) -> None:
+           as_json: bool, in_force: Sequence[EntityThrottle] = ()) -> None:
     warnings = sample_of(unreadable)
     doc = {
         "controller": controller, "controller_epoch": epoch,
@@ -268,6 +354,7 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
         "deletions_in_progress": list(in_flight.deletions),
         "unreadable": [{"path": p, "reason": r} for p, r in warnings.items],
         "unreadable_count": warnings.total,
+        "throttles": [_throttle_doc(t) for t in in_force],
     }
     if as_json:
         print_json(doc)
@@ -303,6 +390,9 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
                  _absent(paths.PREFERRED_REPLICA_ELECTION, broken)))
     rows.append(("topic deletions", listed(in_flight.deletions) if in_flight.deletions
                  else "none"))
+    rows.append(("replication throttles",
+                 f"{len(in_force)} config(s): {listed(f'/config/{t.entity}' for t in in_force)}"
+                 if in_force else "none"))
     for label, value in rows:
         table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
     out.print(table)

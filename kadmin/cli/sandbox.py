@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import threading
 from pathlib import Path
@@ -12,12 +13,13 @@ import typer
 
 from kadmin import executor, health, plans, synthetic
 from kadmin.cli import render
-from kadmin.cli.common import ClusterOpt, finite, named_output, out
+from kadmin.cli.common import ClusterOpt, SizesOpt, finite, named_output, out, partition_sizes
 from kadmin.cli.plan import write_plan
 from kadmin.cli.rebalance import rebalanced_plan
-from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind
-from kadmin.sandbox import Sandbox
+from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
+from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
+from kadmin.units import human_bytes, parse_rate
 from kadmin.zk import reader, session
 
 BrokersOpt = Annotated[int, typer.Option("--brokers", min=1, help="Synthetic cluster: brokers.")]
@@ -33,11 +35,23 @@ ParallelismOpt = Annotated[int, typer.Option(
 
 
 def _cluster(cluster: Path | None, brokers: int, racks: int, topics: int, partitions: int,
-             replication_factor: int) -> ClusterSnapshot:
+             replication_factor: int, sizes_path: Path | None) -> ClusterSnapshot:
+    """The snapshot with partition sizes: --sizes, else the snapshot's own, else (for a
+    generated cluster) a synthetic long-tailed distribution."""
     if cluster is not None:
-        return read_snapshot(cluster)
-    return synthetic.synthetic_cluster(brokers=brokers, topics=topics, partitions=partitions,
-                                       replication_factor=replication_factor, racks=racks)
+        snapshot = read_snapshot(cluster)
+    else:
+        snapshot = synthetic.synthetic_cluster(
+            brokers=brokers, topics=topics, partitions=partitions,
+            replication_factor=replication_factor, racks=racks)
+        if sizes_path is None:
+            return dataclasses.replace(snapshot, sizes=synthetic.synthetic_sizes(snapshot))
+    found = partition_sizes(sizes_path, snapshot)
+    if found is None:
+        return snapshot
+    complete = {t: {p: found[TopicPartition(t, p)] for p in partitions}
+                for t, partitions in snapshot.topics.items()}  # the median where unknown
+    return dataclasses.replace(snapshot, sizes=complete)
 
 
 def sandbox(
@@ -53,20 +67,36 @@ def sandbox(
     record: Annotated[Path | None, typer.Option(
         "--record", parser=named_output,
         help="Append every controller action to this JSON-lines file.")] = None,
+    sizes_path: SizesOpt = None,
+    broker_bandwidth: Annotated[str, typer.Option(
+        "--broker-bandwidth", help="Bytes/s each broker sends and receives when not throttled "
+                                   "(100MB = 10^8).")] = "100MB",
+    time_scale: Annotated[float, typer.Option(
+        "--time-scale", min=1e-3, help="Simulated seconds per real second: 3600 rehearses an "
+                                       "hour of copying in a second.")] = 1.0,
 ) -> None:
     """Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka controller, to
     rehearse plans. Runs until Ctrl-C or SIGTERM.
 
-    Example: kadmin sandbox --cluster my-cluster.json --port 2181
+    Partitions have sizes (--sizes, the snapshot's, or a synthetic long-tailed distribution for
+    a generated cluster) and a move completes once its bytes are copied at the throttle kadmin
+    set (read from the config znodes, as brokers do) or --broker-bandwidth.
+
+    Example: kadmin sandbox --cluster my-cluster.json --port 2181 --time-scale 3600
     """
-    snapshot = _cluster(cluster, brokers, racks, topics, partitions, replication_factor)
+    bandwidth = parse_rate(broker_bandwidth, "--broker-bandwidth")
+    snapshot = _cluster(cluster, brokers, racks, topics, partitions, replication_factor,
+                        sizes_path)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with Sandbox(snapshot, port=port, latency=latency_ms / 1000, parallelism=parallelism,
-                 record_path=record) as box:
+                 record_path=record, bandwidth=bandwidth,
+                 clock=ScaledClock(time_scale)) as box:
+        total = sum(sum(p.values()) for p in snapshot.sizes.values())
         out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} topic(s), "
-                  f"{snapshot.partition_count} partition(s); controller {box.controller_id}",
-                  markup=False)
+                  f"{snapshot.partition_count} partition(s), {human_bytes(total)}; controller "
+                  f"{box.controller_id}; {human_bytes(bandwidth)}/s per broker, time x"
+                  f"{time_scale:g}", markup=False)
         out.print(f"connect string: {box.connect_string}", markup=False)
         out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)", markup=False)
         with contextlib.suppress(KeyboardInterrupt):

@@ -326,6 +326,8 @@ class WaitUpdate:
     """The active controller's broker id; None while there is none (failover in progress)."""
     connected: bool
     """False while kazoo is reconnecting: the counts are then as last seen."""
+    remaining_weight: int | None = None
+    """What is left weighs this much (bytes to copy), when the caller weighs entries."""
 
 
 def _ignore(_: WaitUpdate) -> None:
@@ -345,7 +347,7 @@ def _controller(calls: ZkCalls) -> int | None:
 def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callable[[T], bool],
                remaining: Callable[[T], int], *, what: str, deadline: float,
                on_update: Callable[[WaitUpdate], None] = _ignore,
-               safety_poll: float = 5.0) -> T:
+               safety_poll: float = 5.0, weight: Callable[[T], int] | None = None) -> T:
     """Probe until ``done(value)`` or the monotonic ``deadline``; return the last value read.
 
     Woken by the watches the probe's reads arm, by every connection state change (kazoo drops
@@ -393,7 +395,8 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
                 else:
                     last, fresh = (value,), True
             if last is not None:
-                update = WaitUpdate(remaining(last[0]), controller, fresh)
+                update = WaitUpdate(remaining(last[0]), controller, fresh,
+                                    None if weight is None else weight(last[0]))
                 if update != reported:
                     on_update(update)
                     reported = update
@@ -413,8 +416,8 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
 
 
 def _wait_admin_znode(client: KazooClient, kind: PlanKind, deadline: float,
-                      on_update: Callable[[WaitUpdate], None],
-                      safety_poll: float) -> tuple[object, ...] | None:
+                      on_update: Callable[[WaitUpdate], None], safety_poll: float,
+                      weigh: Callable[[Any], int] | None = None) -> tuple[object, ...] | None:
     """Wait for the controller to delete a single-znode request: None once it has, else its
     entries at the deadline (the znode is left alone either way)."""
     znode = _ZNODES[kind]
@@ -426,17 +429,25 @@ def _wait_admin_znode(client: KazooClient, kind: PlanKind, deadline: float,
         except codec.DecodeError as exc:
             raise OperationFailed(f"{znode.path}: {exc}") from None
 
+    def weight(left: tuple[object, ...] | None) -> int:
+        assert weigh is not None
+        return 0 if left is None else sum(map(weigh, left))
+
     return wait_until(client, probe, lambda left: left is None,
                       lambda left: 0 if left is None else len(left), what=znode.path,
-                      deadline=deadline, on_update=on_update, safety_poll=safety_poll)
+                      deadline=deadline, on_update=on_update, safety_poll=safety_poll,
+                      weight=None if weigh is None else weight)
 
 
 def wait_reassignment(client: KazooClient, *, deadline: float,
                       on_update: Callable[[WaitUpdate], None] = _ignore,
-                      safety_poll: float = 5.0) -> tuple[PartitionMove, ...]:
+                      safety_poll: float = 5.0,
+                      weigh: Callable[[PartitionMove], int] | None = None
+                      ) -> tuple[PartitionMove, ...]:
     """Wait for the controller to delete /admin/reassign_partitions. Returns ``()`` when it has,
-    else the entries still in it at the deadline."""
-    left = _wait_admin_znode(client, PlanKind.REASSIGN, deadline, on_update, safety_poll)
+    else the entries still in it at the deadline. With ``weigh`` (bytes a move copies) every
+    update also says what the entries left weigh."""
+    left = _wait_admin_znode(client, PlanKind.REASSIGN, deadline, on_update, safety_poll, weigh)
     return cast(tuple[PartitionMove, ...], left or ())
 
 

@@ -366,3 +366,43 @@ def multi_create_bytes(path: str) -> int:
     goes on the wire) adds to a multi request: the operation header (type, done, err), the path
     and the empty data with their length prefixes, the ACL and the flags."""
     return 9 + 4 + len(path.encode("utf-8")) + 4 + ACL_ALLOWANCE + 4
+
+
+# --- /config/topics/<t>, /config/brokers/<id>, /config/changes/config_change_<seq> ------------
+
+
+def decode_config(data: bytes | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """A config znode: the whole document (kept when rewriting) and its ``config`` map."""
+    doc = _load_object(data)
+    config = doc.get("config", {})
+    if not isinstance(config, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in config.items()):
+        raise DecodeError("config must be an object of string -> string")
+    return doc, dict(config)
+
+
+def encode_config(doc: dict[str, Any] | None, config: dict[str, str]) -> bytes:
+    """``{"version":1,"config":{...}}``, or ``doc`` (every other key kept) with a new config."""
+    out: dict[str, Any] = {"version": 1} if doc is None else dict(doc)
+    out["config"] = config
+    return dumps(out)
+
+
+def encode_config_change(entity_path: str) -> bytes:
+    """A change notification: ``{"version":2,"entity_path":"topics/foo"}`` tells every broker to
+    re-read /config/topics/foo."""
+    return dumps({"version": 2, "entity_path": entity_path})
+
+
+def decode_config_change(data: bytes | None) -> str:
+    """The entity path a notification names (version 2; version 1 named entity_type and
+    entity_name separately)."""
+    doc = _load_object(data)
+    if "entity_path" in doc:
+        return _str(doc["entity_path"], "entity_path")
+    return f"{_str(doc.get('entity_type'), 'entity_type')}/{_str(doc.get('entity_name'), 'entity_name')}"
+
+
+def decode_json(data: bytes | None) -> dict[str, Any]:
+    """Any kadmin-written JSON object znode (its own throttle records)."""
+    return _load_object(data)

@@ -49,3 +49,17 @@ def topic_config(name: str) -> str:
 
 def broker_config(broker_id: int) -> str:
     return f"{CONFIG_BROKERS}/{broker_id}"
+
+
+def config(entity: str) -> str:
+    """``topics/foo`` -> ``/config/topics/foo`` (entity paths as notifications name them)."""
+    return f"/config/{entity}"
+
+
+KADMIN_THROTTLES = "/kadmin/throttles"
+"""kadmin's own record of the throttle entries it added, one znode per config entity
+(``/kadmin/throttles/topics/foo``). Kafka never reads it; ``throttle clear`` does."""
+
+
+def throttle_record(entity: str) -> str:
+    return f"{KADMIN_THROTTLES}/{entity}"

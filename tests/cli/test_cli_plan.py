@@ -298,6 +298,53 @@ def test_python_dash_m_entry_point(tmp_path, cluster_file):
     assert "none.json" in result.stderr and "Traceback" not in result.stderr
 
 
+def log_dirs_output(sizes: dict[str, int]) -> str:
+    """What kafka-log-dirs.sh --describe prints for one broker holding ``sizes``."""
+    doc = {"version": 1, "brokers": [{"broker": 0, "logDirs": [{
+        "logDir": "/data", "error": None, "partitions": [
+            {"partition": name, "size": size, "offsetLag": 0, "isFuture": False}
+            for name, size in sizes.items()]}]}]}
+    return ("Querying brokers for log directories information\n"
+            "Received log directory information from brokers 0\n" + json.dumps(doc) + "\n")
+
+
+def test_stats_with_sizes_and_a_snapshot_carrying_them(kadmin, cluster_file, tmp_path):
+    sizes = {f"orders-{p}": 1000 * (p + 1) for p in range(8)}
+    sizes.update({f"payments-{p}": 500 for p in range(5)})  # __consumer_offsets unknown
+    (tmp_path / "sizes.txt").write_text(log_dirs_output(sizes))
+    (tmp_path / "plan.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 7, "replicas": [3, 4, 5]}]}))
+
+    run = kadmin("plan", "stats", "plan.json", "--cluster", str(cluster_file), "--sizes",
+                 "sizes.txt", "--json")
+    assert run.code == 0, run.err
+    stats = json.loads(run.out)
+    assert stats["bytes_moved"] == 3 * 8000
+    broker3 = next(b for b in stats["brokers"] if b["broker"] == 3)
+    assert (broker3["bytes_before"], broker3["bytes_after"]) == (0, 8000)
+    assert ("no size for 3 partition(s), counted as the median 2000 bytes: "
+            "__consumer_offsets-0, __consumer_offsets-1, __consumer_offsets-2") in run.err
+
+    snap = kadmin("cluster", "snapshot", "--cluster", str(cluster_file), "--sizes", "sizes.txt",
+                  "--out", "sized.json")
+    assert snap.code == 0, snap.err
+    assert read(tmp_path / "sized.json")["sizes"]["orders"]["7"] == 8000
+    again = kadmin("plan", "stats", "plan.json", "--cluster", "sized.json", "--json")
+    assert json.loads(again.out)["bytes_moved"] == 3 * 8000
+
+
+def test_a_bad_sizes_file_exits_2_with_one_line(kadmin, cluster_file, tmp_path):
+    (tmp_path / "plan.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": 7, "replicas": [3, 4, 5]}]}))
+    (tmp_path / "sizes.txt").write_text('{"version":1,"brokers":[{"broker":0,"logDirs":'
+                                        '[{"partitions":[{"partition":"orders-x","size":1}]}]}]}')
+    run = kadmin("plan", "stats", "plan.json", "--cluster", str(cluster_file), "--sizes",
+                 "sizes.txt")
+    assert run.code == 2
+    assert run.err == ("kadmin: error: sizes.txt: $.brokers[0].logDirs[0].partitions[0]"
+                       ".partition: 'orders-x' is not \"<topic>-<partition id>\"\n")
+
+
 def test_snapshot_to_stdout_writes_no_file_named_dash(kadmin, cluster_file, tmp_path):
     run = kadmin("cluster", "snapshot", "--cluster", str(cluster_file), "--out", "-")
     assert run.code == 0, run.err

@@ -177,8 +177,8 @@ def test_serve_forever_stops_cleanly_on_sigterm() -> None:
     parent = _python("""
         from kadmin.embedded import EmbeddedZooKeeper
         with EmbeddedZooKeeper() as server:
-            print(server.port, server.pid, flush=True)
-            server.serve_forever()
+            # announced once SIGTERM stops it cleanly: the test signals as soon as it reads this
+            server.serve_forever(ready=lambda: print(server.port, server.pid, flush=True))
         print("stopped", flush=True)
     """)
     assert parent.stdout is not None

@@ -141,6 +141,28 @@ def test_a_snapshot_carries_the_moves_and_planning_from_it_is_a_conflict_too(
         assert refused.code == 3 and "payments-1 is being reassigned" in refused.err
 
 
+def test_a_sandbox_of_a_snapshot_keeps_its_moves_in_flight(
+        kadmin: Run, admin_api: Sandbox, tmp_path: Path) -> None:
+    """`kadmin sandbox --cluster` of a snapshot taken mid-move rehearses on a cluster where the
+    move is still in flight: the topic znode shows it, so kadmin reads it back and refuses to
+    plan or submit for it there too."""
+    assert kadmin("cluster", "snapshot", "-z", admin_api.connect_string, "--out",
+                  "snap.json").code == 0
+    taken = snapshots.read_snapshot(tmp_path / "snap.json")
+    hosts, _, chroot = admin_api.connect_string.partition("/")
+    with Sandbox(taken, zookeeper=hosts, chroot=f"/{chroot}/rehearsal", latency=0.0) as copy:
+        again = kadmin("cluster", "snapshot", "-z", copy.connect_string, "--out", "again.json")
+        assert again.code == 0, again.err
+        reread = snapshots.read_snapshot(tmp_path / "again.json")
+        assert reread.reassigning == {"payments": {1: Reassignment((4, 0, 1), (4, 0, 5))}}
+        assert reread.topics == taken.topics
+
+        write_plan(tmp_path / "p.json", {TopicPartition("payments", 1): (0, 1, 2)})
+        run = kadmin("reassign", "--plan", "p.json", "-z", copy.connect_string, "--dry-run")
+        assert run.code == 3, (run.out, run.err)
+        assert "payments-1 is being reassigned from [4, 0, 5] to [4, 0, 1]" in run.err
+
+
 def test_plan_validate_warns_about_a_partition_in_flight_and_sees_no_rf_change(
         kadmin: Run, admin_api: Sandbox, tmp_path: Path) -> None:
     write_plan(tmp_path / "p.json", {TopicPartition("payments", 1): (0, 1, 2)})

@@ -7,6 +7,7 @@ its own, as a real controller would. Assertions are on znode contents.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from kadmin.model import (
     OperationFailed,
     PartitionMove,
     PartitionState,
+    Reassignment,
     TopicPartition,
 )
 from kadmin.sandbox import (
@@ -38,7 +40,7 @@ from kadmin.sandbox import (
     read_events,
 )
 from kadmin.synthetic import synthetic_cluster
-from kadmin.zk import codec, paths
+from kadmin.zk import codec, paths, reader
 
 Session = Callable[[str], AbstractContextManager[KazooClient]]
 """The conftest's ``kazoo_session`` fixture: opens another plain kazoo session."""
@@ -178,6 +180,26 @@ def test_load_keeps_older_znode_versions(zk: KazooClient, controller_session: Ka
         "version", "host", "port", "jmx_port", "timestamp"}
     assert topic_doc(zk, "events") == {"version": 1, "partitions": {"0": [5, 6, 1],
                                                                     "1": [6, 1, 2]}}
+
+
+def test_load_keeps_partitions_in_flight_as_kafka_records_them(
+        zk: KazooClient, controller_session: KazooClient) -> None:
+    """A snapshot taken mid-move: the topic znode gets the full replica set with its adding and
+    removing replicas (Kafka 2.4+), so kadmin reads the move back; a partition without a state
+    is led by its original leader with only the original replicas in sync."""
+    moving = dataclasses.replace(
+        CLUSTER, topics={**CLUSTER.topics, "events": {0: (1, 2, 5, 6), 1: (6, 1, 2)}},
+        reassigning={"events": {0: Reassignment(target=(1, 2, 5), original=(1, 5, 6))}})
+    load_cluster(controller_session, moving)
+
+    assert topic_doc(zk, "events") == {
+        "version": 2, "partitions": {"0": [1, 2, 5, 6], "1": [6, 1, 2]},
+        "adding_replicas": {"0": [2]}, "removing_replicas": {"0": [6]}}
+    assert state(zk, "events", 0) == PartitionState(leader=1, isr=(1, 5, 6), controller_epoch=3)
+    assert state(zk, "events", 1) == PartitionState(leader=6, isr=(6, 1, 2), controller_epoch=3)
+    live = reader.read_cluster(zk).snapshot
+    assert live.reassigning == moving.reassigning
+    assert live.topics == moving.topics
 
 
 def test_load_refuses_a_chroot_that_is_not_empty(controller_session: KazooClient) -> None:

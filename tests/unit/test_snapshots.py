@@ -13,7 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kadmin import schema, snapshots
-from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionState, Reassignment
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    InvalidInput,
+    PartitionState,
+    Reassignment,
+    TopicPartition,
+)
 from kadmin.synthetic import synthetic_cluster
 
 SCHEMA = "cluster.schema.json"
@@ -28,6 +35,8 @@ BASE: dict[str, Any] = {
     "states": {"foo": {"0": STATE}},
     # foo-1 moves from [2, 0] to [1, 2]: its topic znode lists both, target first
     "reassigning": {"foo": {"1": {"target": [1, 2], "original": [2, 0]}}},
+    # measured sizes, the moving partition's among them: both kinds of extra travel together
+    "sizes": {"foo": {"0": 1000, "1": 2000}, "my.topic": {"0": 0}},
     "controller": {"brokerid": 0},
     "controller_epoch": 1,
 }
@@ -38,6 +47,7 @@ EXPECTED = ClusterSnapshot(
     controller=0,
     controller_epoch=1,
     reassigning={"foo": {1: Reassignment(target=(1, 2), original=(2, 0))}},
+    sizes={"foo": {0: 1000, 1: 2000}, "my.topic": {0: 0}},
 )
 
 
@@ -96,8 +106,8 @@ def test_document_round_trip_is_sorted_and_stable() -> None:
 
 MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
     (("extra",), 1,
-     "$.extra: unknown key (expected version, brokers, topics, states, reassigning, controller, "
-     "controller_epoch)"),
+     "$.extra: unknown key (expected version, brokers, topics, states, reassigning, sizes, "
+     "controller, controller_epoch)"),
     (("topics",), DELETE, "$: missing topics"),
     (("brokers",), DELETE, "$: missing brokers"),
     (("version",), DELETE, "$: missing version"),
@@ -181,6 +191,17 @@ MESSAGES: list[tuple[tuple[str, ...], object, str]] = [
                                                 "empty"),
     (("reassigning", "foo", "1", "original"), [2, 2],
      "$.reassigning.foo.1.original: original lists broker 2 twice"),
+    (("sizes",), [], "$.sizes: must be an object of topic -> partition id -> bytes"),
+    (("sizes", "a b"), {}, '$.sizes["a b"]: "a b" is not a legal topic name '
+                           '(1 to 255 characters from a-z A-Z 0-9 . _ -, and not "." or "..")'),
+    (("sizes", "foo"), [1], "$.sizes.foo: must be an object of partition id -> bytes"),
+    (("sizes", "foo", "01"), 5, '$.sizes.foo.01: "01" is not a partition id '
+                                "(a non-negative decimal integer without leading zeros)"),
+    (("sizes", "foo", "0"), -1, "$.sizes.foo.0: must be a size in bytes (an integer >= 0), got -1"),
+    (("sizes", "foo", "0"), 1.5,
+     "$.sizes.foo.0: must be a size in bytes (an integer >= 0), got 1.5"),
+    (("sizes", "foo", "0"), True,
+     "$.sizes.foo.0: must be a size in bytes (an integer >= 0), got true"),
     (("controller",), 0, '$.controller: must be an object {"brokerid": <broker id>}'),
     (("controller",), {"version": 1}, "$.controller: missing brokerid"),
     (("controller", "brokerid"), -1,
@@ -200,6 +221,8 @@ SEMANTIC: list[tuple[tuple[str, ...], object, str]] = [
     (("reassigning", "foo", "1"), {"target": [1, 2], "original": [2, 5]},
      "$.reassigning.foo.1: topic foo lists replicas [1, 2, 0] for partition 1 in $.topics, not "
      "the target and original together"),
+    (("sizes", "bar"), {"0": 1}, "$.sizes.bar: no topic bar in $.topics"),
+    (("sizes", "foo", "7"), 1, "$.sizes.foo.7: topic foo has no partition 7 in $.topics"),
 ]
 VALID: list[tuple[tuple[str, ...], object]] = [
     (("states",), DELETE),
@@ -211,6 +234,10 @@ VALID: list[tuple[tuple[str, ...], object]] = [
     (("reassigning",), DELETE),
     (("reassigning",), {}),
     (("reassigning", "foo"), {}),
+    (("sizes",), DELETE),
+    (("sizes",), {}),
+    (("sizes", "foo"), {}),
+    (("sizes", "foo", "0"), 2**63 - 1),  # a Java long, as Kafka reports it
     (("brokers", "0"), {"version": 5, "host": None, "port": -1, "jmx_port": -1,
                         "endpoints": ["SSL://h0:9093"], "timestamp": "1"}),
     (("brokers", "0", "rack"), None),
@@ -360,7 +387,8 @@ def test_folder_round_trip_and_layout(tmp_path: Path) -> None:
     path = tmp_path / "snap"
     snapshots.write_snapshot(EXPECTED, path, fmt="dir")
     assert sorted(p.name for p in path.iterdir()) == [
-        "brokers.json", "meta.json", "reassigning.jsonl", "states.jsonl", "topics.jsonl"]
+        "brokers.json", "meta.json", "reassigning.jsonl", "sizes.jsonl", "states.jsonl",
+        "topics.jsonl"]
     assert (path / "topics.jsonl").read_text() == (
         '{"topic":"foo","partitions":{"0":[0,1,2],"1":[1,2,0]}}\n'
         '{"topic":"my.topic","partitions":{"0":[2]}}\n')
@@ -378,6 +406,11 @@ def test_folder_round_trip_and_layout(tmp_path: Path) -> None:
     assert (path / "reassigning.jsonl").read_text() == (
         '{"topic":"foo","reassigning":{"1":{"target":[1,2],"original":[2,0]}}}\n')
     assert schema_accepts(json.loads((path / "reassigning.jsonl").read_text()), "reassigningLine")
+    assert (path / "sizes.jsonl").read_text() == (
+        '{"topic":"foo","sizes":{"0":1000,"1":2000}}\n'
+        '{"topic":"my.topic","sizes":{"0":0}}\n')
+    for line in (path / "sizes.jsonl").read_text().splitlines():
+        assert schema_accepts(json.loads(line), "sizesLine")
     assert snapshots.read_snapshot(path) == EXPECTED
     assert list(tmp_path.iterdir()) == [path]  # no temp sibling left
 
@@ -488,6 +521,12 @@ def test_topic_lines_agree_with_the_schema() -> None:
      "topics.jsonl, not the target and original together"),
     ("reassigning.jsonl", '{"topic":"foo","reassigning":{"1":{"target":[1,2]}}}\n',
      "reassigning.jsonl:1: $.reassigning.1: missing original"),
+    ("sizes.jsonl", '{"topic":"bar","sizes":{"0":1}}\n',
+     "sizes.jsonl:1: $.topic: no topic bar in topics.jsonl"),
+    ("sizes.jsonl", '{"topic":"foo","sizes":{"5":1}}\n',
+     "sizes.jsonl:1: $.sizes.5: topic foo has no partition 5 in topics.jsonl"),
+    ("sizes.jsonl", '{"topic":"foo","sizes":{"0":"1GB"}}\n',
+     'sizes.jsonl:1: $.sizes.0: must be a size in bytes (an integer >= 0), got "1GB"'),
     ("meta.json", '{"version": 2}', "meta.json: $.version: unsupported snapshot version 2 "
                                     "(this kadmin reads 1)"),
     ("meta.json", '{"controller": {"brokerid": 1}}', "meta.json: $: missing version"),
@@ -518,6 +557,9 @@ def test_folder_parts_agree_with_the_schema() -> None:
                           "reassigningLine")
     assert not schema_accepts({"topic": "foo", "reassigning": {"0": {"target": [1]}}},
                               "reassigningLine")
+    assert schema_accepts({"topic": "foo", "sizes": {"0": 5}}, "sizesLine")
+    assert not schema_accepts({"topic": "foo", "sizes": {"0": -5}}, "sizesLine")
+    assert not schema_accepts({"topic": "foo"}, "sizesLine")
 
 
 def test_a_folder_that_is_not_a_snapshot(tmp_path: Path) -> None:
@@ -546,3 +588,31 @@ def test_an_interrupted_stream_leaves_no_folder(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         snapshots.write_snapshot_dir(tmp_path / "snap", {0: Broker(0)}, broken())
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt", ["json", "dir"])
+@pytest.mark.parametrize(("reassigning", "sizes"), [
+    (True, True), (True, False), (False, True), (False, False)])
+def test_reassigning_and_sizes_round_trip_alone_and_together(
+        tmp_path: Path, fmt: str, reassigning: bool, sizes: bool) -> None:
+    """Each extra survives both forms with or without the other; a folder holds a file for each
+    one present and none for one absent."""
+    snap = ClusterSnapshot(EXPECTED.brokers, EXPECTED.topics, EXPECTED.states,
+                           EXPECTED.controller, EXPECTED.controller_epoch,
+                           reassigning=EXPECTED.reassigning if reassigning else {},
+                           sizes=EXPECTED.sizes if sizes else {})
+    path = tmp_path / "snap"
+    snapshots.write_snapshot(snap, path, fmt=fmt)  # type: ignore[arg-type]
+    back = snapshots.read_snapshot(path)
+    assert back == snap
+    assert back.reassignment(TopicPartition("foo", 1)) == (
+        Reassignment((1, 2), (2, 0)) if reassigning else None)
+    assert back.sizes.get("foo", {}).get(1) == (2000 if sizes else None)
+    if fmt == "dir":
+        names = {p.name for p in path.iterdir()}
+        assert ("reassigning.jsonl" in names) == reassigning
+        assert ("sizes.jsonl" in names) == sizes
+    else:
+        doc = json.loads(path.read_text())
+        assert ("reassigning" in doc, "sizes" in doc) == (reassigning, sizes)
+        assert schema_accepts(doc)

@@ -9,7 +9,7 @@ import pytest
 
 from kadmin import snapshots
 from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionState
-from kadmin.synthetic import synthetic_cluster, write_synthetic_dir
+from kadmin.synthetic import synthetic_cluster, synthetic_sizes, write_synthetic_dir
 
 
 def replica_counts(cluster: ClusterSnapshot) -> Counter[int]:
@@ -111,3 +111,15 @@ def test_bad_arguments_write_nothing(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="replication factor"):
         write_synthetic_dir(tmp_path / "snap", 2, 1, 1, 3)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_synthetic_sizes_are_long_tailed_and_deterministic() -> None:
+    snapshot = synthetic_cluster(brokers=6, topics=200, partitions=10, replication_factor=3)
+    sizes = synthetic_sizes(snapshot, seed=1)
+    assert synthetic_sizes(snapshot, seed=1) == sizes
+    assert sizes.keys() == snapshot.topics.keys()
+    values = sorted(v for partitions in sizes.values() for v in partitions.values())
+    median = values[len(values) // 2]
+    # a long tail: the largest partitions are orders of magnitude above the median
+    assert values[-1] > 50 * median and values[0] < median / 50
+    assert all(v >= 1 for v in values)

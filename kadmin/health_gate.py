@@ -1,0 +1,99 @@
+"""The health gate: before each batch, wait while partitions outside the plan are
+under-replicated or offline (Cruise Control postpones moves then; a move started on a cluster
+already short of replicas makes the shortage worse).
+
+Knowing every partition's health takes one ZooKeeper read per partition. Doing that before each
+of a plan's thousand batches would put on ZooKeeper the load kadmin promises never to put on it
+(a 30,000-partition plan spent ten times longer reading states than moving data). So the gate
+reads the whole cluster before the first batch and again at most once per ``interval``; before
+the batches in between it reads only the live brokers (one getChildren), and a broker gone or
+back since the last full read forces a full read at once: a broker lost is what makes partitions
+under-replicated or offline in bulk. An unhealthy partition found by a full read is then watched
+alone (a ZooKeeper watch on its state and on the live brokers) until it is healthy again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+
+from kazoo.client import KazooClient
+
+from kadmin import health
+from kadmin.events import Event, HealthWait
+from kadmin.model import OperationFailed, TopicPartition, sample_of
+from kadmin.zk import admin, codec, paths, reader
+
+FULL_READ_INTERVAL = 60.0
+"""Seconds between two full reads of the partition states, by default."""
+
+
+@dataclass
+class HealthGate:
+    """One run's gate; remembers when it last read every partition and which brokers were live."""
+
+    client: KazooClient
+    outside: Callable[[TopicPartition], bool]
+    """Whether a partition is outside the plan (the plan's own partitions are expected to lag)."""
+    interval: float = FULL_READ_INTERVAL
+    clock: Callable[[], float] = time.monotonic
+    _read_at: float | None = field(default=None, init=False)
+    _live: frozenset[str] | None = field(default=None, init=False)
+
+    def wait(self, number: int, deadline: float, emit: Callable[[Event], None]) -> None:
+        """Return once the cluster outside the plan is healthy; OperationFailed at the deadline."""
+        live = self._live_brokers()
+        if (self._read_at is not None and live == self._live
+                and self.clock() - self._read_at < self.interval):
+            return
+        while not self._healthy(number, deadline, emit):
+            pass
+
+    def _live_brokers(self) -> frozenset[str]:
+        return frozenset(self.client.get_children(paths.BROKER_IDS))
+
+    def _healthy(self, number: int, deadline: float, emit: Callable[[Event], None]) -> bool:
+        """A full read; True when healthy, else wait until the unhealthy partitions it found are
+        healthy (False: read everything again, others may have fallen behind meanwhile)."""
+        live = self._live_brokers()
+        snapshot = reader.read_cluster(self.client).snapshot
+        found = health.cluster_health(snapshot)
+        offline = [tp for tp in found.offline if self.outside(tp)]
+        under = [tp for tp in found.under_replicated if self.outside(tp) and tp not in offline]
+        if not offline and not under:
+            self._read_at, self._live = self.clock(), live
+            return True
+        watched = offline + under
+        emit(HealthWait(number, len(under), len(offline), tuple(map(str, sample_of(watched).items))))
+        # the replication factor: while a partition moves, its original replicas (those being
+        # added do not count until they join, as in health.cluster_health)
+        replica_count = {tp: len(snapshot.settled_replicas(tp) or ()) for tp in watched}
+        left = admin.wait_until(self.client, partial(_unhealthy, replica_count),
+                                lambda n: n == 0, lambda n: n, what="partition states",
+                                deadline=deadline)
+        if left:
+            raise OperationFailed(
+                f"reassign: timed out before batch {number} while {left} partition(s) outside "
+                "the plan stayed under-replicated or offline; batch not submitted (rerun to "
+                "resume, or --no-health-gate)", details=map(str, watched))
+        return False
+
+
+def _unhealthy(replica_count: Mapping[TopicPartition, int], calls: admin.ZkCalls) -> int:
+    """How many of the watched partitions (-> replica count) are still offline or
+    under-replicated; each read arms a watch, so a change wakes the wait."""
+    alive = {int(b) for b in calls.children(paths.BROKER_IDS) if b.isdigit()}
+    count = 0
+    for tp, replicas in replica_count.items():
+        data = calls.data(paths.partition_state(*tp))
+        if data is None:
+            continue  # deleted meanwhile: no longer anyone's concern
+        try:
+            state = codec.decode_state(data)
+        except codec.DecodeError:
+            count += 1
+            continue
+        count += state.leader not in alive or len(set(state.isr)) < replicas
+    return count

@@ -1,0 +1,220 @@
+"""Partition sizes, from ``kafka-log-dirs.sh --describe`` or a snapshot. Pure parsing.
+
+ZooKeeper holds no sizes (spec section 6), so they come from Kafka's own tool, exactly as it
+prints them: two header lines (``Querying brokers for log directories information``,
+``Received log directory information from brokers 0,1,2``) and one JSON document, or that JSON
+document alone. A partition's size is the largest size among its replicas that are not
+``isFuture`` (a future replica is a copy being made by ``kafka-reassign-partitions.sh
+--log-dirs``, possibly half-written). ``partition`` is ``<topic>-<id>`` and a topic name may
+itself contain ``-``, so the name splits at the last one.
+
+Every way a sizes file can be wrong is one :class:`InvalidInput` line naming the file and the
+JSON path. A partition of the cluster that no log dir reports (a broker that did not answer,
+a topic created since) is not an error: it is named in a warning and counts as the median size
+of the partitions that have one, so byte totals stay plausible rather than silently low.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from kadmin import files
+from kadmin.model import MAX_ID, ClusterSnapshot, InvalidInput, TopicPartition, listed
+
+SizeMap = Mapping[str, Mapping[int, int]]
+"""Topic -> partition id -> bytes, nested like :class:`ClusterSnapshot`'s topics and states."""
+
+_MAX_SIZE = 2**63 - 1
+"""A replica's size is a Java long in Kafka."""
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionSizes(Mapping[TopicPartition, int]):
+    """The size in bytes of every partition of one cluster: ``sizes[tp]``.
+
+    ``measured`` holds the sizes the source reported (only the cluster's partitions);
+    ``missing`` are the cluster's partitions it did not report, which count as ``median`` (the
+    median of the measured sizes) so that totals are not silently low; ``ignored`` are
+    partitions of the source that the cluster does not have. Iterating gives every partition of
+    the cluster, measured ones first.
+    """
+
+    measured: SizeMap
+    missing: tuple[TopicPartition, ...] = ()
+    median: int = 0
+    ignored: tuple[TopicPartition, ...] = ()
+    source: str = ""
+    """The file (or ``snapshot``) the sizes came from, for messages."""
+
+    @cached_property
+    def _missing(self) -> frozenset[TopicPartition]:
+        return frozenset(self.missing)
+
+    def __getitem__(self, tp: TopicPartition) -> int:
+        partitions = self.measured.get(tp.topic)
+        if partitions is not None and tp.partition in partitions:
+            return partitions[tp.partition]
+        if tp in self._missing:
+            return self.median
+        raise KeyError(tp)
+
+    def __iter__(self) -> Iterator[TopicPartition]:
+        for topic, partitions in self.measured.items():
+            for partition in partitions:
+                yield TopicPartition(topic, partition)
+        yield from self.missing
+
+    def __len__(self) -> int:
+        return sum(map(len, self.measured.values())) + len(self.missing)
+
+    def total(self) -> int:
+        """Bytes of all partitions (one replica each)."""
+        return sum(sum(p.values()) for p in self.measured.values()) + self.median * len(
+            self.missing)
+
+
+@dataclass(frozen=True)
+class _Replica:
+    topic: str
+    partition: int
+    size: int
+    future: bool
+
+
+def parse_log_dirs(data: bytes, source: str) -> dict[str, dict[int, int]]:
+    """The partition sizes in the output of ``kafka-log-dirs.sh --describe`` (header lines
+    and all) or its JSON alone: topic -> partition -> largest non-future replica size."""
+    doc = files.parse_json(_json_part(data, source), source)
+    sizes: dict[str, dict[int, int]] = {}
+    for replica in _replicas(doc, source):
+        if replica.future:
+            continue
+        partitions = sizes.setdefault(replica.topic, {})
+        if replica.size > partitions.get(replica.partition, -1):
+            partitions[replica.partition] = replica.size
+    return sizes
+
+
+def _json_part(data: bytes, source: str) -> bytes:
+    """Everything from the first line that starts a JSON object: the tool's header lines are
+    plain text, and a file of JSON alone starts at once."""
+    offset = 0
+    for line in data.splitlines(keepends=True):
+        if line.lstrip().startswith(b"{"):
+            return data[offset:]
+        offset += len(line)
+    raise InvalidInput(f"{source}: no JSON document found; expected the output of "
+                       "kafka-log-dirs.sh --describe (or its JSON)")
+
+
+def _where(source: str, path: str) -> str:
+    return f"{source}: {path}"
+
+
+def _replicas(doc: object, source: str) -> Iterator[_Replica]:
+    if not isinstance(doc, dict) or not isinstance(doc.get("brokers"), list):
+        raise InvalidInput(f"{_where(source, '$')}: expected an object with a \"brokers\" list "
+                           "(kafka-log-dirs.sh --describe output)")
+    if doc.get("version", 1) != 1:
+        raise InvalidInput(f"{_where(source, '$.version')}: unsupported version "
+                           f"{doc.get('version')!r} (kadmin reads 1)")
+    for b, broker in enumerate(doc["brokers"]):
+        at = f"$.brokers[{b}]"
+        if not isinstance(broker, dict) or not isinstance(broker.get("logDirs"), list):
+            raise InvalidInput(f"{_where(source, at)}: expected an object with a \"logDirs\" "
+                               "list")
+        for d, log_dir in enumerate(broker["logDirs"]):
+            dir_at = f"{at}.logDirs[{d}]"
+            partitions = log_dir.get("partitions") if isinstance(log_dir, dict) else None
+            if not isinstance(partitions, list):
+                raise InvalidInput(f"{_where(source, dir_at)}: expected an object with a "
+                                   "\"partitions\" list")
+            for p, entry in enumerate(partitions):
+                yield _replica(entry, source, f"{dir_at}.partitions[{p}]")
+
+
+def _replica(entry: object, source: str, at: str) -> _Replica:
+    if not isinstance(entry, dict):
+        raise InvalidInput(f"{_where(source, at)}: expected an object with partition, size "
+                           "and isFuture")
+    name, size, future = entry.get("partition"), entry.get("size"), entry.get("isFuture", False)
+    if not isinstance(name, str):
+        raise InvalidInput(f"{_where(source, at + '.partition')}: expected \"<topic>-<id>\", "
+                           f"got {name!r}")
+    topic, dash, number = name.rpartition("-")
+    if not (dash and topic and number.isascii() and number.isdigit()
+            and int(number) <= MAX_ID):
+        raise InvalidInput(f"{_where(source, at + '.partition')}: {name!r} is not "
+                           "\"<topic>-<partition id>\"")
+    if type(size) is not int or not 0 <= size <= _MAX_SIZE:
+        raise InvalidInput(f"{_where(source, at + '.size')}: expected a size in bytes (an "
+                           f"integer >= 0), got {size!r}")
+    if type(future) is not bool:
+        raise InvalidInput(f"{_where(source, at + '.isFuture')}: expected true or false, "
+                           f"got {future!r}")
+    return _Replica(topic, int(number), size, future)
+
+
+def sizes_for(measured: SizeMap, snapshot: ClusterSnapshot, source: str) -> PartitionSizes:
+    """``measured`` sizes fitted to ``snapshot``'s partitions: those the cluster lacks are
+    ``ignored``, those it has without a size are ``missing`` and count as the median. A source
+    that sizes none of the cluster's partitions is an error: it is another cluster's."""
+    kept: dict[str, dict[int, int]] = {}
+    ignored: list[TopicPartition] = []
+    for topic, partitions in measured.items():
+        assignment = snapshot.topics.get(topic, {})
+        for partition, size in partitions.items():
+            if partition in assignment:
+                kept.setdefault(topic, {})[partition] = size
+            else:
+                ignored.append(TopicPartition(topic, partition))
+    missing = [TopicPartition(topic, partition)
+               for topic in sorted(snapshot.topics)
+               for partition in sorted(snapshot.topics[topic])
+               if partition not in kept.get(topic, {})]
+    if snapshot.partition_count and not kept:
+        raise InvalidInput(f"{source}: sizes none of the cluster's {snapshot.partition_count} "
+                           "partitions (a file of another cluster?)")
+    values = [size for partitions in kept.values() for size in partitions.values()]
+    median = int(statistics.median_low(values)) if values else 0
+    return PartitionSizes(kept, tuple(missing), median, tuple(sorted(ignored)), source)
+
+
+def read_sizes(path: Path, snapshot: ClusterSnapshot) -> PartitionSizes:
+    """The sizes in a ``kafka-log-dirs.sh --describe`` output file, fitted to ``snapshot``."""
+    data = files.read_bytes(path)
+    with files.gc_paused():
+        return sizes_for(parse_log_dirs(data, str(path)), snapshot, str(path))
+
+
+def snapshot_sizes(snapshot: ClusterSnapshot) -> PartitionSizes | None:
+    """The sizes a snapshot carries (``cluster snapshot --sizes``), or None when it has none."""
+    if not snapshot.sizes:
+        return None
+    return sizes_for(snapshot.sizes, snapshot, "the snapshot's sizes")
+
+
+def resolve(path: Path | None, snapshot: ClusterSnapshot) -> PartitionSizes | None:
+    """``--sizes FILE`` when given, else the snapshot's own sizes, else None."""
+    return read_sizes(path, snapshot) if path is not None else snapshot_sizes(snapshot)
+
+
+def moved_bytes(size: int, current: tuple[int, ...], target: tuple[int, ...]) -> int:
+    """Bytes a move copies: one full copy of the partition per new replica."""
+    return size * len(set(target) - set(current))
+
+
+def warnings(sizes: PartitionSizes) -> tuple[str, ...]:
+    """One line per kind of gap, each naming the first partitions and counting the rest."""
+    out = []
+    if sizes.missing:
+        out.append(f"{sizes.source}: no size for {len(sizes.missing)} partition(s), counted as "
+                   f"the median {sizes.median} bytes: {listed(sizes.missing)}")
+    if sizes.ignored:
+        out.append(f"{sizes.source}: {len(sizes.ignored)} partition(s) not in the cluster, "
+                   f"ignored: {listed(sizes.ignored)}")
+    return tuple(out)
