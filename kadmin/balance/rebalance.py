@@ -18,6 +18,7 @@ from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.replicas import move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, groups_of, quota
+from kadmin.balance.weighted import balance_bytes
 from kadmin.model import InvalidInput, Replicas
 
 
@@ -42,6 +43,8 @@ class Rebalance:
     partitions as wide as the broker list); 0 means the spread ends at most 1."""
     partial: bool
     """True when a limit cut the plan short: running again continues."""
+    bytes_moved: int | None = None
+    """With ``--balance bytes``: the bytes the plan copies (``lower_bound`` is then in bytes)."""
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -79,8 +82,32 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = _within(before, moved, wanted, limits.max_moves, _move_change)
         partial = True
+    final, cut = _with_leaders(before, moved, brokers, leaders, limits)
+    return Rebalance(final, replica_moves(before, final), wanted.units,
+                     leader_changes(before, final), unplaced, partial or cut)
+
+
+def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],
+                    rack_of: Mapping[int, str] | None = None, *, leaders: bool = True
+                    ) -> Rebalance:
+    """``--balance bytes``: bytes per broker within one largest partition of each other, moving
+    as few bytes as :func:`kadmin.balance.weighted.balance_bytes` finds, then the same leader
+    step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``."""
+    before = table.replicas
+    moved = balance_bytes(table, sizes, brokers, rack_of)
+    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits())
+    return Rebalance(final, replica_moves(before, final), moved.lower_bound,
+                     leader_changes(before, final), 0, False, moved.bytes_moved)
+
+
+def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
+                  brokers: Collection[int], leaders: bool, limits: Limits
+                  ) -> tuple[dict[int, Replicas], bool]:
+    """``moved`` plus, with ``leaders``, the fewest reorderings that balance preferred leaders
+    within ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
     after = [moved.get(i, members) for i, members in enumerate(before)]
     final = dict(moved)
+    partial = False
     if leaders:
         reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
                                      leader_quota(after, brokers))
@@ -98,9 +125,7 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
                                     lambda i, old, new: Change(i, old[:1], cost[i]))
                 partial = True
         final.update(reordered)
-    final = {i: r for i, r in final.items() if r != before[i]}
-    return Rebalance(final, replica_moves(before, final), wanted.units,
-                     leader_changes(before, final), unplaced, partial)
+    return {i: r for i, r in final.items() if r != before[i]}, partial
 
 
 def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],

@@ -37,7 +37,7 @@ class ByteBalance:
 
 def byte_lower_bound(table: PartitionTable, sizes: Sequence[int], targets: Collection[int]
                      ) -> int:
-    held = _bytes_per_broker(table, sizes)
+    held = bytes_per_broker(table.replicas, sizes)
     largest = max(sizes, default=0)
     total = sum(size * len(r) for size, r in zip(sizes, table.replicas, strict=True))
     mean = total / len(targets)
@@ -51,7 +51,7 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
     the largest partition (or no move helps any more)."""
     targets = frozenset(targets)
     held = {b: 0 for b in targets}
-    held.update(_bytes_per_broker(table, sizes))
+    held.update(bytes_per_broker(table.replicas, sizes))
     current: dict[int, list[int]] = {}
     by_broker: dict[int, list[tuple[int, int]]] = {}
     """Per broker, (size, partition) ascending, for best fit; stale entries skipped."""
@@ -130,9 +130,10 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
     return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets), largest)
 
 
-def _bytes_per_broker(table: PartitionTable, sizes: Sequence[int]) -> dict[int, int]:
+def bytes_per_broker(replicas: Sequence[Replicas], sizes: Sequence[int]) -> dict[int, int]:
+    """Bytes each broker holds: every partition's size once per replica."""
     held: dict[int, int] = {}
-    for size, members in zip(sizes, table.replicas, strict=True):
+    for size, members in zip(sizes, replicas, strict=True):
         for b in members:
             held[b] = held.get(b, 0) + size
     return held

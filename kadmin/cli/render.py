@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
@@ -127,6 +127,22 @@ class Rebalanced:
     after: Balance
     resized: bool
     """A replication factor change, not a rebalance."""
+    byte_figures: ByteFigures | None = None
+    """With partition sizes."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ByteFigures:
+    """Bytes a rebalance copies, and the bytes each broker holds of the selected topics."""
+
+    moved: int
+    before: Mapping[int, int]
+    after: Mapping[int, int]
+
+
+def _byte_spread(held: Mapping[int, int], brokers: Iterable[int]) -> int:
+    amounts = [held.get(b, 0) for b in brokers]
+    return max(amounts) - min(amounts) if amounts else 0
 
 
 def _balance_json(balance: Balance) -> dict[str, object]:
@@ -138,7 +154,7 @@ def _balance_json(balance: Balance) -> dict[str, object]:
 def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None:
     """The summary of a rebalance; the plan itself went to ``written`` (None: to stdout, or no
     plan because nothing needs to move)."""
-    r, before, after = figures.result, figures.before, figures.after
+    r, before, after, sized = figures.result, figures.before, figures.after, figures.byte_figures
     rollback = files.sibling(written, ".rollback.json") if written else None
     if as_json and (written or not figures.partitions):
         print_json({
@@ -148,9 +164,14 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None
             "replica_moves": r.replica_moves, "lower_bound": r.lower_bound,
             "leader_changes": r.leader_changes, "partial": r.partial, "unplaced": r.unplaced,
             "before": _balance_json(before), "after": _balance_json(after),
+            "balance": "replicas" if r.bytes_moved is None else "bytes",
+            "bytes_moved": None if sized is None else sized.moved,
+            "bytes_lower_bound": r.lower_bound if r.bytes_moved is not None else None,
             "brokers": [{"broker": b, "replicas_before": before.replicas[b],
                          "replicas_after": after.replicas[b],
-                         "leaders_before": before.leaders[b], "leaders_after": after.leaders[b]}
+                         "leaders_before": before.leaders[b], "leaders_after": after.leaders[b],
+                         **({} if sized is None else {"bytes_before": sized.before.get(b, 0),
+                                                     "bytes_after": sized.after.get(b, 0)})}
                         for b in before.replicas]})
         return
     console = out if written or not figures.partitions else err
@@ -160,8 +181,22 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None
             f"{len(before.replicas)} broker(s) (replica spread {before.replica_spread}, leader "
             f"spread {before.leader_spread}); no plan written")
         return
-    say(f"{r.replica_moves} replica move(s) (lower bound {r.lower_bound}), {r.leader_changes} "
-        f"leader change(s), in {figures.partitions} partition(s) of {figures.topics} topic(s)")
+    if r.bytes_moved is None:
+        say(f"{r.replica_moves} replica move(s) (lower bound {r.lower_bound}), "
+            f"{r.leader_changes} leader change(s), in {figures.partitions} partition(s) of "
+            f"{figures.topics} topic(s)")
+    else:
+        say(f"{human_bytes(r.bytes_moved)} to copy (lower bound {human_bytes(r.lower_bound)}) in "
+            f"{r.replica_moves} replica move(s), {r.leader_changes} leader change(s), in "
+            f"{figures.partitions} partition(s) of {figures.topics} topic(s)")
+    if sized is not None:
+        targets = list(before.replicas)
+        if r.bytes_moved is None:
+            say(f"{human_bytes(sized.moved)} to copy")
+        say(f"bytes per broker: spread {human_bytes(_byte_spread(sized.before, targets))} -> "
+            f"{human_bytes(_byte_spread(sized.after, targets))}")
+        print_sampled(console, (f"broker {b}: {human_bytes(sized.before.get(b, 0))} -> "
+                                f"{human_bytes(sized.after.get(b, 0))}" for b in targets), "  ")
     say(f"replica spread {before.replica_spread} -> {after.replica_spread}, leader spread "
         f"{before.leader_spread} -> {after.leader_spread}, worst topic spread "
         f"{before.worst_topic_spread} -> {after.worst_topic_spread}"

@@ -183,3 +183,68 @@ def test_plan_to_stdout_and_summary_to_stderr(kadmin, tmp_path):
     assert run.code == 0, run.err
     assert len(json.loads(run.out)["partitions"]) > 0
     assert run.err.startswith("12 replica move(s) (lower bound 12)")
+
+
+def log_dirs(sizes: dict[tuple[str, int], int]) -> str:
+    """kafka-log-dirs.sh --describe output, header lines and all."""
+    doc = {"version": 1, "brokers": [{"broker": 0, "logDirs": [{
+        "logDir": "/data", "error": None, "partitions": [
+            {"partition": f"{t}-{p}", "size": size, "offsetLag": 0, "isFuture": False}
+            for (t, p), size in sizes.items()]}]}]}
+    return ("Querying brokers for log directories information\n"
+            "Received log directory information from brokers 0\n" + json.dumps(doc) + "\n")
+
+
+GROWN_SIZES = {**{("orders", p): 10**9 * (p + 1) for p in range(12)},
+               **{("events", p): 10**6 for p in range(6)}}
+"""Long-tailed: orders-11 is 12 GB, every events partition 1 MB."""
+
+
+def held_bytes(assignment: dict[tuple[str, int], list[int]]) -> dict[int, int]:
+    return {b: sum(GROWN_SIZES[tp] for tp, r in assignment.items() if b in r) for b in range(4)}
+
+
+def test_balance_bytes_evens_out_bytes_and_reports_them_against_the_bound(kadmin, tmp_path):
+    (tmp_path / "sizes.txt").write_text(log_dirs(GROWN_SIZES))
+    run = kadmin("plan", "rebalance", "--cluster", str(write(tmp_path, GROWN)), "--out", "p.json",
+                 "--sizes", "sizes.txt", "--balance", "bytes", "--json")
+    assert run.code == 0, run.err
+    summary = json.loads(run.out)
+    before = held_bytes(applied(GROWN, tmp_path / "p.rollback.json"))
+    after = held_bytes(applied(GROWN, tmp_path / "p.json"))
+    assert max(after.values()) - min(after.values()) <= 12 * 10**9  # one largest partition
+    assert max(before.values()) - min(before.values()) > 12 * 10**9
+    moved = sum(GROWN_SIZES[(e["topic"], e["partition"])] * len(
+        set(e["replicas"]) - set(GROWN["topics"][e["topic"]][str(e["partition"])]))
+        for e in json.loads((tmp_path / "p.json").read_text())["partitions"])
+    assert summary["balance"] == "bytes" and summary["bytes_moved"] == moved
+    assert moved >= summary["bytes_lower_bound"] > 0
+    assert [(b["bytes_before"], b["bytes_after"]) for b in summary["brokers"]] == [
+        (before[b], after[b]) for b in range(4)]
+
+
+def test_replica_balance_with_sizes_reports_bytes_too(kadmin, tmp_path):
+    (tmp_path / "sizes.txt").write_text(log_dirs(GROWN_SIZES))
+    run = kadmin("plan", "rebalance", "--cluster", str(write(tmp_path, GROWN)), "--out", "p.json",
+                 "--sizes", "sizes.txt")
+    assert run.code == 0, run.err
+    lines = run.out.splitlines()
+    assert lines[0].startswith("12 replica move(s) (lower bound 12)")
+    assert lines[1].endswith(" to copy") and lines[2].startswith("bytes per broker: spread ")
+    assert lines[3:7] == [f"  broker {b}: " + lines[3 + b].split(": ", 1)[1] for b in range(4)]
+    assert lines[6].startswith("  broker 3: 0 B -> ")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--balance", "bytes"], "--balance bytes needs partition sizes: give --sizes FILE"),
+    (["--balance", "bytes", "--sizes", "sizes.txt", "--max-moves", "3"],
+     "--balance bytes makes a whole plan: it does not combine with"),
+    (["--balance", "disk"], "Invalid value for --balance: must be replicas or bytes"),
+    (["--sizes", "missing.txt"], "missing.txt"),
+])
+def test_byte_balancing_mistakes_exit_2(kadmin, tmp_path, args, message):
+    (tmp_path / "sizes.txt").write_text(log_dirs(GROWN_SIZES))
+    run = kadmin("plan", "rebalance", "--cluster", str(write(tmp_path, GROWN)), "--out", "p.json",
+                 *args)
+    assert run.code == 2 and message in run.err and run.err.count("\n") == 1, run.err
+    assert not (tmp_path / "p.json").exists()
