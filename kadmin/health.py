@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
+from kadmin.balance.metrics import balance, spread
+from kadmin.balance.table import PartitionTable
 from kadmin.model import ClusterSnapshot, Reassignment, TopicPartition
 
 
@@ -55,3 +58,41 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
         reassigning=tuple((tp, moving) for tp in snapshot.reassigning_partitions()
                           if (moving := snapshot.reassignment(tp)) is not None),
     )
+
+
+@dataclass(frozen=True)
+class BrokerShare:
+    broker: int
+    rack: str | None
+    replicas: int
+    preferred: int
+    """Partitions whose preferred replica (first) it is: what it leads after elections."""
+    leading: int
+    """Partitions it leads now (state znodes)."""
+
+
+@dataclass(frozen=True)
+class Shares:
+    """How replicas and leadership are spread over the registered brokers: where an operator
+    looks for skew first (``kadmin plan rebalance`` fixes it)."""
+
+    brokers: tuple[BrokerShare, ...]
+    replica_spread: int
+    preferred_spread: int
+    leader_spread: int
+    worst_topic_spread: int
+    worst_topic: str | None
+
+
+def broker_shares(snapshot: ClusterSnapshot) -> Shares:
+    table = PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics))
+    registered = sorted(snapshot.brokers)
+    figures = balance(table.replicas, table.topic_of, table.topics, registered)
+    leading = Counter(state.leader for states in snapshot.states.values()
+                      for state in states.values())
+    leaders = {b: leading[b] for b in registered}
+    return Shares(
+        tuple(BrokerShare(b, snapshot.brokers[b].rack, figures.replicas[b], figures.leaders[b],
+                          leaders[b]) for b in registered),
+        figures.replica_spread, figures.leader_spread, spread(leaders),
+        figures.worst_topic_spread, figures.worst_topic)

@@ -26,6 +26,9 @@ from typing import Any, TypeVar
 from jsonschema.protocols import Validator
 
 from kadmin import schema
+from kadmin.balance.metrics import Balance, balance
+from kadmin.balance.rebalance import replica_quota
+from kadmin.balance.table import PartitionTable
 from kadmin.jsontext import json_path
 from kadmin.model import (
     MAX_ID,
@@ -695,6 +698,14 @@ class PlanStats:
     brokers: tuple[BrokerLoad, ...]
     bytes_moved: int | None = None
     """Bytes copied: each partition's size once per replica it gains (None without sizes)."""
+    lower_bound: int | None = None
+    """The fewest moves that balance the plan's topics over the brokers they end on (spec
+    section 7): a plan that moves more copies more data than balance needs."""
+    worst_topic_spread_before: int | None = None
+    worst_topic_spread_after: int | None = None
+    worst_topic: str | None = None
+    """The topic spread least evenly after the plan, over the brokers the plan's topics end on.
+    The four are None where they were not computed (the Spark planner's totals)."""
 
 
 def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
@@ -737,10 +748,33 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
     brokers = sorted(set(snapshot.brokers) | {b for b, n in replicas_before.items() if n}
                      | {b for b, n in replicas_after.items() if n})
     sized = sizes is not None
+    bound, before, after = _topic_balance(plan, snapshot)
     return PlanStats(len(plan.moves), unchanged, replica_moves, leader_changes, tuple(
         BrokerLoad(b, replicas_before[b], replicas_after[b], leaders_before[b], leaders_after[b],
                    bytes_before[b] if sized else None, bytes_after[b] if sized else None)
-        for b in brokers), bytes_moved if sized else None)
+        for b in brokers), bytes_moved if sized else None, bound, before.worst_topic_spread,
+        after.worst_topic_spread, after.worst_topic)
+
+
+def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot
+                   ) -> tuple[int, Balance, Balance]:
+    """The lower bound of moves and the balance before and after, for the plan's topics over
+    the brokers they end on: what ``plan rebalance`` would report for the same topics."""
+    table = PartitionTable.from_topics(snapshot.topics,
+                                       sorted({m.topic for m in plan.moves} & set(snapshot.topics)))
+    after = list(table.replicas)
+    index = {tp: i for i, tp in enumerate(map(table.tp, range(len(table))))}
+    for move in plan.moves:
+        i = index.get(move.tp)
+        if i is not None:
+            after[i] = move.replicas
+    targets = sorted({b for members in after for b in members})
+    if not targets:  # no move, no topic: nothing to balance
+        nothing = balance([], [], [], [])
+        return 0, nothing, nothing
+    return (replica_quota(table.replicas, targets, None).units,
+            balance(table.replicas, table.topic_of, table.topics, targets),
+            balance(after, table.topic_of, table.topics, targets))
 
 
 def _bytes_per_broker(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int]

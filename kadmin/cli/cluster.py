@@ -88,6 +88,5 @@ def status(
         in_force = config.read_throttles(client)
     snap = live.snapshot
     render.status(health.cluster_health(snap), live.in_flight, snap.controller,
-                  snap.controller_epoch,
-                  [(b, snap.brokers[b].rack) for b in sorted(snap.brokers)],
-                  live.unreadable, json_output, in_force)
+                  snap.controller_epoch, health.broker_shares(snap), live.unreadable,
+                  json_output, in_force)

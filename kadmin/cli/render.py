@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
+from pathlib import Path
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from kadmin import files
+from kadmin.balance.metrics import Balance
+from kadmin.balance.rebalance import Rebalance
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
     BatchDone,
@@ -27,7 +31,7 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
-from kadmin.health import ClusterHealth
+from kadmin.health import ClusterHealth, Shares
 from kadmin.model import (
     PartitionMove,
     Severity,
@@ -88,20 +92,128 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
     if as_json:
         print_json(dataclasses.asdict(stats))
         return
+    bound = "" if stats.lower_bound is None else f" (lower bound {stats.lower_bound})"
     moved = "" if stats.bytes_moved is None else f", {human_bytes(stats.bytes_moved)} to copy"
+    topics = "" if stats.worst_topic_spread_after is None else (
+        f"; worst topic spread {stats.worst_topic_spread_before} -> "
+        f"{stats.worst_topic_spread_after}" + (f" ({stats.worst_topic})" if stats.worst_topic
+                                              else ""))
     table = Table(title=f"{stats.partitions} partition(s) in the plan, {stats.unchanged} unchanged, "
-                        f"{stats.replica_moves} replica move(s), {stats.leader_changes} leader "
-                        f"change(s){moved}")
+                        f"{stats.replica_moves} replica move(s){bound}, {stats.leader_changes} "
+                        f"leader change(s){moved}{topics}")
     sized = stats.bytes_moved is not None
     for column in ("broker", "replicas before", "replicas after", "leaders before",
                    "leaders after") + (("bytes before", "bytes after") if sized else ()):
         table.add_column(column, justify="right")
-    for load in stats.brokers:
+    shown = sample_of(stats.brokers)
+    for load in shown.items:
         table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
                       str(load.leaders_before), str(load.leaders_after),
                       *((human_bytes(load.bytes_before or 0), human_bytes(load.bytes_after or 0))
                         if sized else ()))
+    if shown.rest:
+        table.add_row(and_more(shown.rest))
     out.print(table)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rebalanced:
+    """What ``plan rebalance`` reports: the plan's figures and the balance before and after."""
+
+    result: Rebalance
+    topics: int
+    partitions: int
+    before: Balance
+    after: Balance
+    resized: bool
+    """A replication factor change, not a rebalance."""
+    byte_figures: ByteFigures | None = None
+    """With partition sizes."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ByteFigures:
+    """Bytes a rebalance copies, and the bytes each broker holds of the selected topics."""
+
+    moved: int
+    before: Mapping[int, int]
+    after: Mapping[int, int]
+
+
+def _byte_spread(held: Mapping[int, int], brokers: Iterable[int]) -> int:
+    amounts = [held.get(b, 0) for b in brokers]
+    return max(amounts) - min(amounts) if amounts else 0
+
+
+def _balance_json(balance: Balance) -> dict[str, object]:
+    return {"replica_spread": balance.replica_spread, "leader_spread": balance.leader_spread,
+            "worst_topic_spread": balance.worst_topic_spread, "worst_topic": balance.worst_topic,
+            "elsewhere": balance.elsewhere}
+
+
+def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None:
+    """The summary of a rebalance; the plan itself went to ``written`` (None: to stdout, or no
+    plan because nothing needs to move)."""
+    r, before, after, sized = figures.result, figures.before, figures.after, figures.byte_figures
+    rollback = files.sibling(written, ".rollback.json") if written else None
+    if as_json and (written or not figures.partitions):
+        print_json({
+            "plan": str(written) if written else None,
+            "rollback": str(rollback) if rollback else None,
+            "topics": figures.topics, "partitions": figures.partitions,
+            "replica_moves": r.replica_moves, "lower_bound": r.lower_bound,
+            "leader_changes": r.leader_changes, "partial": r.partial, "unplaced": r.unplaced,
+            "before": _balance_json(before), "after": _balance_json(after),
+            "balance": "replicas" if r.bytes_moved is None else "bytes",
+            "bytes_moved": None if sized is None else sized.moved,
+            "bytes_lower_bound": r.lower_bound if r.bytes_moved is not None else None,
+            "brokers": [{"broker": b, "replicas_before": before.replicas[b],
+                         "replicas_after": after.replicas[b],
+                         "leaders_before": before.leaders[b], "leaders_after": after.leaders[b],
+                         **({} if sized is None else {"bytes_before": sized.before.get(b, 0),
+                                                     "bytes_after": sized.after.get(b, 0)})}
+                        for b in before.replicas]})
+        return
+    console = out if written or not figures.partitions else err
+    say = lambda line: console.print(line, markup=False)  # noqa: E731
+    if not figures.partitions:
+        say(f"nothing to move: {figures.topics} topic(s) are balanced over "
+            f"{len(before.replicas)} broker(s) (replica spread {before.replica_spread}, leader "
+            f"spread {before.leader_spread}); no plan written")
+        return
+    if r.bytes_moved is None:
+        say(f"{r.replica_moves} replica move(s) (lower bound {r.lower_bound}), "
+            f"{r.leader_changes} leader change(s), in {figures.partitions} partition(s) of "
+            f"{figures.topics} topic(s)")
+    else:
+        say(f"{human_bytes(r.bytes_moved)} to copy (lower bound {human_bytes(r.lower_bound)}) in "
+            f"{r.replica_moves} replica move(s), {r.leader_changes} leader change(s), in "
+            f"{figures.partitions} partition(s) of {figures.topics} topic(s)")
+    if sized is not None:
+        targets = list(before.replicas)
+        if r.bytes_moved is None:
+            say(f"{human_bytes(sized.moved)} to copy")
+        say(f"bytes per broker: spread {human_bytes(_byte_spread(sized.before, targets))} -> "
+            f"{human_bytes(_byte_spread(sized.after, targets))}")
+        print_sampled(console, (f"broker {b}: {human_bytes(sized.before.get(b, 0))} -> "
+                                f"{human_bytes(sized.after.get(b, 0))}" for b in targets), "  ")
+    say(f"replica spread {before.replica_spread} -> {after.replica_spread}, leader spread "
+        f"{before.leader_spread} -> {after.leader_spread}, worst topic spread "
+        f"{before.worst_topic_spread} -> {after.worst_topic_spread}"
+        + (f" ({after.worst_topic})" if after.worst_topic else ""))
+    if after.elsewhere:
+        say(f"{after.elsewhere} replica(s) stay on brokers outside the targets")
+    if r.unplaced:
+        say(f"{r.unplaced} more move(s) would be needed for a spread of 1, and no valid plan "
+            f"allows them (rack diversity, or partitions as wide as the broker list)")
+    if r.partial:
+        say("a partial plan (--max-moves/--max-leader-changes): run the same command again "
+            "once it is done, to continue toward the same balanced state")
+    if written:
+        say(f"plan {written}, rollback {rollback}")
+    if r.leader_changes and not figures.resized:
+        say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
+            "--all' so that they lead")
 
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,
@@ -253,13 +365,17 @@ def _throttle_doc(entity: EntityThrottle) -> dict[str, object]:
 
 
 def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
-           epoch: int | None, brokers: Sequence[tuple[int, str | None]],
-           unreadable: Sequence[tuple[str, str]], as_json: bool,
-           in_force: Sequence[EntityThrottle] = ()) -> None:
+           epoch: int | None, shares: Shares, unreadable: Sequence[tuple[str, str]],
+           as_json: bool, in_force: Sequence[EntityThrottle] = ()) -> None:
     warnings = sample_of(unreadable)
     doc = {
         "controller": controller, "controller_epoch": epoch,
-        "brokers": [{"id": b, "rack": r} for b, r in brokers],
+        "brokers": [{"id": s.broker, "rack": s.rack, "replicas": s.replicas,
+                     "preferred_leaders": s.preferred, "leaders": s.leading}
+                    for s in shares.brokers],
+        "replica_spread": shares.replica_spread, "preferred_leader_spread": shares.preferred_spread,
+        "leader_spread": shares.leader_spread, "worst_topic_spread": shares.worst_topic_spread,
+        "worst_topic": shares.worst_topic,
         "topics": health.topics, "partitions": health.partitions,
         "under_replicated": [str(tp) for tp in health.under_replicated],
         "offline": [str(tp) for tp in health.offline],
@@ -282,9 +398,15 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     table.add_column(style="bold")
     table.add_column()
     rows = [("controller", f"{controller} (epoch {epoch})" if controller is not None else "none"),
-            ("live brokers", ", ".join(f"{b}" + (f" ({r})" if r else "") for b, r in brokers)
-             or "none"),
-            ("topics / partitions", f"{health.topics} / {health.partitions}")]
+            ("live brokers", listed(f"{s.broker}" + (f" ({s.rack})" if s.rack else "")
+                                    for s in shares.brokers) or "none"),
+            ("topics / partitions", f"{health.topics} / {health.partitions}"),
+            ("spread", f"replicas {shares.replica_spread}, preferred leaders "
+                       f"{shares.preferred_spread}, leaders {shares.leader_spread}, worst topic "
+                       f"{shares.worst_topic_spread}"
+                       + (f" ({shares.worst_topic})" if shares.worst_topic else "")
+                       + (" (kadmin plan rebalance evens them out)"
+                          if max(shares.replica_spread, shares.preferred_spread) > 1 else ""))]
     for label, tps in (("under-replicated", health.under_replicated),
                        ("offline", health.offline),
                        ("not led by preferred replica", health.not_preferred)):
@@ -309,8 +431,25 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
     for label, value in rows:
         table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
     out.print(table)
+    _shares_table(shares)
     print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in unreadable),
                   "kadmin: warning: ")
+
+
+def _shares_table(shares: Shares) -> None:
+    """Replicas and leaderships per broker, the busiest first, so skew shows at the top."""
+    if not shares.brokers:
+        return
+    table = Table(title="per broker")
+    for column in ("broker", "rack", "replicas", "preferred leaders", "leaders"):
+        table.add_column(column, justify="right")
+    shown = sample_of(sorted(shares.brokers, key=lambda s: (-s.replicas, s.broker)))
+    for s in shown.items:
+        table.add_row(str(s.broker), cell(s.rack or ""), str(s.replicas), str(s.preferred),
+                      str(s.leading))
+    if shown.rest:
+        table.add_row(and_more(shown.rest), "", "", "", "")
+    out.print(table)
 
 
 def _absent(path: str, unreadable: set[str]) -> str:

@@ -14,9 +14,9 @@ import typer
 from kadmin import executor, health, plans, synthetic
 from kadmin.cli import render
 from kadmin.cli.common import ClusterOpt, SizesOpt, finite, named_output, out, partition_sizes
-from kadmin.cli.plan import proposed_plan, write_plan
-from kadmin.model import ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
-from kadmin.placement import PlacementOptions, Strategy
+from kadmin.cli.plan import write_plan
+from kadmin.cli.rebalance import rebalanced_plan
+from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
 from kadmin.units import human_bytes, parse_rate
@@ -113,73 +113,69 @@ def demo(
     latency_ms: LatencyOpt = 150.0,
     parallelism: ParallelismOpt = 25,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 60,
-    strategy: Annotated[Strategy, typer.Option("--strategy")] = Strategy.KAFKA,
     out_dir: Annotated[Path, typer.Option("--out-dir", parser=named_output,
                                           help="Where the plans go.")] = Path("plans"),
 ) -> None:
-    """The main job end to end on the embedded default: start a sandbox cluster, generate a
-    balanced plan, validate it, execute it with progress, run a preferred replica election,
-    delete a topic, and print the status."""
-    snapshot = synthetic.synthetic_cluster(brokers=brokers, topics=topics, partitions=partitions,
-                                           replication_factor=replication_factor, racks=racks)
+    """The main job end to end on the embedded default, as an operator lives it: a cluster that
+    just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
+    validation, its execution with progress, a preferred replica election, and the status
+    showing the new broker carrying its share."""
+    grown = synthetic.synthetic_cluster(brokers=brokers - 1, topics=topics, partitions=partitions,
+                                        replication_factor=replication_factor, racks=racks)
+    new = max(grown.brokers) + 1
+    rack = f"r{new % racks}" if racks else None
+    snapshot = ClusterSnapshot({**grown.brokers, new: Broker(new, f"broker-{new}", 9092, rack)},
+                               grown.topics, grown.states, grown.controller,
+                               grown.controller_epoch)
     with Sandbox(snapshot, port=0, latency=latency_ms / 1000, parallelism=parallelism) as box:
         zk = box.connect_string
-        out.rule("1. sandbox cluster")
+        out.rule(f"1. sandbox cluster: broker {new} just joined")
         out.print(f"embedded ZooKeeper + simulated controller at {zk}", markup=False)
         with session.session(session.ZkSettings(connect=zk)) as client:
+            _status(reader.read_cluster(client))
+            settings = executor.ExecutionSettings(batch_size=batch_size, timeout=600)
+
+            out.rule("2. topics delete (a retired topic)")
+            victim = sorted(snapshot.topics)[-1]
+            with render.progress(as_json=False) as emit:
+                deleted = executor.execute_deletion(client, DeletionPlan((victim,)), settings,
+                                                    emit)
+            out.print(f"deleted {victim}: {deleted.ok}", markup=False)
+
+            out.rule("3. plan rebalance (the fewest replica moves)")
             live = reader.read_cluster(client).snapshot
-            _show_health("before", live)
-
-            out.rule("2. plan generate")
-            options = PlacementOptions(strategy=strategy)
-            plan, unchanged = proposed_plan(live, sorted(live.topics),
-                                            [live.brokers[b] for b in sorted(live.brokers)],
-                                            options)
+            plan, rollback, figures = rebalanced_plan(live, sorted(live.topics))
             path = write_plan(plan, PlanKind.REASSIGN, out_dir / "demo-reassign.json", True,
-                              plans.current_assignment(plan, live))
-            assert path is not None
-            out.print(f"{len(plan.moves)} partition(s) to move, {unchanged} in place -> {path}",
-                      markup=False)
-            render.plan_stats(plans.plan_stats(plan, live), as_json=False)
+                              rollback)
+            assert path is not None  # a file, not stdout
+            render.rebalanced(figures, path, as_json=False)
 
-            out.rule("3. plan validate (against the live cluster)")
+            out.rule("4. plan validate (against the live cluster)")
             report = plans.validate(plans.plan_document(plan), None, live)
             render.validation_report(report, str(path), as_json=False)
 
-            out.rule("4. reassign")
+            out.rule("5. reassign")
             files = executor.PlanFiles(path)
             files.journal.unlink(missing_ok=True)
-            settings = executor.ExecutionSettings(batch_size=batch_size, timeout=600)
             with render.progress(as_json=False) as emit:
                 outcome = executor.execute_reassignment(client, plan, files, settings, emit)
             out.print(f"reassignment ok: {outcome.ok}", markup=False)
 
-            out.rule("5. elect (preferred replicas)")
+            out.rule("6. elect (the new preferred leaders take over)")
             after = reader.read_cluster(client).snapshot
             with render.progress(as_json=False) as emit:
                 elected = executor.execute_election(
                     client, plans.election_plan_for(after, None), settings, emit)
             out.print(f"election ok: {elected.ok}", markup=False)
 
-            out.rule("6. topics delete")
-            victim = sorted(after.topics)[-1]
-            with render.progress(as_json=False) as emit:
-                deleted = executor.execute_deletion(client, DeletionPlan((victim,)), settings,
-                                                    emit)
-            out.print(f"deleted {victim}: {deleted.ok}", markup=False)
-
-            out.rule("7. status")
-            final = reader.read_cluster(client)
-            render.status(health.cluster_health(final.snapshot), final.in_flight,
-                          final.snapshot.controller, final.snapshot.controller_epoch,
-                          [(b, final.snapshot.brokers[b].rack)
-                           for b in sorted(final.snapshot.brokers)],
-                          final.unreadable, as_json=False)
+            out.rule(f"7. status: broker {new} carries its share")
+            _status(reader.read_cluster(client))
     if not (outcome.ok and elected.ok and deleted.ok):
         raise typer.Exit(1)
 
 
-def _show_health(label: str, snapshot: ClusterSnapshot) -> None:
-    h = health.cluster_health(snapshot)
-    out.print(f"{label}: {h.brokers} brokers, {h.topics} topics, {h.partitions} partitions, "
-              f"{len(h.not_preferred)} not led by their preferred replica", markup=False)
+def _status(live: reader.LiveCluster) -> None:
+    snap = live.snapshot
+    render.status(health.cluster_health(snap), live.in_flight, snap.controller,
+                  snap.controller_epoch, health.broker_shares(snap), live.unreadable,
+                  as_json=False)

@@ -133,7 +133,9 @@ def test_changed_moves_skips_partitions_already_in_place() -> None:
 def test_plan_stats_hand_computed() -> None:
     """Before: a0 (1,2) a1 (2,3) b0 (3,1) c0 (4,1); after: a0 (3,4) a1 (2,3) b0 (4,1) c0 (4,1).
     a0 copies to 3 and 4, b0 to 4: three replica moves; preferred leaders change for a0 (1->3)
-    and b0 (3->4); c0 is outside the plan but still counts; broker 5 holds nothing."""
+    and b0 (3->4); c0 is outside the plan but still counts; broker 5 holds nothing.
+    The plan's topics a and b end on brokers 1-4 with 6 replicas: broker 4 must take one,
+    so the lower bound is 1; topic a is spread 1,2,1,0 before and 0,1,2,1 after."""
     plan = ReassignmentPlan((PartitionMove("a", 0, (3, 4)), PartitionMove("a", 1, (2, 3)),
                              PartitionMove("b", 0, (4, 1))))
     stats = plans.plan_stats(plan, CLUSTER)
@@ -148,7 +150,8 @@ def test_plan_stats_hand_computed() -> None:
             plans.BrokerLoad(4, replicas_before=1, replicas_after=3, leaders_before=1,
                              leaders_after=2),
             plans.BrokerLoad(5, 0, 0, 0, 0),
-        ))
+        ), lower_bound=1, worst_topic_spread_before=2, worst_topic_spread_after=2,
+        worst_topic="a")
 
 
 def test_plan_stats_lists_unregistered_brokers_holding_replicas() -> None:

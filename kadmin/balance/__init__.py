@@ -1,0 +1,10 @@
+"""Minimal-movement balancing (spec section 7): the fewest replica moves that balance replicas
+over the target brokers, then the fewest reorderings that balance preferred leaders. Pure
+functions over plain data; the same functions run on one machine (``kadmin plan rebalance``)
+and on chunks of topics in Spark.
+
+``table`` flattens the partitions, ``targets`` states the balanced end state and the lower bound,
+``flow`` is the search both problems share, ``replicas`` and ``leaders`` are those problems,
+``rebalance`` runs them in order, ``factor`` changes replication factors, ``budget`` cuts partial
+plans, ``scope`` checks the target brokers, ``metrics`` reports the figures.
+"""

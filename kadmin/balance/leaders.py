@@ -1,0 +1,240 @@
+"""Preferred leaders: the fewest leader changes that meet a leadership quota, by reordering
+replica lists only. Pure.
+
+The same search as for replicas (:func:`kadmin.balance.flow.solve`), on another matching: each
+partition is matched to one of its replicas, its preferred leader. A hop ``x -> y`` hands one
+partition's leadership from ``x`` to ``y``, a replica of the same partition; it costs 1 when it
+takes leadership from the partition's leader of today, 0 when that leader was gone anyway (its
+replica moved, so the partition changes leader whatever is chosen), -1 when it gives leadership
+back. A chain of hops through brokers that are already balanced is what lets a leader move
+between two brokers that share no partition.
+
+The chosen leader moves to the front; the other replicas keep their order, so the leader of
+today, when it stays, is next in line.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from itertools import chain
+
+from kadmin.balance.flow import Ledger, solve
+from kadmin.balance.targets import Quota
+from kadmin.model import Replicas
+
+
+def order_leaders(replicas: Sequence[Replicas], leaders_now: Sequence[int],
+                  targets: Collection[int], quota: Quota) -> tuple[dict[int, Replicas], int]:
+    """Replica lists reordered so that preferred leaders meet ``quota``, by partition index
+    (only those that change), and the units of the quota left unmet.
+
+    ``replicas`` are the lists after the replica moves, ``leaders_now`` each partition's
+    preferred leader today (the cost of a change is counted against it).
+    """
+    problem = _LeaderProblem(replicas, leaders_now, targets, quota)
+    solve(problem, cost=0)
+    out: dict[int, Replicas] = {}
+    for p, leader in problem.leader.items():
+        members = replicas[p]
+        if members[0] != leader:
+            out[p] = (leader, *(b for b in members if b != leader))
+    return out, problem.ledger.pending
+
+
+FIND: list[int] = []
+"""The witnesses of a hop of cost 1, found when a path takes it (never filled: a marker that an
+exhausted list of witnesses, also empty, must not be taken for)."""
+
+
+class _LeaderProblem:
+    """The state of one solve.
+
+    Most hops out of a broker come from partitions it leads as their leader of today: cost 1
+    to every other replica. Those neighbours are counted in C in one pass, and a witness
+    partition is looked for only when a path uses the hop. The other partitions it leads (whose
+    leader changed: hops of cost 0, or -1 back to their leader of today) are few and listed.
+    """
+
+    def __init__(self, replicas: Sequence[Replicas], leaders_now: Sequence[int],
+                 targets: Collection[int], quota: Quota) -> None:
+        self.replicas = replicas
+        self.before = leaders_now
+        self.targets = frozenset(targets)
+        self.ledger = Ledger.of(quota)
+        self.leader: dict[int, int] = {}
+        """Partitions whose leader was handed on, and to whom."""
+        self.led: dict[int, list[int]] = {}
+        """Partitions each broker leads, in partition order; stale entries are skipped."""
+        self.found: dict[tuple[int, int], int] = {}
+        self.finders: dict[tuple[int, int], Iterator[int]] = {}
+        """Per hop of cost 1, the witness last found and how far the search for one got."""
+        self.touched: set[int] = set()
+        self.cursors: dict[tuple[int, int], Iterator[int]] = {}
+        """Per giver and hop cost, how far its partitions have been tried: a partition none of
+        whose replicas could take stays so, since takers only fill up."""
+        self.count: dict[int, int] = {}
+        """Partitions each broker leads now."""
+        self.changed = {p for p, members in enumerate(replicas) if members[0] != leaders_now[p]}
+        """Partitions whose leader differs from today's: their handovers can cost nothing."""
+        self.taken = 0
+        """Partitions whose leadership was taken from their leader of today, who still holds a
+        replica: each can hand it back at cost -1."""
+        led, count = self.led, self.count
+        for p, members in enumerate(replicas):
+            led.setdefault(members[0], []).append(p)
+            count[members[0]] = count.get(members[0], 0) + 1
+
+    def lead(self, p: int) -> int:
+        return self.leader.get(p, self.replicas[p][0])
+
+    def hand(self, p: int, y: int) -> None:
+        x = self.lead(p)
+        self.touched.add(x)
+        self.touched.add(y)
+        self.count[x] -= 1
+        self.count[y] = self.count.get(y, 0) + 1
+        was = self.before[p]
+        self.taken += (x == was) - (y == was)
+        if y == was:
+            self.changed.discard(p)
+        else:
+            self.changed.add(p)
+        self.leader[p] = y
+        self.led.setdefault(y, []).append(p)
+
+    def cheapest(self, exhausted: int | None) -> int | None:
+        """While no leadership was taken from a partition's leader of today, no handover gives
+        one back (cost -1), so no path costs less than 0; and once handovers of cost 0 have run
+        out, a path of cost 0 uses only handovers of partitions whose leader changed anyway,
+        which a search over those few alone finds (or proves there is none: then 1)."""
+        if self.taken:
+            return None
+        if exhausted is None:
+            return 0
+        if exhausted == 0 and not self._free_path():
+            return 1
+        return None
+
+    def _free_path(self) -> bool:
+        """Whether a giver reaches a taker by handovers that cost nothing (breadth first)."""
+        ledger, replicas, before, targets = self.ledger, self.replicas, self.before, self.targets
+        out: dict[int, set[int]] = {}
+        for p in self.changed:
+            was = before[p]
+            out.setdefault(self.lead(p), set()).update(
+                y for y in replicas[p] if y != was and y in targets)
+        takers = set(ledger.takers())
+        seen = set(ledger.givers())
+        frontier = list(seen)
+        while frontier:
+            following = []
+            for x in frontier:
+                for y in out.get(x, ()):
+                    if y in takers:
+                        return True
+                    if y not in seen:
+                        seen.add(y)
+                        following.append(y)
+            frontier = following
+        return False
+
+    def direct(self, cost: int) -> int:
+        """Single handovers of exactly ``cost`` from givers, the most to give first, each to
+        the replica that must take with the most room."""
+        if cost > 1:
+            return 0
+        ledger = self.ledger
+        takers = set(ledger.takers())
+        moved = 0
+        for x in sorted(ledger.givers(), key=lambda b: (-ledger.can_give(b), b)):
+            while takers and ledger.can_give(x):
+                found = self._direct_from(x, cost, takers)
+                if found is None:
+                    break
+                p, y = found
+                self.hand(p, y)
+                ledger.gave(x)
+                ledger.took(y)
+                moved += 1
+                if not ledger.can_take(y):
+                    takers.discard(y)
+        return moved
+
+    def _direct_from(self, x: int, cost: int, takers: set[int]) -> tuple[int, int] | None:
+        cursor = self.cursors.get((x, cost))
+        if cursor is None:
+            cursor = self.cursors[(x, cost)] = iter(self.led.setdefault(x, []))
+        leader, replicas, before, can_take = self.leader, self.replicas, self.before, \
+            self.ledger.can_take
+        for p in cursor:
+            members = replicas[p]
+            if leader.get(p, members[0]) != x:
+                continue
+            was = before[p]
+            gone = x != was
+            best: tuple[int, int] | None = None
+            for y in members:
+                if y in takers and (y != was) - gone == cost:
+                    room = can_take(y)  # it may have filled up since the set was made
+                    if room and (best is None or (-room, y) < best):
+                        best = (-room, y)
+            if best is not None:
+                return p, best[1]
+        return None
+
+    def hops(self, x: int) -> dict[int, tuple[int, list[int]]]:
+        leader, replicas, before, targets = self.leader, self.replicas, self.before, self.targets
+        mine = [p for p in dict.fromkeys(self.led.get(x, ()))
+                if leader.get(p, replicas[p][0]) == x]
+        best: dict[int, tuple[int, list[int]]] = {
+            y: (1, FIND) for y in Counter(chain.from_iterable(
+                replicas[p] for p in mine if before[p] == x)) if y != x and y in targets}
+        for p in mine:
+            was = before[p]
+            if was == x:
+                continue
+            for y in replicas[p]:
+                if y == x or y not in targets:
+                    continue
+                cost = -1 if y == was else 0
+                entry = best.get(y)
+                if entry is None or cost < entry[0]:
+                    best[y] = (cost, [p])
+                elif cost == entry[0]:
+                    entry[1].append(p)
+        return best
+
+    def _witness(self, x: int, y: int, overlay: Mapping[int, int]) -> int | None:
+        """A partition ``x`` leads as its leader of today with ``y`` among its replicas (a hop
+        of cost 1), resuming where the last search for one stopped."""
+        before, replicas = self.before, self.replicas
+        key = (x, y)
+        p = self.found.get(key)
+        if p is not None and overlay.get(p, self.lead(p)) == x:
+            return p
+        finder = self.finders.get(key)
+        if finder is None:
+            finder = self.finders[key] = iter(self.led.get(x, []))
+        for p in finder:
+            if before[p] == x and y in replicas[p] and overlay.get(p, self.lead(p)) == x:
+                self.found[key] = p
+                return p
+        del self.finders[key]  # the list may have grown since: start over next time
+        return None
+
+    def apply(self, path: Sequence[tuple[int, int, list[int]]]) -> int | None:
+        overlay: dict[int, int] = {}
+        chosen: list[tuple[int, int]] = []
+        for k, (x, y, witnesses) in enumerate(path):
+            while witnesses and self.lead(witnesses[-1]) != x:
+                witnesses.pop()  # led by another broker since: never a witness again
+            found = self._witness(x, y, overlay) if witnesses is FIND else next(
+                (p for p in reversed(witnesses) if overlay.get(p, self.lead(p)) == x), None)
+            if found is None:
+                return k
+            overlay[found] = y
+            chosen.append((found, y))
+        for p, y in chosen:
+            self.hand(p, y)
+        return None

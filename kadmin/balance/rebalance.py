@@ -1,0 +1,165 @@
+"""A rebalance of some topics over some target brokers: replica moves, then preferred leaders.
+
+The order matters: leaders are balanced over the replica lists the moves produce, by reordering
+only, so leadership never costs a copy. Both steps take their quota as an argument
+(:func:`replica_quota`, :func:`leader_quota` compute the single-machine one); a Spark task runs
+the same steps on its chunk of topics with quotas the driver hands out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from kadmin.balance.budget import Change, most_loaded_first
+from kadmin.balance.factor import change_replication_factor
+from kadmin.balance.leaders import order_leaders
+from kadmin.balance.metrics import leader_changes, replica_moves
+from kadmin.balance.replicas import move_replicas, replica_counts
+from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import Group, Quota, groups_of, quota
+from kadmin.balance.weighted import balance_bytes
+from kadmin.model import InvalidInput, Replicas
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A partial plan: at most this many replica moves / leader changes (None: no limit)."""
+
+    max_moves: int | None = None
+    max_leader_changes: int | None = None
+
+
+@dataclass(frozen=True)
+class Rebalance:
+    final: Mapping[int, Replicas]
+    """New replica lists by partition index, only those that change."""
+    replica_moves: int
+    lower_bound: int
+    """The fewest moves any plan balancing these topics over these brokers makes."""
+    leader_changes: int
+    unplaced: int
+    """Replica moves the balanced end state needs that no valid plan allows (racks, or
+    partitions as wide as the broker list); 0 means the spread ends at most 1."""
+    partial: bool
+    """True when a limit cut the plan short: running again continues."""
+    bytes_moved: int | None = None
+    """With ``--balance bytes``: the bytes the plan copies (``lower_bound`` is then in bytes)."""
+
+
+def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
+                  rack_of: Mapping[int, str] | None, counts: Mapping[int, int] | None = None
+                  ) -> Quota:
+    """The quota that balances ``replicas`` over ``brokers``; ``counts`` are their replicas per
+    broker when the caller has them already."""
+    counts = replica_counts(replicas) if counts is None else counts
+    inside = {b: counts.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    return quota(inside, groups_of(brokers, inside, outside, rack_of), outside)
+
+
+def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int]) -> Quota:
+    """Leadership is balanced over all target brokers together: a leader costs no disk, so
+    racks do not bound where it may go."""
+    leaders: dict[int, int] = {}
+    for members in replicas:
+        leaders[members[0]] = leaders.get(members[0], 0) + 1
+    inside = {b: leaders.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in leaders.items() if b not in inside}
+    return quota(inside, [Group(tuple(sorted(brokers)), len(replicas))], outside)
+
+
+def rebalance(table: PartitionTable, brokers: Collection[int],
+              rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
+              limits: Limits = Limits(), counts: Mapping[int, int] | None = None) -> Rebalance:
+    """The fewest replica moves that balance ``table``'s replicas over ``brokers`` (drained
+    brokers are those holding replicas but not in ``brokers``), then, with ``leaders``, the
+    fewest reorderings that balance preferred leaders."""
+    before = table.replicas
+    wanted = replica_quota(before, brokers, rack_of, counts)
+    moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
+    partial = False
+    if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
+        moved = _within(before, moved, wanted, limits.max_moves, _move_change)
+        partial = True
+    final, cut = _with_leaders(before, moved, brokers, leaders, limits)
+    return Rebalance(final, replica_moves(before, final), wanted.units,
+                     leader_changes(before, final), unplaced, partial or cut)
+
+
+def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],
+                    rack_of: Mapping[int, str] | None = None, *, leaders: bool = True
+                    ) -> Rebalance:
+    """``--balance bytes``: bytes per broker within one largest partition of each other, moving
+    as few bytes as :func:`kadmin.balance.weighted.balance_bytes` finds, then the same leader
+    step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``."""
+    before = table.replicas
+    moved = balance_bytes(table, sizes, brokers, rack_of)
+    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits())
+    return Rebalance(final, replica_moves(before, final), moved.lower_bound,
+                     leader_changes(before, final), 0, False, moved.bytes_moved)
+
+
+def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
+                  brokers: Collection[int], leaders: bool, limits: Limits
+                  ) -> tuple[dict[int, Replicas], bool]:
+    """``moved`` plus, with ``leaders``, the fewest reorderings that balance preferred leaders
+    within ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
+    after = [moved.get(i, members) for i, members in enumerate(before)]
+    final = dict(moved)
+    partial = False
+    if leaders:
+        reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
+                                     leader_quota(after, brokers))
+        forced = leader_changes(before, moved)
+        if limits.max_leader_changes is not None:
+            budget = limits.max_leader_changes - forced
+            if budget < 0:
+                raise InvalidInput(
+                    f"the replica moves change the preferred leader of {forced} partition(s), "
+                    f"more than --max-leader-changes {limits.max_leader_changes}; raise it or "
+                    f"lower --max-moves")
+            cost = {i: int(after[i][0] == before[i][0]) for i in reordered}
+            if sum(cost.values()) > budget:
+                reordered = _within(after, reordered, leader_quota(after, brokers), budget,
+                                    lambda i, old, new: Change(i, old[:1], cost[i]))
+                partial = True
+        final.update(reordered)
+    return {i: r for i, r in final.items() if r != before[i]}, partial
+
+
+def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
+                  loads: Mapping[int, int], rack_of: Mapping[int, str] | None = None,
+                  limits: Limits = Limits()) -> Rebalance:
+    """A replication factor change (:func:`change_replication_factor`): moves are exactly the
+    replicas added, which is the lower bound; leaders stay. With ``max_moves`` the first
+    partitions in plan order, as many as the budget allows."""
+    before = table.replicas
+    final = change_replication_factor(table, factor, brokers, loads, rack_of)
+    needed = replica_moves(before, final)
+    partial = limits.max_moves is not None and needed > limits.max_moves
+    if partial:
+        budget, kept = limits.max_moves or 0, {}
+        for i in sorted(final):
+            cost = len(set(final[i]) - set(before[i]))
+            if cost <= budget:
+                kept[i] = final[i]
+                budget -= cost
+        final = kept
+    return Rebalance(final, replica_moves(before, final), needed, leader_changes(before, final),
+                     0, partial)
+
+
+def _move_change(i: int, old: Replicas, new: Replicas) -> Change:
+    return Change(i, tuple(b for b in old if b not in new), len(set(new) - set(old)))
+
+
+def _within(before: Sequence[Replicas], changed: Mapping[int, Replicas], wanted: Quota,
+            budget: int, change_of: Callable[[int, Replicas, Replicas], Change]
+            ) -> dict[int, Replicas]:
+    """The changes to keep under ``budget``, the brokers with the most to give relieved first."""
+    excess = {b: wanted.give.get(b, 0) + (b in wanted.spare_give)
+              for b in set(wanted.give) | wanted.spare_give}
+    chosen = most_loaded_first([change_of(i, before[i], new) for i, new in sorted(changed.items())],
+                               excess, budget)
+    return {c.key: changed[c.key] for c in chosen}

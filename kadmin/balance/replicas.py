@@ -1,0 +1,386 @@
+"""Which replicas move, and where: the fewest moves that meet a replica quota. Pure.
+
+The search is :func:`kadmin.balance.flow.solve`; this module is the replica problem it solves.
+A hop ``x -> y`` replaces broker ``x`` by ``y`` in one partition, at the same position in the
+replica list (so a moved leader's replacement is the new preferred leader until leaders are
+balanced). A hop is allowed when ``y`` is a target broker not yet in the partition and, with
+racks, when the partition keeps at least as many distinct racks as it had at the start.
+
+Among the hops of equal cost the direct phase prefers, so that each topic stays spread over the
+brokers: taking a replica from a topic ``x`` holds several of, giving it to a broker that holds
+the fewest replicas of that topic, moving followers before leaders, and filling the taker with
+the most room first (which also keeps the tail short).
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from itertools import chain
+
+from kadmin.balance.flow import Ledger, solve
+from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import Quota
+from kadmin.balance.topics import even_out_topics
+from kadmin.model import Replicas
+
+WITNESSES = 2
+"""Partitions kept per hop of the search: a spare lets a path that uses one partition twice
+pick another instead of being banned."""
+
+SCAN = 8
+"""Takers the direct phase weighs for one replica once it has found a valid one: enough to find
+one without the topic among the brokers with the most room, without scanning every broker."""
+
+
+def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
+                  rack_of: Mapping[int, str] | None = None) -> tuple[dict[int, Replicas], int]:
+    """The replica lists that change, by partition index, and how many units of the quota could
+    not be met (0 unless racks or partitions as wide as the broker list forbid it)."""
+    problem = _ReplicaProblem(table, targets, quota, rack_of)
+    solve(problem, cost=1)
+    even_out_topics(problem.original, problem.current, problem.topic_of, problem.topic_count,
+                    problem.targets, problem.rack_ok)
+    return {i: tuple(r) for i, r in problem.current.items()}, problem.ledger.pending
+
+
+class _ReplicaProblem:
+    """The state of one solve: replica lists changed so far, and indexes over them."""
+
+    def __init__(self, table: PartitionTable, targets: Collection[int], quota: Quota,
+                 rack_of: Mapping[int, str] | None) -> None:
+        self.original = table.replicas
+        self.topic_of = table.topic_of
+        self.targets = frozenset(targets)
+        self.target_list = sorted(self.targets)
+        self.rack_of = rack_of
+        self.ledger = Ledger.of(quota)
+        self.current: dict[int, list[int]] = {}
+        self.holders: dict[int, list[int]] = {}
+        """Partitions per broker; stale entries (moved away since) are skipped on reading."""
+        self.topic_count: list[dict[int, int]] = []
+        """Per topic, replicas per broker (C counts a topic's run of the table at once)."""
+        self.topic_share: list[int] = []
+        """Replicas of each topic: its fair share of one broker is this over the target count."""
+        original, topic_of = self.original, self.topic_of
+        start = 0
+        while start < len(original):
+            end = bisect_right(topic_of, topic_of[start], start)
+            count = Counter(chain.from_iterable(original[start:end]))
+            self.topic_count.extend([{}] * (topic_of[start] - len(self.topic_count)))
+            self.topic_count.append(dict(count))
+            start = end
+        self.topic_count.extend({} for _ in range(len(table.topics) - len(self.topic_count)))
+        self.topic_share = [sum(c.values()) for c in self.topic_count]
+        holders = self.holders
+        for i, replicas in enumerate(original):
+            for b in replicas:
+                held = holders.get(b)
+                if held is None:
+                    holders[b] = [i]
+                else:
+                    held.append(i)
+        self.rank_scale = 2 * (max(self.topic_share, default=0) + 1)
+        """Ranks of candidates pack (excess, count held, follower) in one int: a count held
+        is at most the topic's replicas."""
+        self.queues: dict[int, Iterator[int]] = {}
+        self.touched: set[int] = set()
+        self.received: dict[int, int] = {}
+        """Replicas of each topic moved to a broker so far."""
+        self.taker_count = max(1, len(set(quota.take) | set(quota.spare_take)))
+        self.gained: set[int] = set()
+        self.lost: set[int] = set()
+        """While no broker is in both, moves equal the sum of what brokers gained, so every
+        further unit costs at least one copy (see :meth:`cheapest`)."""
+
+    # --- state ---------------------------------------------------------------------------------
+
+    def members(self, p: int) -> Sequence[int]:
+        return self.current.get(p) or self.original[p]
+
+    def rack_ok(self, p: int, members: Sequence[int], x: int, y: int) -> bool:
+        """Replacing ``x`` by ``y`` keeps at least the partition's original count of racks."""
+        rack_of = self.rack_of
+        if rack_of is None:
+            return True
+        rack = rack_of.get(y)
+        if rack == rack_of.get(x):
+            return True
+        others = {rack_of.get(b) for b in members if b != x}
+        if rack not in others:
+            return True
+        others.discard(None)
+        return len(others) >= len({rack_of.get(b) for b in self.original[p]} - {None})
+
+    def move(self, p: int, x: int, y: int) -> None:
+        members = self.current.get(p)
+        if members is None:
+            members = self.current[p] = list(self.original[p])
+        members[members.index(x)] = y
+        self.gained.add(y)
+        self.lost.add(x)
+        self.touched.update(members)
+        self.touched.add(x)
+        held = self.holders.get(y)
+        if held is None:
+            self.holders[y] = [p]
+        else:
+            held.append(p)
+        t = self.topic_of[p]
+        count = self.topic_count[t]
+        count[x] -= 1
+        count[y] = count.get(y, 0) + 1
+        self.received[t] = self.received.get(t, 0) + 1
+
+    def cheapest(self, exhausted: int | None) -> int | None:
+        """A hop cost no path can beat now: 1 while no broker both gained and lost replicas
+        (each unit a broker takes is then a copy more than the plan has), else unknown."""
+        return None if self.gained & self.lost else 1
+
+    # --- direct phase --------------------------------------------------------------------------
+
+    def direct(self, cost: int) -> int:
+        """Single hops of cost 1 (a fresh copy) from givers, the most loaded first, to takers.
+        The hot loop of a rebalance (one pass per replica moved), so it binds what it uses."""
+        if cost != 1:
+            return 0
+        ledger = self.ledger
+        can_give, can_take = ledger.can_give, ledger.can_take
+        givers = [(-can_give(x), x) for x in ledger.givers()]
+        takers = [(-can_take(y), y) for y in ledger.takers()]
+        heapq.heapify(givers)
+        heapq.heapify(takers)
+        current, original, queues = self.current, self.original, self.queues
+        counts, topic_of, racks = self.topic_count, self.topic_of, self.rack_of is not None
+        moved = 0
+        while givers and takers:
+            room, x = givers[0]
+            left = can_give(x)
+            if left != -room:
+                _refresh(givers, left, x)
+                continue
+            queue = queues.get(x)
+            if queue is None:
+                queue = queues[x] = self._candidates(x)
+            y = None
+            for p in queue:
+                members = current.get(p) or original[p]
+                if x not in members:
+                    continue
+                while takers:  # the taker with the most room, when it fits: the common case
+                    room, top = takers[0]
+                    free = can_take(top)
+                    if free == -room:
+                        break
+                    _refresh(takers, free, top)
+                else:
+                    break
+                if (top not in members and not counts[topic_of[p]].get(top)
+                        and (not racks or self.rack_ok(p, members, x, top))):
+                    _refresh(takers, free - 1, top)
+                    y = top
+                    break
+                y = self._taker(p, members, x, takers)
+                if y is not None:
+                    break
+            if y is None:
+                heapq.heappop(givers)  # nothing of x fits anywhere directly: the search takes over
+                continue
+            self.move(p, x, y)
+            ledger.gave(x)
+            ledger.took(y)
+            moved += 1
+            _refresh(givers, can_give(x), x)
+        return moved
+
+    def _candidates(self, x: int) -> Iterator[int]:
+        """``x``'s partitions in the order it should give them up: first the topic held most
+        above its fair share on ``x`` less what each taker received of it yet, then the one
+        ``x`` holds most of, followers before leaders.
+
+        Ranks only ever fall (``x`` gives, takers receive), so each is checked when its turn
+        comes and put back lower if it fell: concentrations are worn down evenly, a replica of
+        each topic in turn, and a single new broker gets its share of every topic. A preference
+        only: the number of moves does not depend on it.
+        """
+        counts, topic_of, original, shares = self.topic_count, self.topic_of, self.original, \
+            self.topic_share
+        received, n, k = self.received, len(self.targets) or 1, self.taker_count
+
+        scale = self.rank_scale
+
+        def rank(p: int) -> int:
+            """Excess over the fair share less what each taker received of the topic, then
+            the count held, then followers first: one int, so ranks compare in C."""
+            t = topic_of[p]
+            held = counts[t].get(x, 0)
+            return ((n * (held - received.get(t, 0) // k) - shares[t]) * scale
+                    + 2 * held + (original[p][0] != x))
+
+        mine = self.holders.get(x, [])  # a giver never took a partition: no stale entries
+        ranked = max(3 * self.ledger.give.get(x, 0) + 256, 2048)
+        """Enough to choose the best from; the rest follow in order, if ever needed (ranking all
+        of a broker's partitions would cost more than the moves when it gives a tenth)."""
+        levels: dict[int, list[int]] = {}
+        given = received.get
+        for p in mine[:ranked]:
+            t = topic_of[p]  # rank(p), inlined: this loop sees every partition of the giver
+            held = counts[t].get(x, 0)
+            key = ((n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
+                   + (original[p][0] != x))
+            level = levels.get(key)
+            if level is None:
+                levels[key] = [p]
+            else:
+                level.append(p)
+        order = [-key for key in levels]
+        heapq.heapify(order)
+        taken = dict.fromkeys(levels, 0)
+        while order:
+            key = -order[0]
+            level = levels[key]
+            if taken[key] == len(level):
+                heapq.heappop(order)
+                continue
+            p = level[taken[key]]
+            taken[key] += 1
+            now = rank(p)
+            if now < key:
+                if now not in levels or taken[now] == len(levels[now]):
+                    if now not in levels:
+                        levels[now], taken[now] = [], 0
+                    heapq.heappush(order, -now)
+                levels[now].append(p)
+                continue
+            yield p
+        yield from mine[ranked:]
+
+    def _taker(self, p: int, members: Sequence[int], x: int, takers: list[tuple[int, int]]
+               ) -> int | None:
+        """The taker for ``p``'s replica on ``x``: fewest replicas of the topic, then the most
+        room, then the lowest id, among the first valid takers in order of room. The taker with
+        the most room, when it fits, is taken without a scan: the common case."""
+        ledger, count = self.ledger, self.topic_count[self.topic_of[p]]
+        while takers:
+            room, y = takers[0]
+            left = ledger.can_take(y)
+            if left == -room:
+                break
+            _refresh(takers, left, y)
+        else:
+            return None
+        if y not in members and not count.get(y) and self.rack_ok(p, members, x, y):
+            _refresh(takers, left - 1, y)  # the caller takes one unit of y's room
+            return y
+        popped: list[tuple[int, int]] = []
+        best: tuple[int, int, int] | None = None
+        valid = 0
+        while takers and valid < SCAN:
+            room, y = heapq.heappop(takers)
+            left = ledger.can_take(y)
+            if left != -room:
+                if left:
+                    heapq.heappush(takers, (-left, y))
+                continue
+            popped.append((room, y))
+            if y in members or not self.rack_ok(p, members, x, y):
+                continue
+            valid += 1
+            score = (count.get(y, 0), room, y)
+            if best is None or score < best:
+                best = score
+            if score[0] == 0:
+                break
+        for item in popped:
+            heapq.heappush(takers, item)
+        return None if best is None else best[2]
+
+    # --- search --------------------------------------------------------------------------------
+
+    def hops(self, x: int) -> dict[int, tuple[int, list[int]]]:
+        """Cheapest hops out of ``x``: cost ``new(y) - new(x)`` where new(b) says ``b`` was not
+        in the partition at the start. Partitions that left a broker can return to it cheaply,
+        so those are looked at first; then every other target broker, through the first
+        partitions that allow it."""
+        original = self.original
+        back: list[tuple[int, int, Sequence[int]]] = []
+        moved_in: list[tuple[int, Sequence[int]]] = []
+        own: list[tuple[int, Sequence[int]]] = []
+        seen: set[int] = set()
+        for p in self.holders.get(x, ()):
+            if p in seen:
+                continue
+            seen.add(p)
+            members = self.members(p)
+            if x not in members:
+                continue
+            fresh = x not in original[p]
+            (moved_in if fresh else own).append((p, members))
+            for y in original[p]:
+                if y not in members and y in self.targets:
+                    back.append((p, y, members))
+        best: dict[int, tuple[int, list[int]]] = {}
+
+        def offer(y: int, cost: int, p: int) -> None:
+            entry = best.get(y)
+            if entry is None or cost < entry[0]:
+                best[y] = (cost, [p])
+            elif cost == entry[0] and len(entry[1]) < WITNESSES:
+                entry[1].append(p)
+
+        for p, y, members in back:
+            if self.rack_ok(p, members, x, y):
+                offer(y, 0 - (x not in original[p]), p)
+        for cost, parts in ((0, moved_in), (1, own)):
+            open_ = {y for y in self.target_list if y != x and (
+                y not in best or (best[y][0] == cost and len(best[y][1]) < WITNESSES))}
+            for p, members in parts:
+                if not open_:
+                    break
+                for y in open_.difference(members):
+                    if y not in original[p] and self.rack_ok(p, members, x, y):
+                        offer(y, cost, p)
+                        if len(best[y][1]) >= WITNESSES or best[y][0] < cost:
+                            open_.discard(y)
+        return best
+
+    def apply(self, path: Sequence[tuple[int, int, list[int]]]) -> int | None:
+        overlay: dict[int, list[int]] = {}
+        chosen: list[tuple[int, int, int]] = []
+        for k, (x, y, witnesses) in enumerate(path):
+            for p in witnesses:
+                members = overlay.get(p) or list(self.members(p))
+                if x in members and y not in members and self.rack_ok(p, members, x, y):
+                    members = list(members)
+                    members[members.index(x)] = y
+                    overlay[p] = members
+                    chosen.append((p, x, y))
+                    break
+            else:
+                return k
+        for p, x, y in chosen:
+            self.move(p, x, y)
+        return None
+
+
+def _refresh(heap: list[tuple[int, int]], left: int, b: int) -> None:
+    """Put the top of a heap of ``(-room, broker)`` back with ``left`` room, or drop it. Most
+    often it stays on top, and is then updated in place."""
+    if left <= 0:
+        heapq.heappop(heap)
+        return
+    item = (-left, b)
+    if (len(heap) < 2 or item <= heap[1]) and (len(heap) < 3 or item <= heap[2]):
+        heap[0] = item
+    else:
+        heapq.heapreplace(heap, item)
+
+
+def replica_counts(replicas: Sequence[Replicas]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for members in replicas:
+        for b in members:
+            counts[b] = counts.get(b, 0) + 1
+    return counts

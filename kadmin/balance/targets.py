@@ -1,0 +1,114 @@
+"""Balanced end states and the lower bound of moves (spec section 7). Pure.
+
+Balanced means every target broker ends with ``floor`` or ``floor + 1`` units (replicas, or
+preferred leaderships) of its group, where a group is every target broker, or one rack when racks
+differ in size (then a rack is balanced inside, starting from the units it holds). A
+:class:`Quota` states what each broker must give or take to get there and what it may, and its
+``units`` are the lower bound of moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Group:
+    """Brokers balanced together, and the units they hold in total once balanced."""
+
+    brokers: tuple[int, ...]
+    total: int
+
+    @property
+    def floor(self) -> int:
+        return self.total // len(self.brokers)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """Units each broker must give or take for the counts to end balanced, and the brokers that
+    may give or take one unit more and still end balanced.
+
+    Balanced is ``floor`` or ``floor + 1`` per broker of a group. A broker above ``floor + 1``
+    *must* give down to it and *may* give one more; one below ``floor`` must take up to it and
+    may take one more; one at ``floor + 1`` may give one, one at ``floor`` may take one. Which
+    brokers end on the ceiling is left open: the spec's bound gives the ceilings to the brokers
+    that hold the most, but among brokers that tie a fixed choice can cost a move, and for
+    leaders (whose changes can be free) any choice may be the cheapest. Brokers outside the
+    targets must give everything they hold.
+    """
+
+    give: Mapping[int, int]
+    take: Mapping[int, int]
+    spare_give: frozenset[int]
+    spare_take: frozenset[int]
+
+    @property
+    def units(self) -> int:
+        """Units that must change broker: the lower bound of moves (or leader changes). Every
+        unit a broker must take is a replica it does not hold; every unit one must give
+        reaches a broker that did not hold it."""
+        return max(sum(self.give.values()), sum(self.take.values()))
+
+
+def quota(counts: Mapping[int, int], groups: Iterable[Group], outside: Mapping[int, int]
+          ) -> Quota:
+    """The quota that balances ``counts`` (units per target broker) over ``groups``; ``outside``
+    holds the units on brokers that are no target (they must give all of them)."""
+    give = {b: n for b, n in outside.items() if n > 0}
+    take: dict[int, int] = {}
+    spare_give: set[int] = set()
+    spare_take: set[int] = set()
+    for group in groups:
+        floor = group.floor
+        for b in group.brokers:
+            held = counts.get(b, 0)
+            if held > floor + 1:
+                give[b] = held - floor - 1
+            elif held < floor:
+                take[b] = floor - held
+            (spare_give if held > floor else spare_take).add(b)
+    return Quota(give, take, frozenset(spare_give), frozenset(spare_take))
+
+
+def groups_of(targets: Iterable[int], counts: Mapping[int, int], outside: Mapping[int, int],
+              rack_of: Mapping[int, str] | None) -> list[Group]:
+    """One group of every target broker, or, when racks differ in size, one group per rack.
+
+    With racks of unequal size a balanced count per broker would force replicas across racks and
+    cost rack diversity; each rack then keeps the units it holds (those of drained brokers in it
+    included) and is balanced inside. Units of drained brokers whose rack has no target broker
+    left go, one at a time, to the rack with the fewest units per broker.
+    """
+    brokers = sorted(targets)
+    total = sum(counts.get(b, 0) for b in brokers) + sum(outside.values())
+    if rack_of is None:
+        return [Group(tuple(brokers), total)]
+    by_rack: dict[str, list[int]] = {}
+    for b in brokers:
+        by_rack.setdefault(rack_of[b], []).append(b)
+    if len({len(members) for members in by_rack.values()}) <= 1:
+        return [Group(tuple(brokers), total)]
+    totals = {r: sum(counts.get(b, 0) for b in members) for r, members in by_rack.items()}
+    homeless = 0
+    for b, n in outside.items():
+        rack = rack_of.get(b)
+        if rack in totals:
+            totals[rack] += n
+        else:
+            homeless += n
+    for _ in range(homeless):
+        rack = min(sorted(totals), key=lambda r: totals[r] / len(by_rack[r]))
+        totals[rack] += 1
+    return [Group(tuple(by_rack[r]), totals[r]) for r in sorted(by_rack)]
+
+
+def spec_lower_bound(counts: Mapping[int, int], targets: Iterable[int], forced: int) -> int:
+    """Spec section 7, word for word: ceilings to the brokers that hold the most now;
+    ``forced`` replicas (on brokers outside the targets, or added) move whatever happens."""
+    brokers = sorted(targets, key=lambda b: (-counts.get(b, 0), b))
+    total = sum(counts.get(b, 0) for b in brokers) + forced
+    floor, ceilings = divmod(total, len(brokers))
+    return forced + sum(max(0, counts.get(b, 0) - floor - (1 if i < ceilings else 0))
+                        for i, b in enumerate(brokers))

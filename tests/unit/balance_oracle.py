@@ -1,0 +1,82 @@
+"""Exact optima for small clusters, by integer programming (scipy's HiGHS), to hold the balancing
+core against: the fewest replica moves and leader changes that any balanced plan needs.
+
+Independent of kadmin's code on purpose: the model is written from spec section 7 alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+Replicas = tuple[int, ...]
+
+
+def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
+                 rack_of: Mapping[int, str] | None = None) -> int | None:
+    """The fewest replica moves that leave every target broker within one replica of the
+    others and every replica on a target, each partition keeping its size and (with racks) at
+    least its number of distinct racks; None when no such plan exists."""
+    brokers = sorted(targets)
+    cells = [(p, b) for p in range(len(parts)) for b in brokers]
+    index = {cell: i for i, cell in enumerate(cells)}
+    racks = sorted({rack_of[b] for b in brokers}) if rack_of else []
+    width = len(cells) + len(parts) * len(racks)
+    cost = np.zeros(width)
+    for (p, b), i in index.items():
+        cost[i] = b not in parts[p]
+    rows: list[np.ndarray] = []
+    low: list[float] = []
+    high: list[float] = []
+
+    def row(entries: Mapping[int, float], lo: float, hi: float) -> None:
+        vector = np.zeros(width)
+        for i, v in entries.items():
+            vector[i] = v
+        rows.append(vector)
+        low.append(lo)
+        high.append(hi)
+
+    for p, members in enumerate(parts):
+        row({index[(p, b)]: 1 for b in brokers}, len(members), len(members))
+    floor = sum(map(len, parts)) // len(brokers)
+    for b in brokers:
+        row({index[(p, b)]: 1 for p in range(len(parts))}, floor, floor + 1)
+    for p, members in enumerate(parts):
+        if not racks:
+            break
+        held = len({rack_of[b] for b in members if b in rack_of})  # type: ignore[index]
+        flags = {}
+        for k, rack in enumerate(racks):
+            flag = len(cells) + p * len(racks) + k
+            flags[flag] = 1
+            row({flag: 1, **{index[(p, b)]: -1 for b in brokers if rack_of[b] == rack}},  # type: ignore[index]
+                -np.inf, 0)
+        row(flags, held, np.inf)
+    found = milp(cost, constraints=LinearConstraint(np.array(rows), low, high),
+                 integrality=np.ones(width), bounds=Bounds(0, 1))
+    return None if found.status != 0 else round(found.fun)
+
+
+def fewest_leader_changes(replicas: Sequence[Replicas], leaders_before: Sequence[int],
+                          targets: Sequence[int]) -> int | None:
+    """The fewest partitions whose preferred leader differs from ``leaders_before`` when each
+    leads with one of its replicas and leaders per target broker differ by at most one."""
+    brokers = sorted(targets)
+    cells = [(p, b) for p, members in enumerate(replicas) for b in members if b in brokers]
+    cost = np.array([float(b != leaders_before[p]) for p, b in cells])
+    rows, low, high = [], [], []
+    for p in range(len(replicas)):
+        rows.append([1.0 if c[0] == p else 0.0 for c in cells])
+        low.append(1)
+        high.append(1)
+    floor = len(replicas) // len(brokers)
+    for b in brokers:
+        rows.append([1.0 if c[1] == b else 0.0 for c in cells])
+        low.append(floor)
+        high.append(floor + 1)
+    found = milp(cost, constraints=LinearConstraint(np.array(rows), low, high),
+                 integrality=np.ones(len(cells)), bounds=Bounds(0, 1))
+    return None if found.status != 0 else round(found.fun)
