@@ -40,7 +40,9 @@ from kazoo.client import KazooClient
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.events import BatchDone, Event, Waiting
 from kadmin.executor import ExecutionSettings, PlanFiles, execute_reassignment
+from kadmin.files import atomic_write_json
 from kadmin.model import PartitionMove, ReassignmentPlan
+from kadmin.plans import plan_document
 from kadmin.sandbox import load_cluster
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import admin, codec, paths, reader
@@ -123,7 +125,9 @@ def via_executor(client: KazooClient, moves: tuple[PartitionMove, ...], waiting:
         elif isinstance(event, BatchDone):
             done.append(time.monotonic())
 
-    outcome = execute_reassignment(client, ReassignmentPlan(moves), PlanFiles(plan_file),
+    plan = ReassignmentPlan(moves)
+    atomic_write_json(plan_file, plan_document(plan))
+    outcome = execute_reassignment(client, plan, PlanFiles(plan_file),
                                    ExecutionSettings(timeout=WAIT_SECONDS), emit)
     if not outcome.ok or len(done) != 1:
         raise RuntimeError(f"the execution failed: {outcome}")

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from kadmin.model import OperationFailed
+from kadmin.model import InvalidInput, OperationFailed
 
 LOOPBACK = "127.0.0.1"
 _LOG_TAIL_LINES = 20
@@ -127,6 +127,19 @@ def _die_with_parent() -> Callable[[], None] | None:
             os._exit(1)
 
     return preexec
+
+
+def _writable_folder(path: Path, what: str) -> None:
+    """Create ``path`` if need be and prove a file can be made in it, so a data folder that is a
+    file, or under /proc, is an input error naming it rather than a JVM that dies at start."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except FileExistsError:
+        raise InvalidInput(f"{path} is not a folder; it cannot be {what}") from None
+    except OSError as exc:
+        raise InvalidInput(f"{path} cannot be {what}: {exc.strerror or exc}") from None
 
 
 class _Launcher:
@@ -261,8 +274,8 @@ class EmbeddedZooKeeper:
         if not _port_is_free(self.port):
             raise OperationFailed(f"cannot start ZooKeeper: port {self.port} on {LOOPBACK} is in use")
         command = self._command()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        _writable_folder(self.data_dir, "ZooKeeper's data folder")
+        _writable_folder(self.log_file.parent, "ZooKeeper's log folder")
         with open(self.log_file, "ab") as log:
             self._process = _launcher.popen(
                 args=command,
@@ -346,7 +359,11 @@ class EmbeddedZooKeeper:
             self.stop()
 
     def __enter__(self) -> EmbeddedZooKeeper:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # __exit__ does not run: remove the temporary folder here
+            self.close()
+            raise
 
     def __exit__(
         self,

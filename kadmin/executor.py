@@ -36,13 +36,14 @@ from kadmin.model import (
     DeletionPlan,
     ElectionPlan,
     InvalidInput,
+    NotAuthorized,
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
     Replicas,
     Severity,
     TopicPartition,
-    shown_lines,
+    sample_of,
 )
 from kadmin.zk import admin, codec, paths, reader, session
 
@@ -108,14 +109,13 @@ def _live(client: KazooClient, topics: Sequence[str], *, states: bool = False) -
 def _require_valid(plan: ReassignmentPlan | ElectionPlan | DeletionPlan, snapshot: ClusterSnapshot,
                    settings: ExecutionSettings) -> None:
     """The same rules as ``plan validate --cluster``: nothing is written when any error is found."""
-    problems = plans.validate_against_cluster(
+    errors = sample_of(str(p) for p in plans.validate_against_cluster(
         plan, snapshot, allow_rf_change=settings.allow_rf_change,
-        allow_internal=settings.allow_internal)
-    errors = tuple(str(p) for p in problems if p.severity is Severity.ERROR)
-    if errors:
+        allow_internal=settings.allow_internal) if p.severity is Severity.ERROR)
+    if errors.total:
         raise InvalidInput(
-            f"the plan does not fit the live cluster ({len(errors)} error(s)); nothing was written",
-            details=errors)
+            f"the plan does not fit the live cluster ({errors.total:,} error(s)); nothing was "
+            "written", details=errors.items, more=errors.rest)
 
 
 def plan_fingerprint(plan: ReassignmentPlan) -> str:
@@ -176,9 +176,9 @@ def _not_in_isr(client: KazooClient, moves: Sequence[PartitionMove]) -> tuple[st
     Read at a deadline, when ZooKeeper itself may be why time ran out: kazoo holds a request
     made while it reconnects until a server answers, so an unbounded read would keep kadmin
     past its --timeout for as long as the outage lasts. These reads run only while connected
-    and end ``admin.READ_WINDOW`` from now; once that has passed, every further read fails at
-    once."""
-    calls = admin.ZkCalls(client, time.monotonic() + admin.READ_WINDOW, while_connected=True)
+    and end ``admin.AFTER_DEADLINE`` from now; once that has passed, every further read fails
+    at once."""
+    calls = admin.ZkCalls(client, time.monotonic() + admin.AFTER_DEADLINE, while_connected=True)
     return tuple(_isr_line(calls, move) for move in moves)
 
 
@@ -253,6 +253,17 @@ def _unmoved(client: KazooClient, batch: Sequence[PartitionMove]) -> tuple[Parti
 
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
                          settings: ExecutionSettings, emit: Emit = _ignore) -> Outcome:
+    """Run the plan (``paths.plan``, which must exist) to the end, or to the deadline.
+
+    One run of a plan file at a time (a lock on the file, a Conflict for the second): the
+    rollback file a run creates, and removes again when its first batch is refused, must not be
+    one that another run of the same plan relies on."""
+    with files.exclusive(paths.plan):
+        return _execute_reassignment(client, plan, paths, settings, emit)
+
+
+def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
+                          settings: ExecutionSettings, emit: Emit) -> Outcome:
     targets = {m.tp: m.replicas for m in plan.moves}
     ours_in_flight = _ours_in_flight(client, targets)
     in_flight_tps = {m.tp for m in ours_in_flight}
@@ -304,10 +315,10 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
                     continue
             try:
                 admin.submit_reassignment(client, batch)
-            except Conflict:
+            except (Conflict, NotAuthorized):
                 if new_rollback and number == 1:
-                    # another process won the race for the znode: this run changed nothing,
-                    # so it leaves nothing behind either
+                    # another process won the race for the znode, or an ACL refused it: this
+                    # run changed nothing, so it leaves nothing behind either
                     paths.rollback.unlink(missing_ok=True)
                 raise
             emit(BatchSubmitted(number, count, len(batch)))
@@ -479,8 +490,8 @@ def _refuse_deleting_moving(plan: DeletionPlan, snapshot: ClusterSnapshot,
         raise Conflict(f"{len(topics)} topic(s) to delete are being reassigned "
                        f"({len(partitions)} partition(s) moving); nothing was deleted (wait until "
                        "the reassignment is done, or --allow-reassigning)",
-                       details=shown_lines([f"topic {tp.topic}: partition {tp.partition} is "
-                                            "moving" for tp in partitions]))
+                       details=(f"topic {tp.topic}: partition {tp.partition} is moving"
+                                for tp in partitions))
 
 
 def execute_deletion(client: KazooClient, plan: DeletionPlan, settings: ExecutionSettings,

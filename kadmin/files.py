@@ -11,22 +11,33 @@ the place in it (byte offset, line and column), never a traceback.
 
 from __future__ import annotations
 
+import fcntl
 import gc
+import itertools
 import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterable, Iterator
+import stat
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from kadmin import jsontext
-from kadmin.model import InvalidInput, OperationFailed
+from kadmin.model import Conflict, InvalidInput, OperationFailed
 
 MB = 1024 * 1024
+GB = 1024 * MB
 DEFAULT_MAX_BYTES = 256 * MB
+"""Largest JSON document read whole (a plan, a snapshot file)."""
+MAX_JSONL_BYTES = 4 * GB
+"""Largest JSON Lines file of a snapshot folder: the folder form exists for clusters too big for
+one document, and 10 million partitions take under 1 GB of states.jsonl."""
+MAX_JSONL_LINE = 64 * MB
+"""Longest line of a JSON Lines file: one topic's partitions or states (a topic of 100,000
+partitions takes about 7 MB of states)."""
 
 _LAYOUT_LEVELS = 2
 """Containers this deep get one member per line; deeper values stay on one line."""
@@ -39,12 +50,12 @@ _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan
 
 def atomic_write_bytes(path: Path, data: bytes, *, force: bool = False) -> None:
     """Write ``data`` to ``path`` atomically; refuse an existing file unless ``force``."""
-    _write_file(path, data, force)
+    atomic_write_files([(path, data)], force=force)
 
 
 def atomic_write_json(path: Path, doc: object, *, force: bool = False, compact: bool = False) -> None:
     """Write ``doc`` as JSON atomically, laid out by :func:`dumps_json`."""
-    _write_file(path, dumps_json(doc, compact=compact), force)
+    atomic_write_files([(path, dumps_json(doc, compact=compact))], force=force)
 
 
 @contextmanager
@@ -105,27 +116,81 @@ def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, force: 
                 handle.close()
 
 
-def _write_file(path: Path, data: bytes, force: bool) -> None:
-    refuse_existing(path, force, folder_ok=False)
-    _make_parent(path)
-    temp = _temp_sibling(path, ".tmp")
+def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = False) -> None:
+    """Write files that belong together (a plan and its rollback file) as one: all or none.
+
+    Every file is first written to a temp sibling and synced, so a full disk fails before any
+    name appears; then each is put in place. Should that fail for one, those already put in
+    place are taken back (with ``force``, the files they replaced are restored).
+    """
+    for path, _ in items:
+        refuse_existing(path, force, folder_ok=False)
+    temps: list[Path] = []
+    placed: list[tuple[Path, Path | None]] = []
+    """Each file put in place, with the backup (a hard link) of the file it replaced."""
+    current = items[0][0] if items else Path()
     try:
-        # O_EXCL with mode 0o666 lets the umask decide the permissions, as for any new file
-        # (tempfile.mkstemp would make every plan 0600).
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if force:
-            os.replace(temp, path)
-        else:
-            _link_no_clobber(temp, path)
-        _fsync_dir(path.parent)
-    except OSError as exc:
-        raise OperationFailed(f"cannot write {path}: {exc.strerror or exc}") from None
+        for path, data in items:
+            current = path
+            _make_parent(path)
+            temps.append(_temp_sibling(path, ".tmp"))
+            _write_synced(temps[-1], data)
+        for (path, _), temp in zip(items, temps, strict=True):
+            current = path
+            backup = _backup(path) if force else None
+            try:
+                if force:
+                    os.replace(temp, path)
+                else:
+                    _link_no_clobber(temp, path)
+            except BaseException:
+                if backup is not None:
+                    _remove(backup)
+                raise
+            placed.append((path, backup))
+        for parent in dict.fromkeys(path.parent for path, _ in items):
+            _fsync_dir(parent)
+    except BaseException as exc:
+        _take_back(placed)
+        if isinstance(exc, OSError):
+            raise OperationFailed(f"cannot write {current}: {exc.strerror or exc}") from None
+        raise
     finally:
-        _remove(temp)
+        for temp in temps:
+            _remove(temp)
+        for _, backup in placed:
+            if backup is not None:
+                _remove(backup)
+
+
+def _write_synced(temp: Path, data: bytes) -> None:
+    # O_EXCL with mode 0o666 lets the umask decide the permissions, as for any new file
+    # (tempfile.mkstemp would make every plan 0600).
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _backup(path: Path) -> Path | None:
+    """A second name for the file about to be replaced, to restore it if a later file of the
+    same write fails; None when there is none (or the file system has no hard links)."""
+    backup = _temp_sibling(path, ".old")
+    try:
+        os.link(path, backup)
+    except OSError:
+        return None
+    return backup
+
+
+def _take_back(placed: Sequence[tuple[Path, Path | None]]) -> None:
+    for path, backup in reversed(placed):
+        with suppress(OSError):
+            if backup is not None:
+                os.replace(backup, path)
+            else:
+                path.unlink()
 
 
 def _link_no_clobber(temp: Path, path: Path) -> None:
@@ -255,25 +320,51 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_bytes(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The content of a file; missing, folder, unreadable or too large is InvalidInput.
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading, refused unless it is a regular file.
 
-    The size is checked before reading, and again while reading: a pipe or a device such as
-    /dev/zero reports no size and would otherwise be read until memory runs out.
+    A named pipe (FIFO) opened for reading blocks until something writes to it, and a device
+    such as /dev/zero never ends: kadmin would hang or fill memory. The file is opened without
+    blocking and then checked with fstat, on the descriptor itself, so nothing can swap the
+    path for a pipe between the check and the open. Regular files read as ever afterwards.
     """
     try:
-        size = path.stat().st_size
-        if path.is_dir():
-            raise InvalidInput(f"{path} is a folder, expected a file")
-        if size > max_bytes:
-            raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit")
-        return data
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise _unreadable(path, exc) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InvalidInput(f"{path} is a folder, expected a file")
+        if not stat.S_ISREG(mode):
+            raise InvalidInput(f"{path} is {_file_type(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def require_regular(path: Path) -> None:
+    """Refuse ``path`` unless it is a regular file, for files another library opens by name
+    (TLS certificates and keys: OpenSSL and kazoo). A check before their open, so a path
+    swapped for a pipe in between would still block there; these are the operator's own files."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if stat.S_ISDIR(mode):
+        raise InvalidInput(f"{path} is a folder, expected a file")
+    if not stat.S_ISREG(mode):
+        raise InvalidInput(f"{path} is {_file_type(mode)}, not a regular file")
+
+
+def _file_type(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file"
 
 
 def _unreadable(path: Path, exc: OSError) -> InvalidInput:
@@ -285,6 +376,39 @@ def _unreadable(path: Path, exc: OSError) -> InvalidInput:
     if isinstance(exc, PermissionError):
         return InvalidInput(f"{path}: permission denied")
     return InvalidInput(f"{path}: cannot read ({exc.strerror or exc})")
+
+
+def read_bytes(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The content of a regular file; missing, folder, pipe, device, unreadable or too large is
+    InvalidInput. The size is checked before reading, and again while reading (a file that
+    grows meanwhile)."""
+    try:
+        with open_regular(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
+            data = handle.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit")
+        return data
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+@contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the existing file ``path`` for the block; another kadmin
+    process that asks for it meanwhile gets a Conflict at once.
+
+    flock(2) on the file itself: no lock file to create or leave behind, and the kernel drops
+    the lock when its process dies, so a killed run never blocks the next one."""
+    with open_regular(path) as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Conflict(f"{path} is being run by another kadmin process; run it again once "
+                           "that one has ended") from None
+        yield
 
 
 def read_json(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> object:
@@ -321,18 +445,36 @@ def parse_json(data: bytes, source: str, *, one_line: bool = False) -> object:
         raise InvalidInput(f"{source}: JSON nested too deeply to read") from None
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, object]]:
+def iter_jsonl(path: Path, *, max_bytes: int | None = None, max_line: int | None = None
+               ) -> Iterator[tuple[int, object]]:
     """``(line number, document)`` for each non-blank line of a JSON Lines file, streamed.
 
     Errors name the file and line (``snap/topics.jsonl:17: not valid JSON (...)``); the file
-    must exist (missing and folder are InvalidInput like :func:`read_json`).
+    must be a regular file (like :func:`read_json`). Lines are read at most ``max_line`` bytes
+    at a time (default :data:`MAX_JSONL_LINE`) and the file at most ``max_bytes`` (default
+    :data:`MAX_JSONL_BYTES`), so a line or a file without end fails instead of filling memory.
     """
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise _unreadable(path, exc) from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
+    max_bytes = MAX_JSONL_BYTES if max_bytes is None else max_bytes
+    max_line = MAX_JSONL_LINE if max_line is None else max_line
+    with open_regular(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
+        total = 0
+        for number in itertools.count(1):
+            try:
+                line = handle.readline(max_line + 1)
+            except OSError as exc:
+                raise _unreadable(path, exc) from None
+            if not line:
+                return
+            if len(line) > max_line and not line.endswith(b"\n"):
+                raise InvalidInput(f"{path}:{number}: line longer than {_size(max_line)}, over "
+                                   "the limit for one record")
+            total += len(line)
+            if total > max_bytes:
+                raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit "
+                                   f"(at line {number})")
             if line.strip():
                 yield number, parse_json(line.rstrip(b"\r\n"), f"{path}:{number}", one_line=True)
 

@@ -13,14 +13,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple, TypeGuard
+from typing import Generic, NamedTuple, TypeGuard, TypeVar
 
 MAX_ID = 2**31 - 1
 """Kafka's broker and partition ids are Java ints: a larger number is no Kafka id, and a znode
 holding one is a znode Kafka's controller cannot parse."""
+
+LIST_LIMIT = 100
+"""How many items of one list of findings (errors, warnings, partitions left) kadmin keeps and
+shows; the rest are counted. A plan broken in every one of a million entries says so in a
+screenful, in seconds and in memory that does not grow with the number of problems."""
+
+T = TypeVar("T")
 
 MAX_TOPIC_LENGTH = 255
 """The longest topic name a Kafka release ever created: Kafka 0.8 and 0.9 allowed 255 characters,
@@ -203,15 +210,101 @@ class DeletionPlan:
 Plan = ReassignmentPlan | ElectionPlan | DeletionPlan
 
 
+@dataclass(frozen=True)
+class Sample(Generic[T]):
+    """The first :data:`LIST_LIMIT` items of a list that may be too long to show, and its length.
+
+    The one way kadmin bounds what it prints: error details, validation problems, status
+    warnings. Text and JSON show ``items`` and say how many more there are (``rest``).
+    """
+
+    items: tuple[T, ...]
+    total: int
+
+    @property
+    def rest(self) -> int:
+        return self.total - len(self.items)
+
+
+class Sampler(Generic[T]):
+    """Collects a :class:`Sample` one item at a time: keeps the first ``limit``, counts all."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = LIST_LIMIT if limit is None else limit
+        self.items: list[T] = []
+        self.total = 0
+
+    def add(self, item: T) -> None:
+        if self.total < self.limit:
+            self.items.append(item)
+        self.total += 1
+
+    @property
+    def full(self) -> bool:
+        """True once further items are only counted."""
+        return self.total >= self.limit
+
+    @property
+    def rest(self) -> int:
+        return self.total - len(self.items)
+
+    def sample(self) -> Sample[T]:
+        return Sample(tuple(self.items), self.total)
+
+
+def sample_of(items: Iterable[T], limit: int | None = None) -> Sample[T]:
+    """The sample of ``items``, consumed lazily: a generator of a million is never held."""
+    sampler: Sampler[T] = Sampler(limit)
+    for item in items:
+        sampler.add(item)
+    return sampler.sample()
+
+
+def printable(text: str) -> str:
+    """``text`` with every character Python does not count as printable escaped as ``repr``
+    writes it (``\\n``, ``\\x1b``, ``\\u202e``): control characters, bidirectional overrides,
+    line separators. Operator-given text (paths, names, option values) and text read from
+    ZooKeeper reach messages through this, so none can forge a second line, move the cursor or
+    reorder what the terminal shows."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _ESCAPES.get(c) or _escape(c) for c in text)
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 \
+        else f"\\U{code:08x}"
+
+
+def and_more(count: int) -> str:
+    """The words for the items a sample leaves out, the same in every message."""
+    return f"(and {count:,} more)"
+
+
+INLINE_LIMIT = 10
+"""How many items a list written inside one line names before saying "(and N more)"."""
+
+
+def listed(items: Iterable[object], limit: int = INLINE_LIMIT) -> str:
+    """``a, b, c (and 12 more)``: a list inside one line of a message, sampled like every list
+    kadmin shows (unknown topics, partitions left, topics to delete)."""
+    shown = sample_of(items, limit)
+    return ", ".join(map(str, shown.items)) + (f" {and_more(shown.rest)}" if shown.rest else "")
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One finding of validation. ``where`` is a JSON path (``$.partitions[3].replicas``) or a
-    ``topic-partition``, so the operator can find it in the file or the cluster."""
+    ``topic-partition``, so the operator can find it in the file or the cluster. A tuple, like
+    the per-partition values: a plan broken throughout makes one per entry."""
 
     where: str
     message: str
@@ -219,29 +312,6 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"
-
-
-SHOWN = 10
-"""How many items (partitions, znodes, topics) a message to a person lists before it counts the
-rest: a list of a million must not become a million lines."""
-
-
-def first_shown(items: Sequence[object]) -> tuple[list[str], int]:
-    """The first :data:`SHOWN` items as text, and how many more there are."""
-    return [str(item) for item in items[:SHOWN]], max(0, len(items) - SHOWN)
-
-
-def shown_inline(items: Sequence[object]) -> str:
-    """The first :data:`SHOWN` items on one line, then how many more."""
-    head, more = first_shown(items)
-    return ", ".join(head) + (f" (and {more} more)" if more else "")
-
-
-def shown_lines(items: Sequence[object]) -> tuple[str, ...]:
-    """Detail lines of an error: one per item for the first :data:`SHOWN`, then one that counts
-    the rest."""
-    head, more = first_shown(items)
-    return (*head, f"and {more} more") if more else tuple(head)
 
 
 class KadminError(Exception):
@@ -252,10 +322,15 @@ class KadminError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str, details: tuple[str, ...] = ()) -> None:
+    def __init__(self, message: str, details: Iterable[str] = (), *, more: int = 0) -> None:
         super().__init__(message)
-        self.details = details
-        """Further lines (one per partition or problem) printed after the one-line message."""
+        sample = sample_of(details)
+        self.details = sample.items
+        """Further lines (one per partition or problem) printed after the one-line message: at
+        most :data:`LIST_LIMIT`."""
+        self.more = sample.rest + more
+        """Further lines left out of ``details`` (``more`` counts those the caller already left
+        out, as a validation report does)."""
 
 
 class InvalidInput(KadminError):
@@ -268,6 +343,11 @@ class OperationFailed(KadminError):
     """Timeout, unreachable ZooKeeper, partitions that failed (exit 1)."""
 
     exit_code = 1
+
+
+class NotAuthorized(OperationFailed):
+    """ZooKeeper refused the request: an ACL, or the session's credentials (exit 1). Nothing of
+    that request was written."""
 
 
 class Conflict(KadminError):

@@ -40,9 +40,11 @@ from kadmin.model import (
     Problem,
     Reassignment,
     ReassignmentPlan,
+    Sampler,
     Severity,
     TopicPartition,
-    shown_lines,
+    is_topic_name,
+    listed,
     topic_name_problem,
 )
 from kadmin.zk import codec, paths
@@ -61,11 +63,6 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 VALUE_KEYWORDS = frozenset({"minimum", "minItems", "uniqueItems", "pattern", "maxLength", "not"})
 """Schema keywords whose findings this module reports itself, naming the offending value."""
 
-EXPLAIN_LIMIT = 10_000
-"""Entries explained through jsonschema per document. Beyond it (a file broken throughout) the
-rest are counted in one problem: at ~300 µs an entry, explaining a million would take minutes and
-the operator learns nothing from the millionth identical line."""
-
 _MESSAGE_LIMIT = 300
 _TOO_LARGE = f"is larger than {MAX_ID}, the largest id Kafka allows (a Java int)"
 
@@ -77,8 +74,12 @@ _TOO_LARGE = f"is larger than {MAX_ID}, the largest id Kafka allows (a Java int)
 class ValidationReport:
     kind: PlanKind | None
     problems: tuple[Problem, ...]
+    """In document order: the first :data:`~kadmin.model.LIST_LIMIT` errors and the first as
+    many warnings; the rest are only counted (``omitted_errors``, ``omitted_warnings``)."""
     plan: Plan | None
     """The parsed plan, present only when there are no errors (warnings allowed)."""
+    omitted_errors: int = 0
+    omitted_warnings: int = 0
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -88,16 +89,55 @@ class ValidationReport:
     def warnings(self) -> tuple[Problem, ...]:
         return tuple(p for p in self.problems if p.severity is Severity.WARNING)
 
+    @property
+    def error_count(self) -> int:
+        return len(self.errors) + self.omitted_errors
+
+    @property
+    def warning_count(self) -> int:
+        return len(self.warnings) + self.omitted_warnings
+
     def ok(self, strict: bool = False) -> bool:
         """No errors; with ``strict`` (CI gates) no warnings either."""
-        return not (self.errors or (strict and self.warnings))
+        return not (self.error_count or (strict and self.warning_count))
+
+    def invalid(self, what: str) -> InvalidInput:
+        """The error of a refused plan: one error in the line itself, several as detail lines
+        (those shown; the rest counted)."""
+        if self.error_count == 1:
+            return InvalidInput(f"{what}: {self.errors[0]}")
+        return InvalidInput(f"{what} ({self.error_count:,} errors)",
+                            details=map(str, self.errors), more=self.omitted_errors)
 
     def to_json(self, strict: bool = False) -> dict[str, Any]:
         def items(problems: tuple[Problem, ...]) -> list[dict[str, str]]:
             return [{"path": p.where, "message": p.message} for p in problems]
 
         return {"valid": self.ok(strict), "kind": self.kind.value if self.kind else None,
-                "errors": items(self.errors), "warnings": items(self.warnings)}
+                "errors": items(self.errors), "warnings": items(self.warnings),
+                "error_count": self.error_count, "warning_count": self.warning_count}
+
+
+class _Findings:
+    """The problems of one validation as they are found: errors and warnings each sampled, so
+    a million identical problems cost a counter, not a million lines."""
+
+    def __init__(self) -> None:
+        self.kept: list[Problem] = []
+        self.samplers = {Severity.ERROR: Sampler[Problem](), Severity.WARNING: Sampler[Problem]()}
+        self.errors = self.samplers[Severity.ERROR]
+        """Errors so far: ``errors.total`` counts those shown and those only counted."""
+
+    def add(self, problem: Problem) -> None:
+        sampler = self.samplers[problem.severity]
+        if not sampler.full:
+            self.kept.append(problem)
+        sampler.add(problem)
+
+    def report(self, kind: PlanKind | None, plan: Plan | None) -> ValidationReport:
+        return ValidationReport(kind, tuple(self.kept), plan,
+                                self.samplers[Severity.ERROR].rest,
+                                self.samplers[Severity.WARNING].rest)
 
 
 def detect_kind(doc: object) -> PlanKind | None:
@@ -165,16 +205,18 @@ class _Checker:
     """One validation run: collects problems in document order and explains schema failures."""
 
     def __init__(self, kind: PlanKind, list_key: str) -> None:
-        self.problems: list[Problem] = []
+        self.findings = _Findings()
         self.list_key = list_key
         self.root = schema.validator(SCHEMAS[kind])
         self.entry = self.root.evolve(schema=self.root.schema["properties"][list_key]["items"])
-        self.explained = 0
-        self.unexplained: list[int] = []
         self.good_topics: set[str] = set()
 
+    @property
+    def errors(self) -> int:
+        return self.findings.errors.total
+
     def error(self, where: str, message: str) -> None:
-        self.problems.append(Problem(where, message))
+        self.findings.add(Problem(where, message))
 
     def at(self, index: int, field: str = "") -> str:
         return f"$.{self.list_key}[{index}]{field}"
@@ -190,27 +232,22 @@ class _Checker:
         return found
 
     def entry_shape_ok(self, index: int, entry: object) -> bool:
-        """For an entry the fast check refused: jsonschema's verdict, explained (up to a limit)."""
-        if self.explained >= EXPLAIN_LIMIT:
-            self.unexplained.append(index)
+        """For an entry the fast check refused: jsonschema's verdict, explained while errors
+        are still shown. Beyond that (a file broken throughout) the entry counts as one error
+        unexplained: at ~300 µs an entry, explaining a million would take minutes, and nobody
+        would see the explanations."""
+        if self.findings.errors.full:
+            self.error(self.at(index), "does not match the schema")
             return False
-        self.explained += 1
         return not self.schema_errors(self.entry, entry, (self.list_key, index))
 
     def topic(self, index: int, field: str, name: object) -> None:
         if type(name) is str and name not in self.good_topics:
-            problem = topic_name_problem(name)
-            if problem is None:
+            if is_topic_name(name):
                 self.good_topics.add(name)
-            else:
-                self.error(self.at(index, field), problem)
-
-    def finish(self) -> None:
-        if self.unexplained:
-            self.error(json_path((self.list_key,)),
-                       f"{len(self.unexplained)} more entries do not match the schema (the first "
-                       f"at {self.at(self.unexplained[0])}); only the first {EXPLAIN_LIMIT} are "
-                       f"explained above")
+            else:  # worded only while shown: a million bad names cost a count past the cap
+                self.error(self.at(index, field), "illegal topic name" if self.findings.errors.full
+                           else topic_name_problem(name) or "")
 
 
 _MOVE_KEYS = frozenset({"topic", "partition", "replicas", "log_dirs"})
@@ -245,7 +282,7 @@ def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> l
                      and ((type(log_dirs) is list and all(type(d) is str for d in log_dirs))
                           or "log_dirs" not in e))
         shape_ok = typed or c.entry_shape_ok(i, e)
-        problems = len(c.problems)
+        errors = c.errors
         if not (typed and topic in c.good_topics):
             c.topic(i, ".topic", topic)
         if type(partition) is int:
@@ -255,11 +292,12 @@ def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> l
                 c.error(c.at(i, ".partition"), f"partition id {partition} {_TOO_LARGE}")
             if type(topic) is str:
                 first = seen.setdefault((topic, partition), i)
-                if first != i:
-                    c.error(c.at(i), f"{topic}-{partition} is listed twice: also at {c.at(first)}")
+                if first != i:  # worded only while shown, as every problem past the cap
+                    c.error(c.at(i), "listed twice" if c.findings.errors.full
+                            else f"{topic}-{partition} is listed twice: also at {c.at(first)}")
         if with_replicas:
             _check_replicas(c, i, replicas, log_dirs, typed)
-        if shape_ok and len(c.problems) == problems:
+        if shape_ok and c.errors == errors:
             parsed.append(PartitionMove(topic, partition, tuple(replicas), None if log_dirs is None
                                         else tuple(log_dirs)) if with_replicas
                           else TopicPartition(topic, partition))
@@ -297,7 +335,7 @@ def _check_topics(c: _Checker, entries: list[Any]) -> list[str]:
     seen: dict[str, int] = {}
     parsed = []
     for i, name in enumerate(entries):
-        problems = len(c.problems)
+        errors = c.errors
         shape_ok = type(name) is str or c.entry_shape_ok(i, name)
         c.topic(i, "", name)
         if type(name) is str:
@@ -305,7 +343,7 @@ def _check_topics(c: _Checker, entries: list[Any]) -> list[str]:
             if first != i:
                 c.error(c.at(i), f"topic {json.dumps(name)} is listed twice: also at "
                                  f"{c.at(first)}")
-        if shape_ok and len(c.problems) == problems:
+        if shape_ok and c.errors == errors:
             parsed.append(name)
     return parsed
 
@@ -327,18 +365,18 @@ def validate_document(doc: object, kind: PlanKind | None = None) -> ValidationRe
         # the top level alone: the entries are checked one by one below
         c.schema_errors(c.root, {**top, list_key: []} if type(entries) is list else doc, ())
     if type(entries) is not list:
-        return ValidationReport(kind, tuple(c.problems), None)
+        return c.findings.report(kind, None)
     if not entries:
-        c.problems.append(Problem(f"$.{list_key}", f"the plan lists no {list_key}; it does "
-                                                   f"nothing", Severity.WARNING))
+        # an error in both anchors: Kafka's tool ("Partition reassignment data file is empty")
+        # and kafka-utils ("Plan should have at least one partition"); a CI gate must not pass
+        # a plan that does nothing
+        c.error(f"$.{list_key}", f"the plan lists no {list_key}; an empty plan does nothing")
     if kind is PlanKind.DELETION:
         parsed: list[Any] = _check_topics(c, entries)
     else:
         parsed = _check_partitions(c, entries, with_replicas=kind is PlanKind.REASSIGN)
-    c.finish()
-    report = ValidationReport(kind, tuple(c.problems), None)
-    if report.errors:
-        return report
+    if c.errors:
+        return c.findings.report(kind, None)
     # every entry either parsed or produced an error: a plan must never silently lose an entry
     assert len(parsed) == len(entries)
     parsed.sort()  # (topic, partition) is unique here, so tuple order is plan order
@@ -349,59 +387,63 @@ def validate_document(doc: object, kind: PlanKind | None = None) -> ValidationRe
         plan = ElectionPlan(tuple(parsed))
     else:
         plan = DeletionPlan(tuple(parsed))
-    return ValidationReport(kind, report.problems, plan)
+    return c.findings.report(kind, plan)
 
 
 def parse_plan(doc: object, kind: PlanKind | None) -> Plan:
     """The plan a document describes, entries sorted by (topic, partition) or topic name.
 
     Validates first (one linear pass), so a bad document is an :class:`InvalidInput` naming the
-    first problem (all of them in ``details``), never a half-built plan.
+    first problem (the others in ``details``), never a half-built plan.
     """
     report = validate_document(doc, kind)
     if report.plan is None:
-        what = f"{report.kind.value} plan" if report.kind else "plan"
-        raise InvalidInput(f"invalid {what}: {report.errors[0]}",
-                           details=tuple(map(str, report.errors)))
+        raise report.invalid(f"invalid {report.kind.value} plan" if report.kind else "invalid plan")
     return report.plan
 
 
 # --- against a cluster -------------------------------------------------------------------------
 
 
-def _unknown_partitions(tps: Sequence[TopicPartition], snapshot: ClusterSnapshot
-                        ) -> Iterator[Problem]:
+def _unknown_partitions(entries: Sequence[TopicPartition] | Sequence[PartitionMove],
+                        snapshot: ClusterSnapshot) -> Iterator[Problem]:
     """Unknown topics once per topic (a missing topic would otherwise fill a screen per
     partition), then unknown partitions of known topics one by one."""
-    missing: Counter[str] = Counter(tp.topic for tp in tps if tp.topic not in snapshot.topics)
+    topics = snapshot.topics
+    missing: Counter[str] = Counter(e.topic for e in entries if e.topic not in topics)
     for topic, count in sorted(missing.items()):
         yield Problem(topic, f"unknown topic {topic} (not in /brokers/topics; {count} "
                              f"partition(s) of the plan)")
-    for tp in tps:
-        partitions = snapshot.topics.get(tp.topic)
-        if partitions is not None and tp.partition not in partitions:
-            yield Problem(str(tp), f"unknown partition: topic {tp.topic} has {len(partitions)} "
-                                   f"partition(s)")
+    for e in entries:
+        partitions = topics.get(e.topic)
+        if partitions is not None and e.partition not in partitions:
+            yield Problem(f"{e.topic}-{e.partition}", f"unknown partition: topic {e.topic} has "
+                                                      f"{len(partitions)} partition(s)")
 
 
 def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_change: bool
                  ) -> Iterator[Problem]:
-    yield from _unknown_partitions([m.tp for m in plan.moves], snapshot)
+    """Once per partition of the plan: plain dict lookups, no per-move objects."""
+    yield from _unknown_partitions(plan.moves, snapshot)
+    brokers, topics, reassigning = snapshot.brokers, snapshot.topics, snapshot.reassigning
     for move in plan.moves:
-        offline = [b for b in move.replicas if b not in snapshot.brokers]
-        if offline:
+        replicas = move.replicas
+        if not all(b in brokers for b in replicas):
+            offline = [b for b in replicas if b not in brokers]
             yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
-                                        f"{list(move.replicas)} not registered in /brokers/ids")
-        moving = snapshot.reassignment(move.tp)
+                                        f"{list(replicas)} not registered in /brokers/ids")
+        in_flight = reassigning.get(move.topic)
+        moving = None if in_flight is None else in_flight.get(move.partition)
         if moving is not None:
             # its replica count is no replication factor until the move ends
             yield Problem(str(move.tp), f"{_moving(move.tp, moving)}; kadmin reassign refuses it "
                                         "until the controller is done", Severity.WARNING)
             continue
-        current = snapshot.replicas(move.tp)
-        if current is not None and len(current) != len(move.replicas) and not allow_rf_change:
+        partitions = topics.get(move.topic)
+        current = None if partitions is None else partitions.get(move.partition)
+        if current is not None and len(current) != len(replicas) and not allow_rf_change:
             yield Problem(str(move.tp), f"changes the replication factor from {len(current)} to "
-                                        f"{len(move.replicas)} (allowed with --allow-rf-change)")
+                                        f"{len(replicas)} (allowed with --allow-rf-change)")
 
 
 def _moving(tp: TopicPartition, move: Reassignment) -> str:
@@ -419,7 +461,7 @@ def refuse_moving(reassigning: Mapping[str, Mapping[int, Reassignment]],
     if moving:
         raise Conflict(f"{len(moving)} partition(s) are being reassigned, so {action}; wait until "
                        "the controller is done (kadmin status shows them)",
-                       details=shown_lines(moving))
+                       details=moving)
 
 
 def _check_election(plan: ElectionPlan, snapshot: ClusterSnapshot) -> Iterator[Problem]:
@@ -457,14 +499,15 @@ def _check_deletion(plan: DeletionPlan, snapshot: ClusterSnapshot, allow_interna
 
 def validate_against_cluster(plan: Plan, snapshot: ClusterSnapshot, *,
                              allow_rf_change: bool = False, allow_internal: bool = False
-                             ) -> tuple[Problem, ...]:
+                             ) -> Iterator[Problem]:
     """What the controller would drop, skip or do unintentionally; ``where`` is the
-    topic-partition (or topic) so the operator can look it up in the cluster."""
+    topic-partition (or topic) so the operator can look it up in the cluster. Lazy: the caller
+    samples what it shows."""
     if isinstance(plan, ReassignmentPlan):
-        return tuple(_check_moves(plan, snapshot, allow_rf_change))
+        return _check_moves(plan, snapshot, allow_rf_change)
     if isinstance(plan, ElectionPlan):
-        return tuple(_check_election(plan, snapshot))
-    return tuple(_check_deletion(plan, snapshot, allow_internal))
+        return _check_election(plan, snapshot)
+    return _check_deletion(plan, snapshot, allow_internal)
 
 
 def validate(doc: object, kind: PlanKind | None = None, snapshot: ClusterSnapshot | None = None,
@@ -474,10 +517,12 @@ def validate(doc: object, kind: PlanKind | None = None, snapshot: ClusterSnapsho
     report = validate_document(doc, kind)
     if report.plan is None or snapshot is None:
         return report
-    problems = report.problems + validate_against_cluster(
-        report.plan, snapshot, allow_rf_change=allow_rf_change, allow_internal=allow_internal)
-    failed = any(p.severity is Severity.ERROR for p in problems)
-    return ValidationReport(report.kind, problems, None if failed else report.plan)
+    findings = _Findings()
+    for problem in chain(report.problems, validate_against_cluster(
+            report.plan, snapshot, allow_rf_change=allow_rf_change,
+            allow_internal=allow_internal)):
+        findings.add(problem)
+    return findings.report(report.kind, None if findings.errors.total else report.plan)
 
 
 def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapshot | None = None,
@@ -553,6 +598,29 @@ def changed_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot
 
 
 # --- batching ----------------------------------------------------------------------------------
+
+JUTE_MAXBUFFER = 1_048_575
+"""ZooKeeper's default ``jute.maxbuffer`` (0xfffff bytes): the largest znode, and about the
+largest request, a server accepts. A request over it makes the server drop the connection."""
+
+REQUEST_HEADROOM = 1024
+"""What a request adds around an admin znode's payload (headers, the path with its chroot, the
+ACL), with room to spare: a payload may take jute.maxbuffer less this."""
+
+
+def check_znode_limit(max_znode_bytes: int, jute_maxbuffer: int = JUTE_MAXBUFFER) -> None:
+    """Refuse a ``--max-znode-bytes`` the servers would refuse, before anything is read or
+    written: otherwise the first batch would fail half-way through a run, with the connection
+    dropped and no word of why. Servers started with a larger ``-Djute.maxbuffer`` say so
+    (``--jute-maxbuffer``)."""
+    largest = jute_maxbuffer - REQUEST_HEADROOM
+    if max_znode_bytes > largest:
+        raise InvalidInput(
+            f"--max-znode-bytes {max_znode_bytes:,} is more than ZooKeeper accepts: at most "
+            f"{largest:,} with jute.maxbuffer {jute_maxbuffer:,} (less {REQUEST_HEADROOM:,} for "
+            "the request around the payload); if the servers run with a larger "
+            "-Djute.maxbuffer, give it with --jute-maxbuffer")
+
 
 
 def batches(items: Sequence[T], entry_bytes: Callable[[T], int], overhead: int,
@@ -675,7 +743,7 @@ def election_plan_for(snapshot: ClusterSnapshot, topics: Sequence[str] | None) -
     names = sorted(snapshot.topics) if topics is None else sorted(set(topics))
     unknown = [t for t in names if t not in snapshot.topics]
     if unknown:
-        raise InvalidInput(f"unknown topic(s) not in the cluster: {', '.join(unknown)}")
+        raise InvalidInput(f"unknown topic(s) not in the cluster: {listed(unknown)}")
     return ElectionPlan(tuple(TopicPartition(t, p) for t in names
                               for p in sorted(snapshot.topics[t])))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -77,8 +78,10 @@ def _shown(value: Any) -> str:
 # --- document -> snapshot (the fast structural pass) --------------------------------------------
 
 
-def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
-    """The snapshot in a parsed JSON document; ``source`` names it in error messages."""
+def snapshot_from_document(doc: object, source: str, *, states: bool = True) -> ClusterSnapshot:
+    """The snapshot in a parsed JSON document; ``source`` names it in error messages.
+    ``states=False`` leaves the partition states out (a command that only plans replicas never
+    looks at them, and a million of them take seconds to check)."""
     with files.gc_paused():
         top = _object(doc, source, (), "a snapshot must be a JSON object")
         _check_keys(top, source, (), _TOP_KEYS, required=("version", "brokers", "topics"))
@@ -89,14 +92,14 @@ def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
             for name, value in _object(top["topics"], source, ("topics",),
                                        "must be an object of topic -> partitions").items()
         }
-        states: dict[str, dict[int, PartitionState]] = {}
+        found: dict[str, dict[int, PartitionState]] = {}
         cache: StateCache = {}
-        for name, value in _object(top.get("states", {}), source, ("states",),
+        for name, value in _object(top.get("states", {}) if states else {}, source, ("states",),
                                    "must be an object of topic -> partition id -> state").items():
             path = ("states", name)
             _topic_name(name, source, path)
-            states[name] = _partition_states(value, source, path, cache)
-            _check_belong(name, states[name], topics, source, path, path, "$.topics")
+            found[name] = _partition_states(value, source, path, cache)
+            _check_belong(name, found[name], topics, source, path, path, "$.topics")
         reassigning: dict[str, dict[int, Reassignment]] = {}
         for name, value in _object(top.get("reassigning", {}), source, ("reassigning",),
                                    "must be an object of topic -> partition id -> reassignment"
@@ -107,7 +110,7 @@ def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
             _check_reassignments_belong(name, reassigning[name], topics, source, path, path,
                                         "$.topics")
         return ClusterSnapshot(
-            brokers=brokers, topics=topics, states=states,
+            brokers=brokers, topics=topics, states=found,
             controller=_controller(top, source),
             controller_epoch=_controller_epoch(top, source),
             reassigning=reassigning,
@@ -426,12 +429,13 @@ def _controller_doc(controller: int | None, controller_epoch: int | None) -> dic
 # --- files --------------------------------------------------------------------------------------
 
 
-def read_snapshot(path: Path) -> ClusterSnapshot:
-    """A snapshot from a JSON file or a snapshot folder."""
+def read_snapshot(path: Path, *, states: bool = True) -> ClusterSnapshot:
+    """A snapshot from a JSON file or a snapshot folder; ``states=False`` leaves the partition
+    states out."""
     with files.gc_paused():
         if path.is_dir():
-            return _read_dir(path)
-        return snapshot_from_document(files.read_json(path), str(path))
+            return _read_dir(path, states=states)
+        return snapshot_from_document(files.read_json(path), str(path), states=states)
 
 
 def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json", "dir"] = "json",
@@ -486,29 +490,35 @@ def _dir_chunks(brokers: Mapping[int, Broker],
                 {"topic": name, "reassigning": _reassignments_doc(moving)}, compact=True)
 
 
-def _read_dir(folder: Path) -> ClusterSnapshot:
-    missing = [name for name in (BROKERS_FILE, TOPICS_FILE) if not (folder / name).is_file()]
+def require_members(folder: Path) -> None:
+    """Refuse a folder without brokers.json and topics.jsonl. A member that is there but no
+    regular file (a pipe, a folder) is refused by name when it is opened."""
+    missing = [name for name in (BROKERS_FILE, TOPICS_FILE) if not os.path.lexists(folder / name)]
     if missing:
         raise InvalidInput(f"{folder} is a folder without {' and '.join(missing)}, "
                            "so not a snapshot folder")
+
+
+def _read_dir(folder: Path, *, states: bool = True) -> ClusterSnapshot:
+    require_members(folder)
     meta_path = folder / META_FILE
     meta: dict[str, Any] = {}
-    if meta_path.exists():
+    if os.path.lexists(meta_path):
         meta = _object(files.read_json(meta_path), str(meta_path), (),
                        "must be a JSON object (version, controller, controller_epoch)")
         _check_keys(meta, str(meta_path), (), _META_KEYS, required=("version",))
         _check_version(meta["version"], str(meta_path), ("version",))
     brokers = read_brokers(folder / BROKERS_FILE)
     topics = dict(iter_topics_jsonl(folder / TOPICS_FILE))
-    states: dict[str, dict[int, PartitionState]] = {}
+    found: dict[str, dict[int, PartitionState]] = {}
     states_path = folder / STATES_FILE
-    if states_path.exists():
+    if states and os.path.lexists(states_path):
         cache: StateCache = {}
         records = _records(states_path, "states", functools.partial(_partition_states, cache=cache))
         for source, name, partition_states in records:
             _check_belong(name, partition_states, topics, source, ("topic",), ("states",),
                           TOPICS_FILE)
-            states[name] = partition_states
+            found[name] = partition_states
     reassigning: dict[str, dict[int, Reassignment]] = {}
     moving_path = folder / REASSIGNING_FILE
     if moving_path.exists():
@@ -516,7 +526,7 @@ def _read_dir(folder: Path) -> ClusterSnapshot:
             _check_reassignments_belong(name, moving, topics, source, ("topic",),
                                         ("reassigning",), TOPICS_FILE)
             reassigning[name] = moving
-    return ClusterSnapshot(brokers=brokers, topics=topics, states=states,
+    return ClusterSnapshot(brokers=brokers, topics=topics, states=found,
                            controller=_controller(meta, str(meta_path)),
                            controller_epoch=_controller_epoch(meta, str(meta_path)),
                            reassigning=reassigning)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install kadmin and everything it needs on a fresh machine: Java 17+ (PySpark and the embedded
-# ZooKeeper run on it) when missing, then the Python package.
+# ZooKeeper run on it) when missing, then the Python package into the active python3 - a
+# virtualenv's, made with:  python3 -m venv .venv && . .venv/bin/activate
 #   bash tools/install.sh          -> pip install .            (the product)
 #   bash tools/install.sh --test   -> pip install -e '.[test]' (the product + test tools, editable)
 set -euo pipefail
@@ -24,7 +25,23 @@ fi
 
 PIP=(python3 -m pip install --quiet --disable-pip-version-check)
 if [ "${1:-}" = "--test" ]; then
-  "${PIP[@]}" -e '.[test]'
+  TARGET=(-e '.[test]')
 else
-  "${PIP[@]}" .
+  TARGET=(.)
+fi
+# pip's own output is shown only when it fails; a system Python that its distribution manages
+# (PEP 668: Debian 12, Ubuntu 23.04 and later) refuses every install, which needs saying plainly
+if ! log=$("${PIP[@]}" "${TARGET[@]}" 2>&1); then
+  printf '%s\n' "$log" >&2
+  if grep -q "externally-managed-environment" <<<"$log"; then
+    cat >&2 <<EOF
+
+tools/install.sh: $(command -v python3) is a system Python that its distribution manages
+(PEP 668), and pip refuses to install into it. Install kadmin into a virtualenv instead:
+
+    python3 -m venv .venv && . .venv/bin/activate
+    bash tools/install.sh${1:+ $1}
+EOF
+  fi
+  exit 1
 fi

@@ -121,6 +121,7 @@ class Problem(Protocol):
     """One balancing problem as the search sees it."""
 
     ledger: Ledger
+    targets: frozenset[int]
     touched: set[int]
     """Brokers whose hops may have changed since the search last asked: every broker of a
     partition that changed. The search empties it."""
@@ -130,9 +131,10 @@ class Problem(Protocol):
         must give to one that must take; returns how many."""
         ...
 
-    def cheapest(self) -> int | None:
-        """A hop cost no path between any ends can beat now, when the problem can prove one
-        cheaply (then a direct hop of that cost needs no search to be known shortest)."""
+    def cheapest(self, exhausted: int | None) -> int | None:
+        """A hop cost no path between the ends of the current modes can beat now, when the
+        problem can prove one cheaply (then a direct hop of that cost needs no search to be
+        known shortest); ``exhausted`` is a hop cost whose direct hops just ran out."""
         ...
 
     def hops(self, x: int) -> Mapping[int, tuple[int, list[int]]]:
@@ -168,11 +170,16 @@ def solve(problem: Problem, cost: int, limit: int | None = None) -> None:
     while True:
         modes = _modes(ledger)
         if modes is not None and (known is None or known[:2] != modes):
-            floor = problem.cheapest()
+            ledger.giving, ledger.taking = modes
+            floor = problem.cheapest(None)
             known = None if floor is None else (*modes, floor)
         if known is not None and modes is not None and known[:2] == modes:
             ledger.giving, ledger.taking = modes
             if problem.direct(known[2]):
+                continue
+            floor = problem.cheapest(known[2])
+            if floor is not None and floor > known[2]:
+                known = (*modes, floor)
                 continue
         for b in problem.touched:
             hops.pop(b, None)
@@ -229,7 +236,9 @@ def _distances(problem: Problem, hops: dict[int, Hops]) -> tuple[dict[int, int],
             dist[b] = weight
     queue: deque[int] = deque(sorted(dist, key=lambda b: (dist[b], b)))
     queued = set(queue)
-    enqueued: dict[int, int] = {}
+    nodes = len(set(problem.targets) | set(dist))
+    edges = dict.fromkeys(dist, 0)
+    """Hops on each broker's current shortest path: V of them means a negative cycle."""
     while queue:
         x = queue.popleft()
         queued.discard(x)
@@ -238,10 +247,10 @@ def _distances(problem: Problem, hops: dict[int, Hops]) -> tuple[dict[int, int],
             d = dx + cost
             if d < dist.get(y, d + 1):
                 dist[y] = d
+                edges[y] = edges[x] + 1
+                if edges[y] >= nodes:
+                    raise RuntimeError("balancing search met a negative cycle")
                 if y not in queued:
-                    enqueued[y] = enqueued.get(y, 0) + 1
-                    if enqueued[y] > len(dist) + 1:  # Bellman-Ford's bound on relabelling
-                        raise RuntimeError("balancing search met a negative cycle")
                     queued.add(y)
                     queue.append(y)
     totals = [dist[b] + w for b in set(ledger.take) | ledger.spare_take

@@ -15,7 +15,9 @@ today, when it stays, is next in line.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from itertools import chain
 
 from kadmin.balance.flow import Ledger, solve
 from kadmin.balance.targets import Quota
@@ -40,12 +42,18 @@ def order_leaders(replicas: Sequence[Replicas], leaders_now: Sequence[int],
     return out, problem.ledger.pending
 
 
+FIND: list[int] = []
+"""The witnesses of a hop of cost 1, found when a path takes it (never filled: a marker that an
+exhausted list of witnesses, also empty, must not be taken for)."""
+
+
 class _LeaderProblem:
     """The state of one solve.
 
-    The hops out of a broker are kept as exact counts per neighbour and cost (-1, 0, 1), with
-    lists of witness partitions, and updated at every handover; a search reads them without
-    looking at a single partition. They are built for a broker when it is first searched.
+    Most hops out of a broker come from partitions it leads as their leader of today: cost 1
+    to every other replica. Those neighbours are counted in C in one pass, and a witness
+    partition is looked for only when a path uses the hop. The other partitions it leads (whose
+    leader changed: hops of cost 0, or -1 back to their leader of today) are few and listed.
     """
 
     def __init__(self, replicas: Sequence[Replicas], leaders_now: Sequence[int],
@@ -58,16 +66,20 @@ class _LeaderProblem:
         """Partitions whose leader was handed on, and to whom."""
         self.led: dict[int, list[int]] = {}
         """Partitions each broker leads, in partition order; stale entries are skipped."""
-        self.counts: dict[int, dict[int, list[int]]] = {}
-        """Broker -> neighbour -> partitions it leads with a hop there of cost -1, 0, 1."""
-        self.witnesses: dict[int, dict[tuple[int, int], list[int]]] = {}
-        """Broker -> (neighbour, cost) -> the partitions (stale entries skipped)."""
+        self.found: dict[tuple[int, int], int] = {}
+        self.finders: dict[tuple[int, int], Iterator[int]] = {}
+        """Per hop of cost 1, the witness last found and how far the search for one got."""
         self.touched: set[int] = set()
         self.cursors: dict[tuple[int, int], Iterator[int]] = {}
         """Per giver and hop cost, how far its partitions have been tried: a partition none of
         whose replicas could take stays so, since takers only fill up."""
         self.count: dict[int, int] = {}
         """Partitions each broker leads now."""
+        self.changed = {p for p, members in enumerate(replicas) if members[0] != leaders_now[p]}
+        """Partitions whose leader differs from today's: their handovers can cost nothing."""
+        self.taken = 0
+        """Partitions whose leadership was taken from their leader of today, who still holds a
+        replica: each can hand it back at cost -1."""
         led, count = self.led, self.count
         for p, members in enumerate(replicas):
             led.setdefault(members[0], []).append(p)
@@ -80,32 +92,52 @@ class _LeaderProblem:
         x = self.lead(p)
         self.touched.add(x)
         self.touched.add(y)
-        if x in self.counts:
-            self._count(x, p, -1)
         self.count[x] -= 1
         self.count[y] = self.count.get(y, 0) + 1
+        was = self.before[p]
+        self.taken += (x == was) - (y == was)
+        if y == was:
+            self.changed.discard(p)
+        else:
+            self.changed.add(p)
         self.leader[p] = y
         self.led.setdefault(y, []).append(p)
-        if y in self.counts:
-            self._count(y, p, 1)
 
-    def _count(self, x: int, p: int, step: int) -> None:
-        """Add (``step`` 1) or remove (-1) the hops ``p`` gives its leader ``x``."""
-        counts, witnesses, was = self.counts[x], self.witnesses[x], self.before[p]
-        gone = x != was
-        for y in self.replicas[p]:
-            if y != x and y in self.targets:
-                cost = (y != was) - gone
-                per_cost = counts.get(y)
-                if per_cost is None:
-                    per_cost = counts[y] = [0, 0, 0]
-                per_cost[cost + 1] += step
-                if step > 0:
-                    witnesses.setdefault((y, cost), []).append(p)
-
-    def cheapest(self) -> int | None:
-        """Unknown: a handover can cost nothing, or give leadership back."""
+    def cheapest(self, exhausted: int | None) -> int | None:
+        """While no leadership was taken from a partition's leader of today, no handover gives
+        one back (cost -1), so no path costs less than 0; and once handovers of cost 0 have run
+        out, a path of cost 0 uses only handovers of partitions whose leader changed anyway,
+        which a search over those few alone finds (or proves there is none: then 1)."""
+        if self.taken:
+            return None
+        if exhausted is None:
+            return 0
+        if exhausted == 0 and not self._free_path():
+            return 1
         return None
+
+    def _free_path(self) -> bool:
+        """Whether a giver reaches a taker by handovers that cost nothing (breadth first)."""
+        ledger, replicas, before, targets = self.ledger, self.replicas, self.before, self.targets
+        out: dict[int, set[int]] = {}
+        for p in self.changed:
+            was = before[p]
+            out.setdefault(self.lead(p), set()).update(
+                y for y in replicas[p] if y != was and y in targets)
+        takers = set(ledger.takers())
+        seen = set(ledger.givers())
+        frontier = list(seen)
+        while frontier:
+            following = []
+            for x in frontier:
+                for y in out.get(x, ()):
+                    if y in takers:
+                        return True
+                    if y not in seen:
+                        seen.add(y)
+                        following.append(y)
+            frontier = following
+        return False
 
     def direct(self, cost: int) -> int:
         """Single handovers of exactly ``cost`` from givers, the most to give first, each to
@@ -152,20 +184,44 @@ class _LeaderProblem:
         return None
 
     def hops(self, x: int) -> dict[int, tuple[int, list[int]]]:
-        if x not in self.counts:
-            self.counts[x], self.witnesses[x] = {}, {}
-            leader, replicas = self.leader, self.replicas
-            for p in dict.fromkeys(self.led.get(x, ())):
-                if leader.get(p, replicas[p][0]) == x:
-                    self._count(x, p, 1)
-        witnesses = self.witnesses[x]
-        best: dict[int, tuple[int, list[int]]] = {}
-        for y, per_cost in self.counts[x].items():
-            for cost in (-1, 0, 1):
-                if per_cost[cost + 1] > 0:
-                    best[y] = (cost, witnesses[(y, cost)])
-                    break
+        leader, replicas, before, targets = self.leader, self.replicas, self.before, self.targets
+        mine = [p for p in dict.fromkeys(self.led.get(x, ()))
+                if leader.get(p, replicas[p][0]) == x]
+        best: dict[int, tuple[int, list[int]]] = {
+            y: (1, FIND) for y in Counter(chain.from_iterable(
+                replicas[p] for p in mine if before[p] == x)) if y != x and y in targets}
+        for p in mine:
+            was = before[p]
+            if was == x:
+                continue
+            for y in replicas[p]:
+                if y == x or y not in targets:
+                    continue
+                cost = -1 if y == was else 0
+                entry = best.get(y)
+                if entry is None or cost < entry[0]:
+                    best[y] = (cost, [p])
+                elif cost == entry[0]:
+                    entry[1].append(p)
         return best
+
+    def _witness(self, x: int, y: int, overlay: Mapping[int, int]) -> int | None:
+        """A partition ``x`` leads as its leader of today with ``y`` among its replicas (a hop
+        of cost 1), resuming where the last search for one stopped."""
+        before, replicas = self.before, self.replicas
+        key = (x, y)
+        p = self.found.get(key)
+        if p is not None and overlay.get(p, self.lead(p)) == x:
+            return p
+        finder = self.finders.get(key)
+        if finder is None:
+            finder = self.finders[key] = iter(self.led.get(x, []))
+        for p in finder:
+            if before[p] == x and y in replicas[p] and overlay.get(p, self.lead(p)) == x:
+                self.found[key] = p
+                return p
+        del self.finders[key]  # the list may have grown since: start over next time
+        return None
 
     def apply(self, path: Sequence[tuple[int, int, list[int]]]) -> int | None:
         overlay: dict[int, int] = {}
@@ -173,13 +229,12 @@ class _LeaderProblem:
         for k, (x, y, witnesses) in enumerate(path):
             while witnesses and self.lead(witnesses[-1]) != x:
                 witnesses.pop()  # led by another broker since: never a witness again
-            for p in reversed(witnesses):
-                if overlay.get(p, self.lead(p)) == x:
-                    overlay[p] = y
-                    chosen.append((p, y))
-                    break
-            else:
+            found = self._witness(x, y, overlay) if witnesses is FIND else next(
+                (p for p in reversed(witnesses) if overlay.get(p, self.lead(p)) == x), None)
+            if found is None:
                 return k
+            overlay[found] = y
+            chosen.append((found, y))
         for p, y in chosen:
             self.hand(p, y)
         return None

@@ -45,8 +45,11 @@ class Rebalance:
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
-                  rack_of: Mapping[int, str] | None) -> Quota:
-    counts = replica_counts(replicas)
+                  rack_of: Mapping[int, str] | None, counts: Mapping[int, int] | None = None
+                  ) -> Quota:
+    """The quota that balances ``replicas`` over ``brokers``; ``counts`` are their replicas per
+    broker when the caller has them already."""
+    counts = replica_counts(replicas) if counts is None else counts
     inside = {b: counts.get(b, 0) for b in brokers}
     outside = {b: n for b, n in counts.items() if b not in inside}
     return quota(inside, groups_of(brokers, inside, outside, rack_of), outside)
@@ -65,12 +68,12 @@ def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int]) -> Quot
 
 def rebalance(table: PartitionTable, brokers: Collection[int],
               rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
-              limits: Limits = Limits()) -> Rebalance:
+              limits: Limits = Limits(), counts: Mapping[int, int] | None = None) -> Rebalance:
     """The fewest replica moves that balance ``table``'s replicas over ``brokers`` (drained
     brokers are those holding replicas but not in ``brokers``), then, with ``leaders``, the
     fewest reorderings that balance preferred leaders."""
     before = table.replicas
-    wanted = replica_quota(before, brokers, rack_of)
+    wanted = replica_quota(before, brokers, rack_of, counts)
     moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:

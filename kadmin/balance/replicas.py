@@ -15,11 +15,15 @@ the most room first (which also keeps the tail short).
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
+from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from itertools import chain
 
 from kadmin.balance.flow import Ledger, solve
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Quota
+from kadmin.balance.topics import even_out_topics
 from kadmin.model import Replicas
 
 WITNESSES = 2
@@ -41,6 +45,8 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     third broker), so that moves equal the units met; the rest stay unmet."""
     problem = _ReplicaProblem(table, targets, quota, rack_of)
     solve(problem, cost=1, limit=1 if single_copies else None)
+    even_out_topics(problem.original, problem.current, problem.topic_of, problem.topic_count,
+                    problem.targets, problem.rack_ok)
     return {i: tuple(r) for i, r in problem.current.items()}, problem.ledger.pending
 
 
@@ -58,22 +64,36 @@ class _ReplicaProblem:
         self.current: dict[int, list[int]] = {}
         self.holders: dict[int, list[int]] = {}
         """Partitions per broker; stale entries (moved away since) are skipped on reading."""
-        self.topic_count: list[dict[int, int]] = [{} for _ in table.topics]
-        self.topic_share: list[int] = [0] * len(table.topics)
+        self.topic_count: list[dict[int, int]] = []
+        """Per topic, replicas per broker (C counts a topic's run of the table at once)."""
+        self.topic_share: list[int] = []
         """Replicas of each topic: its fair share of one broker is this over the target count."""
-        holders, counts, topic_of = self.holders, self.topic_count, self.topic_of
-        for i, replicas in enumerate(self.original):
-            count = counts[topic_of[i]]
-            self.topic_share[topic_of[i]] += len(replicas)
+        original, topic_of = self.original, self.topic_of
+        start = 0
+        while start < len(original):
+            end = bisect_right(topic_of, topic_of[start], start)
+            count = Counter(chain.from_iterable(original[start:end]))
+            self.topic_count.extend([{}] * (topic_of[start] - len(self.topic_count)))
+            self.topic_count.append(dict(count))
+            start = end
+        self.topic_count.extend({} for _ in range(len(table.topics) - len(self.topic_count)))
+        self.topic_share = [sum(c.values()) for c in self.topic_count]
+        holders = self.holders
+        for i, replicas in enumerate(original):
             for b in replicas:
                 held = holders.get(b)
                 if held is None:
                     holders[b] = [i]
                 else:
                     held.append(i)
-                count[b] = count.get(b, 0) + 1
+        self.rank_scale = 2 * (max(self.topic_share, default=0) + 1)
+        """Ranks of candidates pack (excess, count held, follower) in one int: a count held
+        is at most the topic's replicas."""
         self.queues: dict[int, Iterator[int]] = {}
         self.touched: set[int] = set()
+        self.received: dict[int, int] = {}
+        """Replicas of each topic moved to a broker so far."""
+        self.taker_count = max(1, len(set(quota.take) | set(quota.spare_take)))
         self.gained: set[int] = set()
         self.lost: set[int] = set()
         """While no broker is in both, moves equal the sum of what brokers gained, so every
@@ -112,11 +132,13 @@ class _ReplicaProblem:
             self.holders[y] = [p]
         else:
             held.append(p)
-        count = self.topic_count[self.topic_of[p]]
+        t = self.topic_of[p]
+        count = self.topic_count[t]
         count[x] -= 1
         count[y] = count.get(y, 0) + 1
+        self.received[t] = self.received.get(t, 0) + 1
 
-    def cheapest(self) -> int | None:
+    def cheapest(self, exhausted: int | None) -> int | None:
         """A hop cost no path can beat now: 1 while no broker both gained and lost replicas
         (each unit a broker takes is then a copy more than the plan has), else unknown."""
         return None if self.gained & self.lost else 1
@@ -124,72 +146,120 @@ class _ReplicaProblem:
     # --- direct phase --------------------------------------------------------------------------
 
     def direct(self, cost: int) -> int:
-        """Single hops of cost 1 (a fresh copy) from givers, the most loaded first, to takers."""
+        """Single hops of cost 1 (a fresh copy) from givers, the most loaded first, to takers.
+        The hot loop of a rebalance (one pass per replica moved), so it binds what it uses."""
         if cost != 1:
             return 0
         ledger = self.ledger
-        givers = [(-ledger.can_give(x), x) for x in ledger.givers()]
-        takers = [(-ledger.can_take(y), y) for y in ledger.takers()]
+        can_give, can_take = ledger.can_give, ledger.can_take
+        givers = [(-can_give(x), x) for x in ledger.givers()]
+        takers = [(-can_take(y), y) for y in ledger.takers()]
         heapq.heapify(givers)
         heapq.heapify(takers)
+        current, original, queues = self.current, self.original, self.queues
+        counts, topic_of, racks = self.topic_count, self.topic_of, self.rack_of is not None
         moved = 0
         while givers and takers:
             room, x = givers[0]
-            left = ledger.can_give(x)
+            left = can_give(x)
             if left != -room:
                 _refresh(givers, left, x)
                 continue
-            found = self._direct_from(x, takers)
-            if found is None:
+            queue = queues.get(x)
+            if queue is None:
+                queue = queues[x] = self._candidates(x)
+            y = None
+            for p in queue:
+                members = current.get(p) or original[p]
+                if x not in members:
+                    continue
+                while takers:  # the taker with the most room, when it fits: the common case
+                    room, top = takers[0]
+                    free = can_take(top)
+                    if free == -room:
+                        break
+                    _refresh(takers, free, top)
+                else:
+                    break
+                if (top not in members and not counts[topic_of[p]].get(top)
+                        and (not racks or self.rack_ok(p, members, x, top))):
+                    _refresh(takers, free - 1, top)
+                    y = top
+                    break
+                y = self._taker(p, members, x, takers)
+                if y is not None:
+                    break
+            if y is None:
                 heapq.heappop(givers)  # nothing of x fits anywhere directly: the search takes over
                 continue
-            p, y = found
             self.move(p, x, y)
             ledger.gave(x)
             ledger.took(y)
             moved += 1
-            _refresh(givers, ledger.can_give(x), x)
+            _refresh(givers, can_give(x), x)
         return moved
 
-    def _direct_from(self, x: int, takers: list[tuple[int, int]]) -> tuple[int, int] | None:
-        queue = self.queues.get(x)
-        if queue is None:
-            queue = self.queues[x] = self._candidates(x)
-        for p in queue:
-            members = self.members(p)
-            if x not in members:
-                continue
-            y = self._taker(p, members, x, takers)
-            if y is not None:
-                return p, y
-        return None
-
     def _candidates(self, x: int) -> Iterator[int]:
-        """``x``'s partitions in the order it should give them up: the topic ``x`` holds most
-        above its fair share first, followers before leaders, and a topic's ``j``-th replica
-        ranked as if ``j`` were gone already. So concentrations are worn down evenly, one
-        replica of each topic in turn, instead of one topic being stripped at a time (a
-        preference only: the number of moves does not depend on it)."""
-        counts, topic_of, original = self.topic_count, self.topic_of, self.original
-        shares, n = self.topic_share, len(self.targets) or 1
-        seen: dict[int, int] = {}
+        """``x``'s partitions in the order it should give them up: first the topic held most
+        above its fair share on ``x`` less what each taker received of it yet, then the one
+        ``x`` holds most of, followers before leaders.
+
+        Ranks only ever fall (``x`` gives, takers receive), so each is checked when its turn
+        comes and put back lower if it fell: concentrations are worn down evenly, a replica of
+        each topic in turn, and a single new broker gets its share of every topic. A preference
+        only: the number of moves does not depend on it.
+        """
+        counts, topic_of, original, shares = self.topic_count, self.topic_of, self.original, \
+            self.topic_share
+        received, n, k = self.received, len(self.targets) or 1, self.taker_count
+
+        scale = self.rank_scale
+
+        def rank(p: int) -> int:
+            """Excess over the fair share less what each taker received of the topic, then
+            the count held, then followers first: one int, so ranks compare in C."""
+            t = topic_of[p]
+            held = counts[t].get(x, 0)
+            return ((n * (held - received.get(t, 0) // k) - shares[t]) * scale
+                    + 2 * held + (original[p][0] != x))
+
+        mine = self.holders.get(x, [])  # a giver never took a partition: no stale entries
+        ranked = max(3 * self.ledger.give.get(x, 0) + 256, 2048)
+        """Enough to choose the best from; the rest follow in order, if ever needed (ranking all
+        of a broker's partitions would cost more than the moves when it gives a tenth)."""
         levels: dict[int, list[int]] = {}
-        mine = dict.fromkeys(self.holders.get(x, ()))
-        for follower in (True, False):
-            for p in mine:
-                if (original[p][0] != x) is not follower:
-                    continue
-                t = topic_of[p]
-                j = seen.get(t, 0)
-                seen[t] = j + 1
-                key = 2 * ((counts[t].get(x, 0) - j) * n - shares[t]) + follower
-                level = levels.get(key)
-                if level is None:
-                    levels[key] = [p]
-                else:
-                    level.append(p)
-        for key in sorted(levels, reverse=True):
-            yield from levels[key]
+        given = received.get
+        for p in mine[:ranked]:
+            t = topic_of[p]  # rank(p), inlined: this loop sees every partition of the giver
+            held = counts[t].get(x, 0)
+            key = ((n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
+                   + (original[p][0] != x))
+            level = levels.get(key)
+            if level is None:
+                levels[key] = [p]
+            else:
+                level.append(p)
+        order = [-key for key in levels]
+        heapq.heapify(order)
+        taken = dict.fromkeys(levels, 0)
+        while order:
+            key = -order[0]
+            level = levels[key]
+            if taken[key] == len(level):
+                heapq.heappop(order)
+                continue
+            p = level[taken[key]]
+            taken[key] += 1
+            now = rank(p)
+            if now < key:
+                if now not in levels or taken[now] == len(levels[now]):
+                    if now not in levels:
+                        levels[now], taken[now] = [], 0
+                    heapq.heappush(order, -now)
+                levels[now].append(p)
+                continue
+            yield p
+        yield from mine[ranked:]
 
     def _taker(self, p: int, members: Sequence[int], x: int, takers: list[tuple[int, int]]
                ) -> int | None:
@@ -300,11 +370,16 @@ class _ReplicaProblem:
 
 
 def _refresh(heap: list[tuple[int, int]], left: int, b: int) -> None:
-    """Put the top of a heap of ``(-room, broker)`` back with ``left`` room, or drop it."""
-    if left > 0:
-        heapq.heapreplace(heap, (-left, b))
-    else:
+    """Put the top of a heap of ``(-room, broker)`` back with ``left`` room, or drop it. Most
+    often it stays on top, and is then updated in place."""
+    if left <= 0:
         heapq.heappop(heap)
+        return
+    item = (-left, b)
+    if (len(heap) < 2 or item <= heap[1]) and (len(heap) < 3 or item <= heap[2]):
+        heap[0] = item
+    else:
+        heapq.heapreplace(heap, item)
 
 
 def replica_counts(replicas: Sequence[Replicas]) -> dict[int, int]:

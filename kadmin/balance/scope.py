@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from kadmin.model import Broker, InvalidInput, shown_inline
+from kadmin.model import Broker, InvalidInput, listed
 
 
 @dataclass(frozen=True)
@@ -38,13 +38,13 @@ def scope_of(registered: Mapping[int, Broker], holding: Collection[int],
             raise InvalidInput(f"{option}: a broker id is listed twice")
         unknown = sorted(set(ids) - known)
         if unknown:
-            raise InvalidInput(f"{option}: broker(s) {shown_inline(unknown)} are neither registered "
+            raise InvalidInput(f"{option}: broker(s) {listed(unknown)} are neither registered "
                                f"nor hold replicas of these topics")
     named = set(brokers or ()) | set(remove or ())
     dead = sorted(b for b in holding if b not in registered and b not in named)
     if dead:
         raise InvalidInput(
-            f"broker(s) {shown_inline(dead)} hold replicas but are not registered in /brokers/ids "
+            f"broker(s) {listed(dead)} hold replicas but are not registered in /brokers/ids "
             f"(dead, or stopped); name them in --brokers to keep their replicas there, or in "
             f"--remove-brokers to move them off")
     targets = sorted(brokers if brokers is not None else set(registered) - set(remove or ()))
@@ -65,6 +65,6 @@ def racks(registered: Mapping[int, Broker], targets: Collection[int], rack_aware
     without = sorted(set(targets) - set(with_rack))
     if without:
         raise InvalidInput(
-            f"broker(s) {shown_inline(without)} have no rack (other target brokers have one); give "
+            f"broker(s) {listed(without)} have no rack (other target brokers have one); give "
             f"--disable-rack-aware to balance without racks")
     return {b: broker.rack for b, broker in registered.items() if broker.rack is not None}

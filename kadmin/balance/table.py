@@ -54,7 +54,16 @@ class PartitionTable:
     def tp(self, i: int) -> TopicPartition:
         return TopicPartition(self.topics[self.topic_of[i]], self.ids[i])
 
-    def moves(self, final: Mapping[int, Replicas]) -> list[PartitionMove]:
-        """The plan entries of the partitions whose replica list changes, in plan order."""
-        return [PartitionMove(self.topics[self.topic_of[i]], self.ids[i], final[i])
-                for i in sorted(final) if final[i] != self.replicas[i]]
+    def moves(self, final: Mapping[int, Replicas]
+              ) -> tuple[list[PartitionMove], list[PartitionMove]]:
+        """The plan entries of the partitions whose replica list changes, in plan order, and
+        the rollback's: the same partitions with their replicas of today."""
+        plan: list[PartitionMove] = []
+        rollback: list[PartitionMove] = []
+        topics, topic_of, ids, replicas = self.topics, self.topic_of, self.ids, self.replicas
+        for i in sorted(final):
+            if final[i] != replicas[i]:
+                topic = topics[topic_of[i]]
+                plan.append(PartitionMove(topic, ids[i], final[i]))
+                rollback.append(PartitionMove(topic, ids[i], replicas[i]))
+        return plan, rollback

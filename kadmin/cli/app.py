@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from kadmin.cli import cluster, execute, plan, rebalance, sandbox, spark, zk
-from kadmin.cli.common import err, use_security_options
-from kadmin.model import KadminError
+from kadmin.cli.common import OutputClosed, err, use_security_options
+from kadmin.model import KadminError, and_more
 from kadmin.zk.security import SecuritySources
 
 app = typer.Typer(
@@ -86,6 +87,8 @@ def report(error: KadminError) -> int:
     err.print(f"kadmin: error: {error}", markup=False)
     for line in error.details:
         err.print(f"  {line}", markup=False)
+    if error.more:
+        err.print(f"  {and_more(error.more)}", markup=False)
     return error.exit_code
 
 
@@ -104,9 +107,29 @@ def _usage_error(error: Exception) -> str | None:
     return f"kadmin: error: {' '.join(str(message()).split())}{where}"
 
 
+EXIT_OUTPUT_CLOSED = 128 + 13
+"""Exit code when the reader of kadmin's output went away (``kadmin status | head -1``): what a
+shell reports for a tool killed by SIGPIPE, so ``set -o pipefail`` still sees that kadmin did
+not finish (a cut ``plan validate`` must not pass as valid)."""
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: every outcome becomes one of the documented exit codes and,
-    for a failure, one line (Click's usage errors included, instead of its boxed usage text)."""
+    for a failure, one line (Click's usage errors included, instead of its boxed usage text).
+    A closed output ends quietly with EXIT_OUTPUT_CLOSED."""
+    try:
+        _main(argv)
+    except (OutputClosed, BrokenPipeError):
+        # Python flushes stdout once more at exit and would complain on stderr: both go to
+        # /dev/null (the recipe of Python's signal documentation)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                os.dup2(devnull, stream.fileno())
+        sys.exit(EXIT_OUTPUT_CLOSED)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         code = app(args=argv, prog_name="kadmin", standalone_mode=False)
     except KadminError as error:
@@ -116,6 +139,8 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:  # end of input at a confirmation prompt
         err.print("kadmin: aborted; nothing more was done")
         sys.exit(1)
+    except (OutputClosed, BrokenPipeError):
+        raise  # not an error: see main
     except Exception as error:  # the last line of defence of the error contract
         usage = _usage_error(error)
         if usage is not None:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from kadmin import health, snapshots
+from kadmin import files, health, snapshots
 from kadmin.cli import render
 from kadmin.cli.common import (
     ClusterOpt,
@@ -17,9 +17,13 @@ from kadmin.cli.common import (
     SkipUnreadableOpt,
     ZookeeperOpt,
     connected,
+    info,
     load_cluster,
-    out,
+    output_path,
+    stdout_is_data,
+    write_stdout,
 )
+from kadmin.model import InvalidInput
 from kadmin.zk import reader
 
 app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
@@ -27,7 +31,9 @@ app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
 
 @app.command()
 def snapshot(
-    out_path: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file or folder to write.")],
+    out_path: Annotated[Path, typer.Option("--out", "-o", parser=output_path,
+                                           help="Snapshot file or folder to write ('-': the JSON "
+                                                "file on stdout).")],
     zookeeper: ZookeeperOpt = None,
     cluster: ClusterOpt = None,
     fmt: Annotated[str, typer.Option(
@@ -45,12 +51,18 @@ def snapshot(
     """
     if fmt not in ("json", "dir"):
         raise typer.BadParameter("must be json or dir", param_hint="--format")
+    to_stdout = stdout_is_data(out_path)
+    if to_stdout and fmt == "dir":
+        raise InvalidInput("--out -: a snapshot folder cannot go to stdout; name a folder")
     data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
                         skip_unreadable=skip_unreadable)
-    style: Literal["json", "dir"] = "dir" if fmt == "dir" else "json"
-    snapshots.write_snapshot(data, out_path, fmt=style, force=force)
-    out.print(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
-              f"{data.partition_count} partition(s) -> {out_path}", markup=False)
+    if to_stdout:
+        write_stdout([files.dumps_json(snapshots.snapshot_to_document(data)).decode()])
+    else:
+        style: Literal["json", "dir"] = "dir" if fmt == "dir" else "json"
+        snapshots.write_snapshot(data, out_path, fmt=style, force=force)
+    info(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
+         f"{data.partition_count} partition(s) -> {out_path}", to_stderr=to_stdout)
 
 
 def status(

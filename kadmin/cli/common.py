@@ -3,32 +3,117 @@ connection and its security, the consoles, and parsing of comma-separated lists.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+import sys
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from kazoo.client import KazooClient
 from rich.console import Console
 
 from kadmin import snapshots
-from kadmin.model import ClusterSnapshot, InvalidInput, shown_lines
+from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
 from kadmin.zk import codec, reader, security, session
 
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+class OutputClosed(Exception):
+    """Whoever read kadmin's output has gone (``kadmin ... | head -1``): the command ends
+    quietly, as a Unix tool killed by SIGPIPE does (exit 141, see ``app.main``)."""
+
+
+class _Console(Console):
+    """rich's Console, with every string it prints passed through :func:`printable`: messages
+    carry paths, names and option values the operator typed or ZooKeeper held, and a control
+    character in one must not forge a line or drive the terminal. Strings inside tables are
+    escaped where the table is built (:func:`kadmin.cli.render.cell`)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(printable(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+    def on_broken_pipe(self) -> None:
+        """rich's hook for a closed output (its own exits 1): ended as every closed output is."""
+        raise OutputClosed
+
+
+def write_stdout(chunks: Iterable[str]) -> None:
+    """Data (JSON) on stdout, written as it comes; a reader that has gone is OutputClosed.
+    Every write of data to stdout goes through here or the consoles, so a closed pipe never
+    reaches Click, which would turn it into exit 1."""
+    try:
+        for chunk in chunks:
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise OutputClosed from None
+
+
+out = _Console(soft_wrap=True, highlight=False)
+err = _Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def print_sampled(console: Console, lines: Iterable[str], prefix: str) -> None:
+    """One line per item of a list, sampled like every list kadmin shows: the first
+    LIST_LIMIT, then ``(and N more)``; each line starts with ``prefix``."""
+    shown = sample_of(lines)
+    for line in shown.items:
+        console.print(f"{prefix}{line}", markup=False)
+    if shown.rest:
+        console.print(f"{prefix}{and_more(shown.rest)}", markup=False)
 
 ZookeeperOpt = Annotated[str | None, typer.Option(
     "--zookeeper", "-z", envvar="KADMIN_ZOOKEEPER", show_envvar=True,
     # no [brackets]: Typer's rich markup would read "[/chroot]" as a closing tag
     help="ZooKeeper connect string: host:port, comma-separated for an ensemble, then an "
          "optional /chroot (zk1:2181,zk2:2181/kafka).")]
+
+
+def finite(value: float | None) -> float | None:
+    """Typer callback for options in seconds: ``inf`` and ``nan`` parse as floats but are no
+    number of seconds (a range check lets nan through: every comparison with it is false)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter("must be a finite number of seconds")
+    return value
+
+
+def output_path(text: str) -> Path:
+    """Typer parser for options naming a file to write: Path('') is the current folder, so an
+    empty value would be taken for "." instead of a mistake. ``-`` is stdout for the options
+    that say so (:func:`stdout_is_data`)."""
+    if not text:
+        raise typer.BadParameter("must name a file, not be empty")
+    return Path(text)
+
+
+def named_output(text: str) -> Path:
+    """:func:`output_path` for options that write a folder or a file kept open: ``-`` there
+    would make a file literally named ``-``."""
+    if text == "-":
+        raise typer.BadParameter("'-' (stdout) is not possible here: name a file or folder")
+    return output_path(text)
+
+
+MAX_ZK_SECONDS = 3600.0
+"""Longest connect or session timeout: ZooKeeper caps sessions at 20 ticks (40 s by default) and
+sends the timeout as a 32-bit count of milliseconds."""
+
 ConnectTimeoutOpt = Annotated[float, typer.Option(
-    "--connect-timeout", min=0.1, help="Seconds to wait for a ZooKeeper connection.")]
+    "--connect-timeout", min=0.1, max=MAX_ZK_SECONDS, callback=finite,
+    help="Seconds to wait for a ZooKeeper session to be established.")]
 SessionTimeoutOpt = Annotated[float, typer.Option(
-    "--session-timeout", min=1.0, help="ZooKeeper session timeout in seconds.")]
+    "--session-timeout", min=1.0, max=MAX_ZK_SECONDS, callback=finite,
+    help="ZooKeeper session timeout in seconds.")]
+MaxZnodeBytesOpt = Annotated[int, typer.Option(
+    "--max-znode-bytes", min=1024,
+    help="Largest znode (or transaction of deletion markers) written; at most --jute-maxbuffer "
+         "less 1 KB.")]
+JuteMaxBufferOpt = Annotated[int, typer.Option(
+    "--jute-maxbuffer", min=2048,
+    help="The ZooKeeper servers' jute.maxbuffer in bytes, if they run with more than the "
+         "default 1048575 (-Djute.maxbuffer).")]
 ClusterOpt = Annotated[Path | None, typer.Option(
     "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
@@ -73,8 +158,8 @@ def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: f
                  session_timeout: float = 30.0, *, states: bool = True,
                  skip_unreadable: bool = False) -> ClusterSnapshot:
     """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given.
-    ``states=False`` skips the per-partition state reads (one znode each) when only the
-    assignment matters.
+    ``states=False`` skips the per-partition states (one znode each, or a million lines of a
+    snapshot) when only the assignment matters.
 
     A znode read live that cannot be decoded stops the command (exit 1, naming it), because
     whatever it plans or writes would be made as if that topic, broker or state did not exist;
@@ -82,7 +167,7 @@ def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: f
     if cluster is not None and zookeeper:
         raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
     if cluster is not None:
-        return snapshots.read_snapshot(cluster)
+        return snapshots.read_snapshot(cluster, states=states)
     if not zookeeper:
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
     with connected(zookeeper, connect_timeout, session_timeout) as client:
@@ -94,8 +179,7 @@ def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: f
     if live.unreadable:
         err.print(f"kadmin: warning: skipped {len(live.unreadable)} znode(s) that cannot be "
                   "decoded (--skip-unreadable):", markup=False)
-        for line in shown_lines([f"{path}: {reason}" for path, reason in live.unreadable]):
-            err.print(f"  {line}", markup=False)
+        print_sampled(err, (f"{path}: {reason}" for path, reason in live.unreadable), "  ")
     return live.snapshot
 
 
@@ -126,4 +210,4 @@ def stdout_is_data(path: Path | None) -> bool:
 
 
 def info(message: str, *, to_stderr: bool = False) -> None:
-    (err if to_stderr else out).print(message)
+    (err if to_stderr else out).print(message, markup=False)

@@ -12,11 +12,15 @@ from kadmin.cli import render
 from kadmin.cli.common import (
     ConnectTimeoutOpt,
     JsonOpt,
+    JuteMaxBufferOpt,
+    MaxZnodeBytesOpt,
     SessionTimeoutOpt,
     ZookeeperOpt,
     connected,
     err,
+    finite,
     out,
+    print_sampled,
     split_names,
     zk_settings,
 )
@@ -27,7 +31,7 @@ from kadmin.model import (
     InvalidInput,
     OperationFailed,
     PlanKind,
-    shown_lines,
+    listed,
 )
 from kadmin.zk import reader
 
@@ -35,21 +39,20 @@ topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True)
 
 PlanOpt = Annotated[Path | None, typer.Option("--plan", help="Plan file.")]
 TimeoutOpt = Annotated[float | None, typer.Option(
-    "--timeout", min=0.0, help="Seconds to wait for the controller in all (default: no limit).")]
+    "--timeout", min=0.0, callback=finite,
+    help="Seconds to wait for the controller in all (default: no limit).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
-MaxBytesOpt = Annotated[int, typer.Option(
-    "--max-znode-bytes", min=1024,
-    help="Largest znode (or transaction of deletion markers) written; ZooKeeper's jute.maxbuffer is 1 MB.")]
 
 
-def _finish(outcome: executor.Outcome, as_json: bool = False) -> None:
+def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
+            as_json: bool = False) -> None:
     """Exit code and summary line; with --json stdout carries only the JSON events."""
     if outcome.timed_out:
         raise OperationFailed(
-            f"{outcome.operation}: timed out; {len(outcome.failures)} still in flight "
-            "(the znode is left for the controller; run the same command again to keep waiting)",
-            details=outcome.failures)
+            f"{outcome.operation}: timed out after {settings.timeout:g}s (--timeout); "
+            f"{len(outcome.failures)} still in flight (the znode is left for the controller; "
+            "run the same command again to keep waiting)", details=outcome.failures)
     if outcome.failures:
         raise OperationFailed(f"{outcome.operation}: {len(outcome.failures)} of {outcome.total} "
                               "failed", details=outcome.failures)
@@ -61,7 +64,8 @@ def reassign(
                                             "`kadmin spark plan` folder / manifest.")],
     zookeeper: ZookeeperOpt = None,
     batch_size: BatchSizeOpt = 1000,
-    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
     allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
@@ -74,6 +78,7 @@ def reassign(
     Interrupted runs resume: run the same command again. Example:
     kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --timeout 3600
     """
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     plan, anchor = load_reassignment(plan_path)
     settings = executor.ExecutionSettings(batch_size=batch_size, max_znode_bytes=max_znode_bytes,
                                           timeout=timeout, allow_rf_change=allow_rf_change)
@@ -88,7 +93,7 @@ def reassign(
         with render.progress(json_output) as emit:
             outcome = executor.execute_reassignment(client, plan, executor.PlanFiles(anchor),
                                                     settings, emit)
-    _finish(outcome, json_output)
+    _finish(outcome, settings, json_output)
 
 
 def verify(
@@ -110,7 +115,7 @@ def verify(
     counts = {"complete": len(result.complete), "in_progress": len(result.in_progress),
               "not_started": len(result.not_started), "failed": len(result.failures)}
     if json_output:
-        out.print_json(data={**{key: [str(tp) for tp in tps] for key, tps in (
+        render.print_json({**{key: [str(tp) for tp in tps] for key, tps in (
             ("complete", result.complete), ("in_progress", result.in_progress),
             ("not_started", result.not_started))}, "failed": list(result.failures),
             "counts": counts})
@@ -120,9 +125,8 @@ def verify(
         for label, tps in (("in progress", result.in_progress),
                            ("not started", result.not_started)):
             if tps:
-                out.print(f"{label}: {render.sample(tps)}", markup=False)
-        for line in shown_lines(result.failures):
-            err.print(f"failed: {line}", markup=False)
+                out.print(f"{label}: {listed(tps)}", markup=False)
+        print_sampled(err, result.failures, "failed: ")
     if result.failures:
         raise OperationFailed(f"{len(result.failures)} partition(s) of the plan failed")
     if not result.ok:
@@ -138,7 +142,8 @@ def elect(
     all_partitions: Annotated[bool, typer.Option("--all", help="Every partition.")] = False,
     zookeeper: ZookeeperOpt = None,
     batch_size: BatchSizeOpt = 1000,
-    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
@@ -149,6 +154,7 @@ def elect(
     replica, with the reason. Example: kadmin elect --all -z zk1:2181 --timeout 300"""
     if sum([plan_path is not None, topics is not None, all_partitions]) != 1:
         raise InvalidInput("choose exactly one of --plan, --topics and --all")
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     explicit = load_plan(plan_path, PlanKind.ELECTION) if plan_path else None
     names = split_names(topics, "--topics")
     settings = executor.ExecutionSettings(batch_size=batch_size, max_znode_bytes=max_znode_bytes,
@@ -163,11 +169,11 @@ def elect(
         assert isinstance(plan, ElectionPlan)
         if dry_run:
             out.print(f"would elect preferred leaders for {len(plan.partitions)} partition(s): "
-                      f"{render.sample(plan.partitions)}", markup=False)
+                      f"{listed(plan.partitions)}", markup=False)
             return
         with render.progress(json_output) as emit:
             outcome = executor.execute_election(client, plan, settings, emit)
-    _finish(outcome, json_output)
+    _finish(outcome, settings, json_output)
 
 
 @topics_app.command("delete")
@@ -182,7 +188,8 @@ def delete_topics(
         help="Queue the deletion even while a reassignment moves some of the topics' "
              "partitions (the controller then deletes them once the move ends).")] = False,
     timeout: TimeoutOpt = None,
-    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
@@ -197,6 +204,7 @@ def delete_topics(
     """
     if bool(names) == (plan_path is not None):
         raise InvalidInput("give topic names or --plan FILE (one of them)")
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     plan = load_plan(plan_path, PlanKind.DELETION) if plan_path else plans.deletion_plan_for(
         list(names or []))
     assert isinstance(plan, DeletionPlan)
@@ -208,12 +216,12 @@ def delete_topics(
         transactions = len(executor.check_deletion(client, plan, settings))
         if dry_run:
             out.print(f"would delete {len(plan.topics)} topic(s) in {transactions} "
-                      f"transaction(s): {', '.join(plan.topics)}", markup=False)
+                      f"transaction(s): {listed(plan.topics)}", markup=False)
             return
         if not yes and not typer.confirm(
                 f"Delete {len(plan.topics)} topic(s) and all their data: "
-                f"{', '.join(plan.topics)}?", err=True):
+                f"{listed(plan.topics)}?", err=True):
             raise OperationFailed("deletion not confirmed; nothing was written")
         with render.progress(json_output) as emit:
             outcome = executor.execute_deletion(client, plan, settings, emit)
-    _finish(outcome, json_output)
+    _finish(outcome, settings, json_output)

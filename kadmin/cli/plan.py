@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated
@@ -19,12 +18,14 @@ from kadmin.cli.common import (
     SessionTimeoutOpt,
     SkipUnreadableOpt,
     ZookeeperOpt,
-    err,
+    info,
     load_cluster,
     out,
+    output_path,
     split_ints,
     split_names,
     stdout_is_data,
+    write_stdout,
 )
 from kadmin.model import (
     Broker,
@@ -34,6 +35,7 @@ from kadmin.model import (
     Plan,
     PlanKind,
     ReassignmentPlan,
+    listed,
 )
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
@@ -43,7 +45,8 @@ TopicsFileOpt = Annotated[Path | None, typer.Option(
     "--topics-file", help='Kafka\'s topics-to-move file {"version":1,"topics":[{"topic":"foo"}]}.')]
 AllTopicsOpt = Annotated[bool, typer.Option("--all-topics", help="Every topic of the cluster.")]
 OutOpt = Annotated[Path | None, typer.Option(
-    "--out", "-o", help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
+    "--out", "-o", parser=output_path,
+    help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing plan file.")]
 
 
@@ -60,7 +63,7 @@ def select_topics(snapshot: ClusterSnapshot, topics: str | None, topics_file: Pa
         names = split_names(topics, "--topics")
     unknown = [n for n in names if n not in snapshot.topics]
     if unknown:
-        raise InvalidInput(f"unknown topic(s) not in the cluster: {', '.join(unknown)}")
+        raise InvalidInput(f"unknown topic(s) not in the cluster: {listed(unknown)}")
     return sorted(set(names))
 
 
@@ -110,18 +113,17 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
     """Write the plan (and its rollback) atomically; ``-`` prints the plan instead."""
     doc = plans.plan_document(plan)
     if stdout_is_data(out_path):
-        sys.stdout.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        write_stdout([json.dumps(doc, separators=(",", ":")), "\n"])
         return None
     if out_path is None:
         out_path, rollback_path = files.plan_paths(kind.value, Path("plans"),
                                                    datetime.now(timezone.utc))
     else:
         rollback_path = files.sibling(out_path, ".rollback.json")
-    if rollback is not None and rollback_path.exists() and not force:
-        raise InvalidInput(f"{rollback_path} already exists (use --force to overwrite)")
-    files.atomic_write_json(out_path, doc, force=force)
-    if rollback is not None:
-        files.atomic_write_json(rollback_path, plans.plan_document(rollback), force=True)
+    writes = [(out_path, files.dumps_json(doc))]
+    if rollback is not None:  # the two files, or neither: a plan must not lose its rollback
+        writes.append((rollback_path, files.dumps_json(plans.plan_document(rollback))))
+    files.atomic_write_files(writes, force=force)
     return out_path
 
 
@@ -169,23 +171,29 @@ def generate(
         plan, unchanged = proposed_plan(snapshot, selected, select_brokers(snapshot, brokers),
                                         options)
         rollback = plans.current_assignment(plan, snapshot)
-        written = write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback)
+        # an empty plan is refused by every command that reads one: none is written
+        written = write_plan(plan, PlanKind.REASSIGN, out_path, force, rollback) \
+            if plan.moves else None
     # only --replication-factor changes one; the plan must then be run with --allow-rf-change
     rf_changes = 0 if replication_factor is None else sum(
         len(m.replicas) != len(rollback_move.replicas)
         for m, rollback_move in zip(plan.moves, rollback.moves, strict=True))
-    summary = {"plan": str(written) if written else "-", "topics": len(selected),
-               "partitions": len(plan.moves), "unchanged": unchanged, "rf_changes": rf_changes,
-               "rollback": str(files.sibling(written, ".rollback.json")) if written else None}
-    if json_output and written:
-        out.print_json(data=summary)
+    to_stdout = stdout_is_data(out_path)
+    rollback_path = str(files.sibling(written, ".rollback.json")) if written else None
+    if json_output and not to_stdout:
+        render.print_json({"plan": str(written) if written else None, "topics": len(selected),
+                           "partitions": len(plan.moves), "unchanged": unchanged,
+                           "rf_changes": rf_changes, "rollback": rollback_path})
+    elif not plan.moves:
+        info(f"nothing to move: all {unchanged} partition(s) of {len(selected)} topic(s) are "
+             "already in place; no plan written", to_stderr=to_stdout)
     else:
-        (err if written is None else out).print(
-            f"{len(plan.moves)} partition(s) to move, {unchanged} already in place, "
-            f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {summary['rollback']}"
+        info(f"{len(plan.moves)} partition(s) to move, {unchanged} already in place, "
+             f"{len(selected)} topic(s)" + (f"; plan {written}, rollback {rollback_path}"
                                           if written else "")
-            + (f"; {rf_changes} partition(s) change their replication factor (plan validate and "
-               "reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
+             + (f"; {rf_changes} partition(s) change their replication factor (plan validate "
+                "and reassign need --allow-rf-change)" if rf_changes else ""),
+             to_stderr=to_stdout)
 
 
 @app.command()
@@ -211,14 +219,17 @@ def validate(
     if manifest is not None and kind not in (None, PlanKind.REASSIGN):
         raise InvalidInput(f"{plan_file}: a plan folder holds a reassignment plan, not "
                            f"--kind {kind.value}")
-    batches = [(b.name, files.read_json(b)) for b in batch_files(manifest)] if manifest else []
-    doc = None if manifest else files.read_json(plan_file)
-    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                             skip_unreadable=skip_unreadable)
-                if cluster is not None or zookeeper else None)
-    report = (plans.validate_batches(batches, snapshot, allow_rf_change=allow_rf_change)
-              if manifest else plans.validate(doc, kind, snapshot, allow_rf_change=allow_rf_change,
-                                              allow_internal=allow_internal))
+    with files.gc_paused():  # a million entries and their values hold no reference cycles
+        batches = ([(b.name, files.read_json(b)) for b in batch_files(manifest)] if manifest
+                   else [])
+        doc = None if manifest else files.read_json(plan_file)
+        snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                                 skip_unreadable=skip_unreadable)
+                    if cluster is not None or zookeeper else None)
+        report = (plans.validate_batches(batches, snapshot, allow_rf_change=allow_rf_change)
+                  if manifest else plans.validate(doc, kind, snapshot,
+                                                  allow_rf_change=allow_rf_change,
+                                                  allow_internal=allow_internal))
     render.validation_report(report, str(plan_file), json_output, strict=strict)
     if not report.ok(strict):
         raise typer.Exit(2)
@@ -264,6 +275,10 @@ def election(
                             skip_unreadable=skip_unreadable)
     selected = select_topics(snapshot, topics, None, all_topics)
     plan = plans.election_plan_for(snapshot, selected)
+    if not plan.partitions:
+        info("nothing to elect: the selected topics have no partitions; no plan written",
+             to_stderr=stdout_is_data(out_path))
+        return
     _checked(plan, PlanKind.ELECTION, snapshot)
     written = write_plan(plan, PlanKind.ELECTION, out_path, force)
     if written:
@@ -298,9 +313,8 @@ def _checked(plan: Plan, kind: PlanKind, snapshot: ClusterSnapshot | None, **opt
     """Validate a plan kadmin itself built, before it is written: the file must pass
     ``plan validate`` like any other."""
     report = plans.validate(plans.plan_document(plan), kind, snapshot, **options)
-    if report.errors:
-        raise InvalidInput(f"the plan is invalid ({len(report.errors)} error(s)); nothing written",
-                           details=tuple(str(p) for p in report.errors))
+    if not report.ok():
+        raise report.invalid("the plan is invalid; nothing written")
 
 
 def load_plan(path: Path, kind: PlanKind, snapshot: ClusterSnapshot | None = None,
@@ -311,12 +325,10 @@ def load_plan(path: Path, kind: PlanKind, snapshot: ClusterSnapshot | None = Non
     wrong_kind = plans.kind_problem(doc, kind)
     if wrong_kind is not None:
         raise InvalidInput(f"{path}: invalid plan: {wrong_kind}")
-    report = plans.validate(doc, kind, snapshot, **options)
+    with files.gc_paused():
+        report = plans.validate(doc, kind, snapshot, **options)
     if report.plan is None:
-        problems = report.errors
-        first = f": {problems[0]}" if len(problems) == 1 else f" ({len(problems)} problems)"
-        raise InvalidInput(f"{path}: invalid plan{first}",
-                           details=tuple(str(p) for p in problems) if len(problems) > 1 else ())
+        raise report.invalid(f"{path}: invalid plan")
     return report.plan
 
 

@@ -91,19 +91,21 @@ def plan_rebalance(
         plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
                             "no plan is made for their topics")
         table = PartitionTable.from_topics(snapshot.topics, selected)
-        scope = scope_of(snapshot.brokers, replica_counts(table.replicas),
+        counts = replica_counts(table.replicas)
+        scope = scope_of(snapshot.brokers, counts,
                          split_ints(brokers, "--brokers") if brokers is not None else None,
                          split_ints(remove_brokers, "--remove-brokers")
                          if remove_brokers is not None else None, not disable_rack_aware)
         limits = rebalance.Limits(max_moves, max_leader_changes)
         if replication_factor is None:
             result = rebalance.rebalance(table, scope.targets, scope.rack_of, leaders=leaders,
-                                         limits=limits)
+                                         limits=limits, counts=counts)
         else:
             loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
             result = rebalance.change_factor(table, replication_factor, scope.targets, loads,
                                              scope.rack_of, limits)
-        plan = ReassignmentPlan(tuple(table.moves(result.final)))
+        moves, undo = table.moves(result.final)
+        plan = ReassignmentPlan(tuple(moves))
         after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
         figures = render.Rebalanced(
             result, len(selected), len(plan.moves),
@@ -114,6 +116,6 @@ def plan_rebalance(
             render.rebalanced(figures, None, json_output)
             return
         written = write_plan(plan, PlanKind.REASSIGN, out_path, force,
-                             plans.current_assignment(plan, snapshot))
+                             ReassignmentPlan(tuple(undo)))
     render.rebalanced(figures, written, json_output)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 
 from rich.progress import (
@@ -19,11 +19,12 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from kadmin import files
 from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.rebalance import Rebalance
-from kadmin.cli.common import err, out
+from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
     BatchDone,
     BatchResumed,
@@ -38,36 +39,63 @@ from kadmin.events import (
     event_to_json,
 )
 from kadmin.health import ClusterHealth
-from kadmin.model import PartitionMove, TopicPartition, shown_inline, shown_lines
+from kadmin.model import (
+    PartitionMove,
+    Severity,
+    TopicPartition,
+    and_more,
+    listed,
+    printable,
+    sample_of,
+)
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.zk import paths
 from kadmin.zk.reader import InFlight
 
-sample = shown_inline
-"""The first few items on one line, then how many more (see :func:`kadmin.model.first_shown`)."""
+
+def cell(text: str) -> Text:
+    """A table cell of text kadmin did not write itself, escaped like every printed string and
+    never read as rich markup."""
+    return Text(printable(text))
+
+
+def print_json(doc: object) -> None:
+    """A JSON document on stdout, encoded as it is written: never a second copy of a large
+    document in memory (rich's print_json builds and highlights the whole text first)."""
+    write_stdout(chain(_PRETTY.iterencode(doc), ["\n"]))
+
+
+_PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
 def validation_report(report: ValidationReport, source: str, as_json: bool, *,
                       strict: bool = False) -> None:
-    """One line per problem, then the verdict; with ``strict`` warnings fail the plan too, so
-    they go to stderr with the errors."""
+    """One line per problem shown, a count of those left out, then the verdict; with
+    ``strict`` warnings fail the plan too, so they go to stderr with the errors."""
     if as_json:
-        out.print_json(data=report.to_json(strict))
+        print_json(report.to_json(strict))
         return
     for problem in report.problems:
-        fatal = strict or problem.severity.value == "error"
+        fatal = strict or problem.severity is Severity.ERROR
         (err if fatal else out).print(f"{source}: {problem.severity.value}: {problem}",
                                       markup=False)
+    for severity, omitted in ((Severity.ERROR, report.omitted_errors),
+                              (Severity.WARNING, report.omitted_warnings)):
+        if omitted:
+            fatal = strict or severity is Severity.ERROR
+            (err if fatal else out).print(
+                f"{source}: {severity.value}: {and_more(omitted)} {severity.value}(s) not shown",
+                markup=False)
     kind = report.kind.value if report.kind else "unknown"
-    verdict = ("valid" if report.ok(strict) else "INVALID" if report.errors
+    verdict = ("valid" if report.ok(strict) else "INVALID" if report.error_count
                else "INVALID (warnings fail with --strict)")
-    out.print(f"{source}: {kind} plan {verdict} ({len(report.errors)} error(s), "
-              f"{len(report.warnings)} warning(s))", markup=False)
+    out.print(f"{source}: {kind} plan {verdict} ({report.error_count:,} error(s), "
+              f"{report.warning_count:,} warning(s))", markup=False)
 
 
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
     if as_json:
-        out.print_json(data=dataclasses.asdict(stats))
+        print_json(dataclasses.asdict(stats))
         return
     table = Table(title=f"{stats.partitions} partition(s) in the plan, {stats.unchanged} unchanged, "
                         f"{stats.replica_moves} replica move(s), {stats.leader_changes} leader "
@@ -102,7 +130,7 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
     r, before, after = figures.result, figures.before, figures.after
     rollback = files.sibling(written, ".rollback.json") if written and not folder else None
     if as_json and (written or not figures.partitions):
-        out.print_json(data={
+        print_json({
             "plan": str(written) if written else None,
             "rollback": str(rollback) if rollback else None,
             "topics": figures.topics, "partitions": figures.partitions,
@@ -144,15 +172,18 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool) -> None:
     if as_json:
-        out.print_json(data={"batches": [
+        print_json({"batches": [
             {"batch": i, "partitions": len(b), "first": str(b[0].tp), "last": str(b[-1].tp)}
             for i, b in enumerate(batch_list, start=1)]})
         return
     table = Table(title=f"{len(batch_list)} batch(es)")
     for column in ("batch", "partitions", "first", "last"):
         table.add_column(column)
-    for i, b in enumerate(batch_list, start=1):
-        table.add_row(str(i), str(len(b)), str(b[0].tp), str(b[-1].tp))
+    shown = sample_of(enumerate(batch_list, start=1))
+    for i, b in shown.items:
+        table.add_row(str(i), str(len(b)), cell(str(b[0].tp)), cell(str(b[-1].tp)))
+    if shown.rest:
+        table.add_row(and_more(shown.rest), "", "", "")
     out.print(table)
 
 
@@ -161,8 +192,7 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
     """A sink for executor events: JSON lines on stdout, or a rich progress bar on stderr."""
     if as_json:
         def emit_json(event: Event) -> None:
-            sys.stdout.write(json.dumps(event_to_json(event)) + "\n")
-            sys.stdout.flush()
+            write_stdout([json.dumps(event_to_json(event)) + "\n"])
         yield emit_json
         return
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -214,6 +244,7 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
 def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
            epoch: int | None, brokers: Sequence[tuple[int, str | None]],
            unreadable: Sequence[tuple[str, str]], as_json: bool) -> None:
+    warnings = sample_of(unreadable)
     doc = {
         "controller": controller, "controller_epoch": epoch,
         "brokers": [{"id": b, "rack": r} for b, r in brokers],
@@ -228,39 +259,42 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
         "election_in_progress": None if in_flight.election is None
         else [str(tp) for tp in in_flight.election],
         "deletions_in_progress": list(in_flight.deletions),
-        "unreadable": [{"path": p, "reason": r} for p, r in unreadable],
+        "unreadable": [{"path": p, "reason": r} for p, r in warnings.items],
+        "unreadable_count": warnings.total,
     }
     if as_json:
-        out.print_json(data=doc)
+        print_json(doc)
         return
     table = Table(show_header=False, title="cluster status")
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("controller", f"{controller} (epoch {epoch})" if controller is not None
-                  else "none")
-    table.add_row("live brokers", ", ".join(f"{b}" + (f" ({r})" if r else "") for b, r in brokers)
-                  or "none")
-    table.add_row("topics / partitions", f"{health.topics} / {health.partitions}")
+    rows = [("controller", f"{controller} (epoch {epoch})" if controller is not None else "none"),
+            ("live brokers", ", ".join(f"{b}" + (f" ({r})" if r else "") for b, r in brokers)
+             or "none"),
+            ("topics / partitions", f"{health.topics} / {health.partitions}")]
     for label, tps in (("under-replicated", health.under_replicated),
                        ("offline", health.offline),
                        ("not led by preferred replica", health.not_preferred)):
-        table.add_row(label, f"{len(tps)}" + (f": {sample(tps)}" if tps else ""))
+        rows.append((label, f"{len(tps)}" + (f": {listed(tps)}" if tps else "")))
     # an admin znode that exists but cannot be decoded is not "none": that would invite a
     # second operation while one may be running
     broken = {path for path, _ in unreadable}
-    table.add_row("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
-                  if in_flight.reassignment is not None else
-                  _absent(paths.REASSIGN_PARTITIONS, broken))
-    table.add_row("moving (topic znodes)", f"{len(health.reassigning)}" + (
-        ": " + sample([f"{tp} {list(m.original)} -> {list(m.target)}"
-                       for tp, m in health.reassigning]) if health.reassigning else ""))
-    table.add_row("preferred election", _in_flight(in_flight.election)
-                  if in_flight.election is not None else
-                  _absent(paths.PREFERRED_REPLICA_ELECTION, broken))
-    table.add_row("topic deletions", sample(in_flight.deletions) if in_flight.deletions else "none")
+    rows.append(("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
+                 if in_flight.reassignment is not None else
+                 _absent(paths.REASSIGN_PARTITIONS, broken)))
+    rows.append(("moving (topic znodes)", f"{len(health.reassigning)}" + (
+        ": " + listed(f"{tp} {list(m.original)} -> {list(m.target)}"
+                      for tp, m in health.reassigning) if health.reassigning else "")))
+    rows.append(("preferred election", _in_flight(in_flight.election)
+                 if in_flight.election is not None else
+                 _absent(paths.PREFERRED_REPLICA_ELECTION, broken)))
+    rows.append(("topic deletions", listed(in_flight.deletions) if in_flight.deletions
+                 else "none"))
+    for label, value in rows:
+        table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
     out.print(table)
-    for line in shown_lines([f"cannot decode {path}: {reason}" for path, reason in unreadable]):
-        err.print(f"kadmin: warning: {line}", markup=False)
+    print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in unreadable),
+                  "kadmin: warning: ")
 
 
 def _absent(path: str, unreadable: set[str]) -> str:
@@ -268,7 +302,7 @@ def _absent(path: str, unreadable: set[str]) -> str:
 
 
 def _in_flight(tps: Sequence[TopicPartition]) -> str:
-    return f"in progress, {len(tps)} partition(s) remaining: {sample(tps)}"
+    return f"in progress, {len(tps)} partition(s) remaining: {listed(tps)}"
 
 
 @contextmanager

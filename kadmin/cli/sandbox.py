@@ -12,7 +12,7 @@ import typer
 
 from kadmin import executor, health, plans, synthetic
 from kadmin.cli import render
-from kadmin.cli.common import ClusterOpt, out
+from kadmin.cli.common import ClusterOpt, finite, named_output, out
 from kadmin.cli.plan import proposed_plan, write_plan
 from kadmin.model import ClusterSnapshot, DeletionPlan, PlanKind
 from kadmin.placement import PlacementOptions, Strategy
@@ -27,7 +27,7 @@ PartitionsOpt = Annotated[int, typer.Option("--partitions", min=1, help="Partiti
 RfOpt = Annotated[int, typer.Option("--replication-factor", min=1, help="Replicas per partition.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
 LatencyOpt = Annotated[float, typer.Option(
-    "--latency-ms", min=0.0, help="Simulated time for one partition to catch up.")]
+    "--latency-ms", min=0.0, callback=finite, help="Simulated time for one partition to catch up.")]
 ParallelismOpt = Annotated[int, typer.Option(
     "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
 
@@ -51,7 +51,8 @@ def sandbox(
     latency_ms: LatencyOpt = 50.0,
     parallelism: ParallelismOpt = 100,
     record: Annotated[Path | None, typer.Option(
-        "--record", help="Append every controller action to this JSON-lines file.")] = None,
+        "--record", parser=named_output,
+        help="Append every controller action to this JSON-lines file.")] = None,
 ) -> None:
     """Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka controller, to
     rehearse plans. Runs until Ctrl-C or SIGTERM.
@@ -83,7 +84,8 @@ def demo(
     parallelism: ParallelismOpt = 25,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 60,
     strategy: Annotated[Strategy, typer.Option("--strategy")] = Strategy.KAFKA,
-    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the plans go.")] = Path("plans"),
+    out_dir: Annotated[Path, typer.Option("--out-dir", parser=named_output,
+                                          help="Where the plans go.")] = Path("plans"),
 ) -> None:
     """The main job end to end on the embedded default: start a sandbox cluster, generate a
     balanced plan, validate it, execute it with progress, run a preferred replica election,

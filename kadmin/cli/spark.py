@@ -8,10 +8,18 @@ from typing import Annotated
 
 import typer
 
-from kadmin import placement
+from kadmin import placement, plans
 from kadmin.balance.rebalance import Rebalance
 from kadmin.cli import render
-from kadmin.cli.common import JsonOpt, out, split_ints, split_names
+from kadmin.cli.common import (
+    JsonOpt,
+    JuteMaxBufferOpt,
+    MaxZnodeBytesOpt,
+    named_output,
+    out,
+    split_ints,
+    split_names,
+)
 from kadmin.cli.plan import TopicsFileOpt, TopicsOpt, topics_to_move
 from kadmin.cli.rebalance import (
     AllTopicsOpt,
@@ -29,10 +37,10 @@ app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
 ClusterDirOpt = Annotated[Path, typer.Option(
     "--cluster", help="Snapshot folder (brokers.json, topics.jsonl); see `kadmin cluster "
                       "snapshot --format dir`.")]
-OutDirOpt = Annotated[Path, typer.Option("--out", help="Output folder (batch files + manifest).")]
+OutDirOpt = Annotated[Path, typer.Option("--out", parser=named_output,
+                                          help="Output folder (batch files + manifest).")]
 MasterOpt = Annotated[str, typer.Option("--master", help="Spark master URL.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1)]
-MaxBytesOpt = Annotated[int, typer.Option("--max-znode-bytes", min=1024)]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output folder.")]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", help="Show Spark's own log (log4j, JVM notices) instead of kadmin's progress.")]
@@ -66,7 +74,8 @@ def plan(
     disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware")] = False,
     master: MasterOpt = "local[*]",
     batch_size: BatchSizeOpt = 1000,
-    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     force: ForceOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -78,6 +87,7 @@ def plan(
     from kadmin.spark.job import run_plan  # pyspark starts a JVM: only when this command runs
 
     selected = _selection(topics, topics_file, all_topics, default_all=False)
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
@@ -105,7 +115,8 @@ def rebalance(
     disable_rack_aware: RackOpt = False,
     master: MasterOpt = "local[*]",
     batch_size: BatchSizeOpt = 1000,
-    max_znode_bytes: MaxBytesOpt = 1_000_000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     force: ForceOpt = False,
     json_output: JsonOpt = False,
     verbose: VerboseOpt = False,
@@ -118,6 +129,7 @@ def rebalance(
     """
     from kadmin.spark.rebalance import Options, run_rebalance  # starts a JVM: only here
 
+    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     options = Options(
         topics=_selection(topics, topics_file, all_topics, default_all=True),
         brokers=split_ints(brokers, "--brokers") if brokers is not None else None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +26,16 @@ def serve(
 
     Example: kadmin zk serve --port 2181 --data-dir /tmp/zk
     """
-    server = EmbeddedZooKeeper(port=port, data_dir=data_dir).start()
-    out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)", markup=False)
-    server.serve_forever()
+    # Ctrl-C or SIGTERM before serve_forever takes over (while the server starts, or just after
+    # it printed its address) ends as it does later: the server stopped, its temporary folder
+    # removed (by leaving the with block), exit 0
+    stops = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.signal(signum, lambda *_: sys.exit(0)) for signum in stops}
+    try:
+        with EmbeddedZooKeeper(port=port, data_dir=data_dir) as server:
+            out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)",
+                      markup=False)
+            server.serve_forever()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

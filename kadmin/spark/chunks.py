@@ -189,7 +189,7 @@ class Part:
 
     def moves(self) -> list[PartitionMove]:
         """The chunk's plan entries, in plan order."""
-        return self.table.moves(self.changed)
+        return self.table.moves(self.changed)[0]
 
     def totals(self, targets: Collection[int]) -> PartTotals:
         table = self.table

@@ -426,10 +426,8 @@ def check_snapshot_folder(cluster_dir: Path, selection: frozenset[str] | None) -
         raise InvalidInput(f"{cluster_dir}: the Spark planner reads a snapshot folder "
                            f"({BROKERS_FILE}, {TOPICS_FILE}); write one with "
                            "`kadmin cluster snapshot --format dir`")
-    missing = [name for name in (BROKERS_FILE, TOPICS_FILE) if not (cluster_dir / name).is_file()]
-    if missing:
-        raise InvalidInput(f"{cluster_dir} is a folder without {' and '.join(missing)}, "
-                           "so not a snapshot folder")
+    snapshots.require_members(cluster_dir)
+    files.require_regular(cluster_dir / TOPICS_FILE)  # Spark opens it by name
     path = cluster_dir / snapshots.REASSIGNING_FILE
     if path.is_file():
         reassigning = {name: moving for _, name, moving in snapshots.iter_reassigning_jsonl(path)}

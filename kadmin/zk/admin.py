@@ -32,7 +32,7 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import WatchedEvent
 from kazoo.security import ACL, ANYONE_ID_UNSAFE, Permissions
 
-from kadmin.model import Conflict, OperationFailed, PartitionMove, PlanKind, TopicPartition
+from kadmin.model import Conflict, OperationFailed, PartitionMove, PlanKind, TopicPartition, listed
 from kadmin.zk import codec, paths, security, session
 
 T = TypeVar("T")
@@ -40,6 +40,12 @@ T = TypeVar("T")
 READ_WINDOW = 10.0
 """Longest one read of the wait loop may take on a connection that stays up but does not answer
 (a stalled server, until kazoo's heartbeat gives the connection up)."""
+
+AFTER_DEADLINE = 2.0
+"""Longest a read may run past the operator's --timeout: the first read of a wait that starts
+at or after its deadline, and the reads that name what is left once it has passed. Enough for a
+server that answers, even on a busy machine; a frozen one costs no more, so the limit holds
+within a second or two."""
 
 _SAMPLE = 3
 """How many names a Conflict message shows before eliding the rest."""
@@ -143,11 +149,6 @@ def _creation_acl(calls: ZkCalls, path: str) -> list[ACL] | None:
     return None if world_writable else list(security.KAFKA_ACL)
 
 
-def _gave_up(error: OperationFailed) -> bool:
-    """True for the retry policy's "connection did not come back" (it chains the kazoo error)."""
-    return isinstance(error.__cause__, session.RETRYABLE)
-
-
 def _with_retries(client: KazooClient, what: str, call: Callable[[ZkCalls], T]) -> T:
     """Run ``call`` under the session retry policy; an outage that outlasts it is one line that
     names the znode and says when a write may have been applied anyway."""
@@ -158,7 +159,7 @@ def _with_retries(client: KazooClient, what: str, call: Callable[[ZkCalls], T]) 
     except session.REFUSED as exc:
         raise session.not_authorized(what, exc) from None
     except OperationFailed as exc:
-        if not _gave_up(exc):
+        if not session.gave_up(exc):
             raise
         unsure = "; it may have been applied before the connection dropped" if calls.unsure else ""
         raise OperationFailed(f"{what}: {exc}{unsure}") from exc.__cause__
@@ -186,9 +187,8 @@ _ZNODES = {
 
 def _counted(names: Sequence[str], noun: str) -> str:
     """``1,234 partitions: foo-0, foo-1, bar-3, ...``: enough to recognise whose work it is."""
-    sample = ", ".join(names[:_SAMPLE]) + (", ..." if len(names) > _SAMPLE else "")
     plural = noun if len(names) == 1 else noun + "s"
-    return f"{len(names):,} {plural}: {sample}" if names else f"0 {noun}s"
+    return f"{len(names):,} {plural}: {listed(names, _SAMPLE)}" if names else f"0 {noun}s"
 
 
 def _entry_name(entry: object) -> str:
@@ -355,9 +355,10 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
     waited out until the reconnect wakes the loop, bounded by the deadline. Retrying the read
     instead would leave it queued in kazoo, blind to the outage, until the server is back.
 
-    Only the first read may outlast the deadline, by at most READ_WINDOW, so that a wait started
-    late still answers with what is left; no read starts once the deadline has passed, as it
-    could not be answered in time. ``what`` names the znode if nothing could be read at all.
+    Only the first read may outlast the deadline, by at most AFTER_DEADLINE, so that a wait
+    started late still answers with what is left; no read starts once the deadline has passed,
+    as it could not be answered in time. ``what`` names the znode if nothing could be read at
+    all.
     """
     wake = threading.Event()
 
@@ -378,9 +379,12 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
             wake.clear()
             fresh = False
             if client.connected:
-                until = time.monotonic() + max(safety_poll, READ_WINDOW)
-                if last is not None:  # the first read gets its window even past the deadline:
-                    until = min(until, deadline)  # without it there is no answer to return
+                now = time.monotonic()
+                until = now + max(safety_poll, READ_WINDOW)
+                # past the deadline only the first read, and only briefly: without it there
+                # would be no answer to return
+                until = min(until, deadline if last is not None
+                            else max(deadline, now + AFTER_DEADLINE))
                 try:
                     value, controller = read(ZkCalls(client, until, on_event,
                                                      while_connected=True))
@@ -399,7 +403,7 @@ def wait_until(client: KazooClient, probe: Callable[[ZkCalls], T], done: Callabl
             if left <= 0:
                 if last is None:
                     raise OperationFailed(
-                        f"ZooKeeper unreachable: could not read {what} before the deadline")
+                        f"ZooKeeper unreachable: could not read {what} before --timeout ran out")
                 return last[0]
             wake.wait(min(safety_poll, left))
             if last is not None and time.monotonic() >= deadline:

@@ -27,7 +27,6 @@ from kadmin.model import (
     Reassignment,
     TopicAssignment,
     TopicPartition,
-    shown_lines,
     topic_name_problem,
 )
 from kadmin.zk import codec, paths, session
@@ -253,10 +252,10 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
 
 def unreadable_error(unreadable: Sequence[tuple[str, str]], consequence: str) -> OperationFailed:
     """The operator's error for znodes that could not be decoded: their number and what it
-    means on the first line, then the first few ``path: reason`` and how many more."""
+    means on the first line, then each ``path: reason`` (sampled, as every error's details)."""
     return OperationFailed(f"cannot decode {len(unreadable)} znode(s) of the cluster; "
-                           f"{consequence}", details=shown_lines([f"{path}: {reason}"
-                                                                  for path, reason in unreadable]))
+                           f"{consequence}", details=(f"{path}: {reason}"
+                                                      for path, reason in unreadable))
 
 
 def read_for_operation(client: KazooClient, topics: Collection[str] | None, *,

@@ -85,6 +85,9 @@ def preflight(security: ZkSecurity) -> None:
     OpenSSL would prompt on the terminal), a SASL mechanism this machine cannot run (GSSAPI
     without the kerberos module)."""
     if security.tls:
+        for path in (security.ca, security.cert, security.key):
+            if path is not None:
+                files.require_regular(path)
         context = ssl.create_default_context()
         if security.ca is not None:
             _load_tls(str(security.ca), partial(context.load_verify_locations, security.ca))

@@ -34,7 +34,7 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
-from kadmin.model import InvalidInput, OperationFailed
+from kadmin.model import InvalidInput, NotAuthorized, OperationFailed
 from kadmin.zk.security import ZkSecurity, client_options, preflight
 
 DEFAULT_RETRY_SECONDS = 60.0
@@ -119,7 +119,7 @@ def _split_host_port(entry: str, text: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
-def not_authorized(what: str, error: Exception) -> OperationFailed:
+def not_authorized(what: str, error: Exception) -> NotAuthorized:
     """The one line for a request ZooKeeper refused: ``what`` names the znode."""
     if isinstance(error, AuthFailedError):
         reason = "the server refused this session's credentials"
@@ -129,7 +129,7 @@ def not_authorized(what: str, error: Exception) -> OperationFailed:
         reason = "this session has no identity to own a znode created with Kafka's ACL"
     else:
         reason = "an ACL refuses this session"
-    return OperationFailed(
+    return NotAuthorized(
         f"{what}: not authorized by ZooKeeper ({reason}; kadmin must authenticate as a "
         "principal the ACLs allow, usually the Kafka brokers' own)"
     )
@@ -187,7 +187,8 @@ def reconnect_policy() -> KazooRetry:
 
 
 def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient:
-    """A started client whose paths are relative to the chroot.
+    """A started client whose paths are relative to the chroot, within the connect timeout:
+    the session, the server's first answer (the login) and the chroot check all count.
 
     A missing chroot is an error unless ``create_chroot``: Kafka's brokers create it, so a
     missing one means a typo, and kadmin must never plan or write against an empty tree.
@@ -197,19 +198,20 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
     # Connect to the root first: kazoo cannot tell "chroot missing" from "chroot empty".
     client = new_client(target.hosts, settings.session_timeout,
                         **client_options(settings.security))
+    limit = f"{settings.connect_timeout:g}s, the --connect-timeout"
+    until = time.monotonic() + settings.connect_timeout
     try:
-        client.start(timeout=settings.connect_timeout)
-    except KazooTimeoutError:
-        client.close()
-        raise OperationFailed(
-            f"cannot reach ZooKeeper at {target.hosts} within {settings.connect_timeout:g}s"
-        ) from None
-    try:
-        _check_login(client, target, settings.security)
+        # Not client.start(timeout): past the timeout it stops the client and so waits for
+        # kazoo's connection thread, which waits for a server that accepted the connection but
+        # does not answer for as long as the session timeout.
+        if not client.start_async().wait(settings.connect_timeout):
+            raise OperationFailed(f"cannot reach ZooKeeper at {target.hosts} within {limit}")
+        calls = retrying(until, limit)
+        _check_login(client, target, settings.security, calls, until)
         if target.chroot is not None:
             if create_chroot:
-                retrying()(client.ensure_path, target.chroot)
-            elif retrying()(client.exists, target.chroot) is None:
+                calls(lambda: reply(client.ensure_path_async(target.chroot), until))
+            elif calls(lambda: reply(client.exists_async(target.chroot), until)) is None:
                 raise OperationFailed(
                     f"chroot {target.chroot} does not exist on ZooKeeper at {target.hosts} "
                     "(check the connect string; Kafka's brokers create it on first start)"
@@ -217,13 +219,13 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
             # Safe only now, before any watch or ephemeral node exists on this client.
             client.chroot = target.chroot
     except BaseException:
-        client.stop()
-        client.close()
+        close(client)
         raise
     return client
 
 
-def _check_login(client: KazooClient, target: ZkTarget, security: ZkSecurity) -> None:
+def _check_login(client: KazooClient, target: ZkTarget, security: ZkSecurity,
+                 calls: tenacity.Retrying, until: float) -> None:
     """The first reply tells whether the server accepts this session. kazoo reports the
     connection up before the SASL exchange has run, and ends the connection for good when the
     exchange fails (the server drops it, or refuses it when it enforces authentication): the
@@ -233,17 +235,36 @@ def _check_login(client: KazooClient, target: ZkTarget, security: ZkSecurity) ->
     def first_request() -> None:
         if client.client_state in (KeeperState.AUTH_FAILED, KeeperState.CLOSED):
             raise AuthFailedError("kazoo ended the connection in the SASL exchange")
-        client.exists("/")
+        reply(client.exists_async("/"), until)
 
     try:
-        retrying()(first_request)
+        calls(first_request)
     except REFUSED as exc:
         if security.sasl:
-            raise OperationFailed(
+            raise NotAuthorized(
                 f"ZooKeeper at {target.hosts} refused the SASL login ({security.sasl_login}): "
                 "wrong credentials, or SASL is not enabled on the server"
             ) from None
         raise not_authorized(f"ZooKeeper at {target.hosts}", exc) from None
+
+
+CLOSE_SECONDS = 1.0
+"""Longest kadmin waits for a session to close. kazoo waits for the server to confirm, and a
+server that stopped answering would hold kadmin for most of the session timeout; the server
+expires the session on its own anyway."""
+
+
+def close(client: KazooClient) -> None:
+    """Stop and close ``client``, waiting at most CLOSE_SECONDS; a close that takes longer
+    finishes in a daemon thread, so no limit kadmin promises waits on it."""
+
+    def stop_and_close() -> None:
+        client.stop()
+        client.close()
+
+    closing = threading.Thread(target=stop_and_close, name="kadmin-zk-close", daemon=True)
+    closing.start()
+    closing.join(CLOSE_SECONDS)
 
 
 @contextmanager
@@ -253,8 +274,7 @@ def session(settings: ZkSettings, *, create_chroot: bool = False) -> Iterator[Ka
     try:
         yield client
     finally:
-        client.stop()
-        client.close()
+        close(client)
 
 
 def reply(pending: IAsyncResult, until: float) -> Any:
@@ -269,22 +289,21 @@ def reply(pending: IAsyncResult, until: float) -> Any:
         raise ConnectionLoss("no reply from ZooKeeper in time") from None
 
 
-def _give_up(state: tenacity.RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome is not None else None
-    reason = type(error).__name__ if error is not None else "unknown error"
-    raise OperationFailed(
-        f"lost ZooKeeper connection ({reason}) and it did not come back within "
-        f"{state.seconds_since_start:.0f}s"
-    ) from error
+def gave_up(error: OperationFailed) -> bool:
+    """True for the retry policy's "no answer in time" (it chains the kazoo error)."""
+    return isinstance(error.__cause__, RETRYABLE)
 
 
-def retrying(deadline: float | None = None) -> tenacity.Retrying:
+def retrying(deadline: float | None = None, limit: str | None = None) -> tenacity.Retrying:
     """Retry connection-level failures with jittered exponential backoff.
 
     ``deadline`` is a ``time.monotonic()`` instant shared by a whole operation (so nested
     retries cannot add up past it); None allows each call about a minute from its first
-    attempt. Past it the last failure becomes ``OperationFailed``.
+    attempt. Past it the last failure becomes ``OperationFailed`` naming ``limit``, the limit
+    that ran out in the operator's words (by default DEFAULT_RETRY_SECONDS, kadmin's limit for
+    one request).
     """
+    limit = limit or f"{DEFAULT_RETRY_SECONDS:g}s, kadmin's limit for one request"
     backoff = tenacity.wait_random_exponential(multiplier=0.1, min=0.1, max=2.0)
     if deadline is None:
         stop: tenacity.stop.stop_base = tenacity.stop_after_delay(DEFAULT_RETRY_SECONDS)
@@ -292,11 +311,17 @@ def retrying(deadline: float | None = None) -> tenacity.Retrying:
     else:
         stop = _StopAt(deadline)
         wait = _Capped(backoff, deadline)
+
+    def give_up(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome is not None else None
+        reason = type(error).__name__ if error is not None else "unknown error"
+        raise OperationFailed(f"ZooKeeper did not answer within {limit} ({reason})") from error
+
     return tenacity.Retrying(
         retry=tenacity.retry_if_exception_type(RETRYABLE),
         stop=stop,
         wait=wait,
-        retry_error_callback=_give_up,
+        retry_error_callback=give_up,
     )
 
 

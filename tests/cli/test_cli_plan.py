@@ -143,6 +143,48 @@ def test_generate_refuses_to_overwrite_without_force(kadmin, cluster_file, tmp_p
     assert {e["topic"] for e in read(tmp_path / "p.json")["partitions"]} == {"payments"}
 
 
+def test_generate_with_nothing_to_move_writes_no_plan(kadmin, tmp_path):
+    cluster = {"version": 1, "brokers": {"0": {}, "1": {}}, "topics": {"t": {"0": [0, 1]}}}
+    (tmp_path / "c.json").write_text(json.dumps(cluster))
+    run = kadmin("plan", "generate", "--cluster", "c.json", "--all-topics", "--out", "p.json")
+    assert run.code == 0, run.err
+    assert run.out.strip() == ("nothing to move: all 1 partition(s) of 1 topic(s) are already in "
+                               "place; no plan written")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
+    as_json = kadmin("plan", "generate", "--cluster", "c.json", "--all-topics", "--json")
+    assert as_json.code == 0 and json.loads(as_json.out)["plan"] is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
+
+
+def test_validate_ten_thousand_identical_entries_shows_a_hundred(kadmin, tmp_path):
+    entry = '{"topic":"orders","partition":0,"replicas":[0,1,2]}'
+    (tmp_path / "dup.json").write_text('{"version":1,"partitions":[' + ",".join([entry] * 10_000)
+                                       + "]}")
+    run = kadmin("plan", "validate", "dup.json")
+    assert run.code == 2
+    lines = run.err.splitlines()
+    assert len(lines) == 101, lines[-3:]
+    assert lines[0] == "dup.json: error: $.partitions[1]: orders-0 is listed twice: also at " \
+                       "$.partitions[0]"
+    assert lines[-1] == "dup.json: error: (and 9,899 more) error(s) not shown"
+    assert run.out.splitlines()[-1] == "dup.json: reassign plan INVALID (9,999 error(s), 0 " \
+                                       "warning(s))"
+    report = json.loads(kadmin("plan", "validate", "dup.json", "--json").out)
+    assert len(report["errors"]) == 100 and report["error_count"] == 9_999
+
+
+def test_an_error_with_many_details_shows_a_hundred_and_counts_the_rest(kadmin, cluster_file,
+                                                                        tmp_path):
+    (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "orders", "partition": p, "replicas": [0, 1, 2]} for p in range(100, 400)]}))
+    run = kadmin("plan", "stats", "p.json", "--cluster", str(cluster_file))
+    assert run.code == 2
+    lines = run.err.splitlines()
+    assert lines[0] == "kadmin: error: p.json: invalid plan (300 errors)"
+    assert lines[1] == "  orders-100: unknown partition: topic orders has 8 partition(s)"
+    assert lines[101:] == ["  (and 200 more)"]
+
+
 def test_validate_kafka_tool_file_is_valid(kadmin, cluster_file, tmp_path):
     (tmp_path / "k.json").write_text(json.dumps({"partitions": [
         {"topic": "orders", "partition": 0, "replicas": [3, 4, 5], "log_dirs": ["any"] * 3}]}))
@@ -254,3 +296,68 @@ def test_python_dash_m_entry_point(tmp_path, cluster_file):
                             env={**os.environ, "KADMIN_DEBUG": ""})
     assert result.returncode == 2
     assert "none.json" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_snapshot_to_stdout_writes_no_file_named_dash(kadmin, cluster_file, tmp_path):
+    run = kadmin("cluster", "snapshot", "--cluster", str(cluster_file), "--out", "-")
+    assert run.code == 0, run.err
+    assert set(json.loads(run.out)["topics"]) == set(CLUSTER["topics"])
+    assert run.err.startswith("6 broker(s), 3 topic(s), 16 partition(s) -> -")
+    folder = kadmin("cluster", "snapshot", "--cluster", str(cluster_file), "--out", "-",
+                    "--format", "dir")
+    assert folder.code == 2 and "a snapshot folder cannot go to stdout" in folder.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json"]
+
+
+def test_a_reader_that_goes_away_ends_kadmin_quietly(tmp_path):
+    """`kadmin ... | head -c 100`: exit 141 as for a tool killed by SIGPIPE (a cut output is no
+    success), nothing on stderr: no traceback, no internal error."""
+    from kadmin.snapshots import write_snapshot
+    from kadmin.synthetic import synthetic_cluster
+
+    write_snapshot(synthetic_cluster(brokers=6, topics=100, partitions=100, replication_factor=3,
+                                     seed=1), tmp_path / "big.json")
+    run = subprocess.Popen([sys.executable, "-m", "kadmin", "plan", "generate", "--cluster",
+                            str(tmp_path / "big.json"), "--all-topics", "--out", "-"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run.stdout is not None and run.stderr is not None
+    assert run.stdout.read(100).startswith(b'{"version":1,"partitions":[')
+    run.stdout.close()  # the plan is far larger than a pipe's buffer: kadmin is still writing
+    assert run.wait(timeout=120) == 141
+    assert run.stderr.read() == b""
+
+
+def test_a_disk_full_at_the_rollback_leaves_no_plan_without_it(tmp_path):
+    """The plan and its rollback are written as one: a write that fails at the second (here
+    the rollback, the larger file, past a file-size limit) leaves neither."""
+    import resource
+
+    cluster = {"version": 1, "brokers": {str(b): {} for b in range(3)},
+               "topics": {"t": {str(p): [0, 1, 2] for p in range(100)}}}
+    (tmp_path / "c.json").write_text(json.dumps(cluster))
+    command = [sys.executable, "-m", "kadmin", "plan", "generate", "--cluster", "c.json",
+               "--all-topics", "--replication-factor", "1"]  # the rollback keeps 3 replicas
+    subprocess.run([*command, "--out", "sizes/p.json"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    plan_size = (tmp_path / "sizes" / "p.json").stat().st_size
+    rollback_size = (tmp_path / "sizes" / "p.rollback.json").stat().st_size
+    assert plan_size < rollback_size
+    limit = (plan_size + rollback_size) // 2
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    run = subprocess.run([*command, "--out", "out/p.json"], cwd=tmp_path, capture_output=True,
+                         text=True, preexec_fn=limited)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.startswith("kadmin: error: cannot write out/p.rollback.json: File too "
+                                 "large"), run.stderr
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_list_inside_one_message_names_ten_and_counts_the_rest(kadmin, cluster_file):
+    names = ",".join(f"ghost-{i:02d}" for i in range(30))
+    run = kadmin("plan", "generate", "--cluster", str(cluster_file), "--topics", names)
+    assert run.code == 2
+    assert run.err == ("kadmin: error: unknown topic(s) not in the cluster: "
+                       + ", ".join(f"ghost-{i:02d}" for i in range(10)) + " (and 20 more)\n")

@@ -20,6 +20,29 @@ import pytest
     (["topics", "delete", "t", "--max-znode-bytes", "10"],
      "kadmin: error: Invalid value for '--max-znode-bytes': "),
     (["plan"], "kadmin: error: missing command (see 'kadmin plan --help')"),
+    (["status", "-z", "127.0.0.1:1", "--connect-timeout", "inf"],
+     "kadmin: error: Invalid value for '--connect-timeout': "),
+    (["status", "-z", "127.0.0.1:1", "--session-timeout", "inf"],
+     "kadmin: error: Invalid value for '--session-timeout': "),
+    (["status", "-z", "127.0.0.1:1", "--session-timeout", "nan"],
+     "kadmin: error: Invalid value for '--session-timeout': "),
+    (["reassign", "--plan", "p.json", "--timeout", "inf"],
+     "kadmin: error: Invalid value for '--timeout': must be a finite number of seconds"),
+    (["plan", "generate", "--cluster", "c.json", "--all-topics", "--out", ""],
+     "kadmin: error: Invalid value for '--out' / '-o': must name a file, not be empty"),
+    (["cluster", "snapshot", "--cluster", "c.json", "--out", ""],
+     "kadmin: error: Invalid value for '--out' / '-o': must name a file, not be empty"),
+    (["spark", "plan", "--cluster", "snap", "--all-topics", "--out", "-"],
+     "kadmin: error: Invalid value for '--out': '-' (stdout) is not possible here"),
+    (["sandbox", "--record", "-"],
+     "kadmin: error: Invalid value for '--record': '-' (stdout) is not possible here"),
+    (["reassign", "--plan", "p.json", "-z", "127.0.0.1:1", "--max-znode-bytes", "1048575"],
+     "kadmin: error: --max-znode-bytes 1,048,575 is more than ZooKeeper accepts: at most "
+     "1,047,551 with jute.maxbuffer 1,048,575"),
+    (["topics", "delete", "t", "-z", "127.0.0.1:1", "--max-znode-bytes", "2000000",
+      "--jute-maxbuffer", "2000000"], "kadmin: error: --max-znode-bytes 2,000,000 is more "),
+    (["spark", "plan", "--cluster", "snap", "--all-topics", "--out", "o",
+      "--max-znode-bytes", "1048000"], "kadmin: error: --max-znode-bytes 1,048,000 is more "),
 ])
 def test_a_usage_error_is_one_line_and_exit_2(kadmin, tmp_path: Path, args: list[str],
                                               line: str) -> None:
@@ -31,7 +54,41 @@ def test_a_usage_error_is_one_line_and_exit_2(kadmin, tmp_path: Path, args: list
     assert list(tmp_path.iterdir()) == []  # the scratch working directory stays empty
 
 
+def test_a_larger_jute_maxbuffer_allows_larger_znodes(kadmin) -> None:
+    run = kadmin("elect", "--all", "-z", "127.0.0.1:1", "--connect-timeout", "0.5",
+                 "--max-znode-bytes", "2000000", "--jute-maxbuffer", "4194304")
+
+    assert run.code == 1 and run.err.startswith("kadmin: error: cannot reach ZooKeeper"), run.err
+
+
 def test_help_is_not_an_error(kadmin) -> None:
     run = kadmin("reassign", "--help")
 
     assert run.code == 0 and "--batch-size" in run.out and run.err == ""
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    (["plan", "validate", "a\nkadmin: error: forged"], "a\\nkadmin: error: forged: no such file"),
+    (["plan", "generate", "--cluster", "c\x1b[2J.json", "--all-topics"], "c\\x1b[2J.json"),
+    (["status", "-z", "h\rforged:1"], "'h\\rforged'"),
+    (["topics", "delete", "t\u202eevil", "-z", "127.0.0.1:1"], "t\\u202eevil"),
+    (["plan", "validate", "--bo\ngus"], "--bo"),
+])
+def test_control_characters_from_the_command_line_are_escaped(kadmin, args: list[str],
+                                                               shown: str) -> None:
+    """A control character in a path, name or option value must not forge a second message
+    line, clear the screen or reorder the text: it is shown escaped, as repr() writes it."""
+    run = kadmin(*args)
+
+    assert run.code == 2
+    assert len(run.err.splitlines()) == 1, run.err
+    assert run.err.startswith("kadmin: error: ") and shown in run.err, run.err
+    assert run.err.endswith("\n") and run.err[:-1].isprintable()
+
+
+def test_printable_escapes_what_is_not_printable_only() -> None:
+    from kadmin.model import printable
+
+    assert printable("plans/réassign 1.json") == "plans/réassign 1.json"
+    assert printable("a\nb\tc\r\x00\x1b\x7f\x85\u202e\u2028\U000e0001") == (
+        "a\\nb\\tc\\r\\x00\\x1b\\x7f\\x85\\u202e\\u2028\\U000e0001")

@@ -24,6 +24,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,11 +35,20 @@ from kadmin import executor
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.events import BatchDone, BatchSubmitted
 from kadmin.executor import PlanFiles
-from kadmin.model import PartitionMove, ReassignmentPlan, TopicAssignment, TopicPartition
+from kadmin.model import (
+    ClusterSnapshot,
+    OperationFailed,
+    PartitionMove,
+    PartitionState,
+    ReassignmentPlan,
+    TopicAssignment,
+    TopicPartition,
+)
 from kadmin.sandbox import Sandbox, read_events
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import admin, codec, paths
-from kadmin.zk.session import ZkSettings, session
+from kadmin.zk.reader import read_cluster
+from kadmin.zk.session import ZkSettings, connect, session
 
 pytestmark = pytest.mark.zk
 
@@ -286,8 +296,7 @@ def test_a_rerun_reading_while_partitions_complete_resubmits_none(start_sandbox,
 def test_two_processes_at_once_exactly_one_submits(start_sandbox, tmp_path):
     snapshot = synthetic_cluster(brokers=6, topics=6, partitions=20, replication_factor=3,
                                  seed=5)
-    # a batch stays in ZooKeeper 0.8 s: far longer than the two starts are apart
-    box = start_sandbox(snapshot, latency=0.8, parallelism=100)
+    box = start_sandbox(snapshot, latency=0.01, parallelism=100)
     record = tmp_path / "controller.jsonl"
     topics = sorted(snapshot.topics)
     groups = (topics[:3], topics[3:])
@@ -299,18 +308,14 @@ def test_two_processes_at_once_exactly_one_submits(start_sandbox, tmp_path):
         plans = [_write_plan(tmp_path / f"round-{round_}" / side / "plan.json", target)
                  for side, target in zip("ab", targets, strict=True)]
         since = _event_count(record)
-        barrier = tmp_path / f"round-{round_}" / "go"
-        runs = [_Kadmin(str(barrier), *_reassign(plan, box.connect_string, "--batch-size", "20",
-                                                 "--timeout", "60"),
-                        prefix=(sys.executable, "-c", _BARRIER_START)) for plan in plans]
-        ready_by = time.monotonic() + 60
-        while len(list(barrier.parent.glob("go.ready-*"))) < 2:
-            assert time.monotonic() < ready_by, "kadmin did not start"
-            time.sleep(0.01)
-        barrier.touch()
-        codes = [run.wait() for run in runs]
-        assert sorted(codes) == [0, 3], [run.stderr for run in runs]
-        winner, loser = (0, 1) if codes[0] == 0 else (1, 0)
+        box.controller.resign()
+        runs = _started_together(tmp_path / f"round-{round_}" / "go", *(
+            _reassign(plan, box.connect_string, "--batch-size", "20", "--timeout", "60")
+            for plan in plans))
+        first, lost, _, won = _loser_then_winner(box, runs)
+        assert (lost, won) == (3, 0), [run.stderr for run in runs]
+        loser = runs.index(first)
+        winner = 1 - loser
         # lost before or at the create: it had announced a plan only if it got to the create
         paths_taken[bool(runs[loser].events)] += 1
 
@@ -326,6 +331,59 @@ def test_two_processes_at_once_exactly_one_submits(start_sandbox, tmp_path):
         _assert_applied(box.client, targets[winner])
         assert _layout(box.client, groups[loser]) == {t: before[t] for t in groups[loser]}
     print(f"losers refused at the create: {paths_taken[True]}, before it: {paths_taken[False]}")
+
+
+def _started_together(barrier: Path, *commands: tuple[str, ...]) -> list[_Kadmin]:
+    """kadmin processes released by one barrier file, once every one has imported kadmin."""
+    runs = [_Kadmin(str(barrier), *command, prefix=(sys.executable, "-c", _BARRIER_START))
+            for command in commands]
+    ready_by = time.monotonic() + 60
+    while len(list(barrier.parent.glob(f"{barrier.name}.ready-*"))) < len(commands):
+        assert time.monotonic() < ready_by, "kadmin did not start"
+        time.sleep(0.01)
+    barrier.touch()
+    return runs
+
+
+def _loser_then_winner(box: Sandbox, runs: list[_Kadmin], timeout: float = 120.0
+                       ) -> tuple[_Kadmin, int, _Kadmin, int]:
+    """Two runs started against a resigned controller: the winner's first batch stays in
+    ZooKeeper until the loser has ended (however slowly it got there), then a controller is
+    elected and the winner finishes. Returns (loser, its exit code, winner, its exit code)."""
+    until = time.monotonic() + timeout
+    while all(run.process.poll() is None for run in runs):
+        assert time.monotonic() < until, "neither run ended"
+        time.sleep(0.05)
+    loser = next(run for run in runs if run.process.poll() is not None)
+    winner = runs[1 - runs.index(loser)]
+    lost = loser.wait()
+    box.controller.elect(box.controller_id)
+    return loser, lost, winner, winner.wait()
+
+
+def test_two_runs_of_the_same_plan_one_refused_and_the_rollback_kept(start_sandbox, tmp_path):
+    """The second run of one plan file is refused (exit 3) before it reads or writes anything:
+    before the lock, the loser could delete the rollback file the winner relied on."""
+    snapshot = synthetic_cluster(brokers=6, topics=3, partitions=10, replication_factor=3,
+                                 seed=6)
+    box = start_sandbox(snapshot, latency=0.01, parallelism=100)
+    topics = sorted(snapshot.topics)
+    for round_ in range(4):
+        before = _layout(box.client, topics)
+        target = _rotated(before, 6, 1)
+        plan = _write_plan(tmp_path / f"round-{round_}" / "plan.json", target)
+        command = _reassign(plan, box.connect_string, "--batch-size", "10", "--timeout", "60")
+        box.controller.resign()
+        loser, lost, winner, won = _loser_then_winner(
+            box, _started_together(plan.parent / "go", command, command))
+        assert (lost, won) == (3, 0), (loser.stderr, winner.stderr)
+        assert loser.stderr.splitlines() == [
+            f"kadmin: error: {plan} is being run by another kadmin process; run it again once "
+            "that one has ended"], loser.stderr
+        rollback = json.loads((plan.parent / "plan.rollback.json").read_text())["partitions"]
+        assert {(e["topic"], e["partition"]): tuple(e["replicas"]) for e in rollback} == {
+            (t, p): r for t in topics for p, r in before[t].items()}
+        _assert_applied(box.client, target)
 
 
 def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_again(
@@ -346,9 +404,10 @@ def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_agai
             admin.submit_reassignment(box.client, second_batch)
             assert admin.wait_reassignment(box.client, deadline=time.monotonic() + 60) == ()
 
+    plan_file = _write_plan(tmp_path / "plan.json", target)
     with session(ZkSettings(box.connect_string)) as client:
         outcome = executor.execute_reassignment(
-            client, ReassignmentPlan(tuple(moves)), PlanFiles(tmp_path / "plan.json"),
+            client, ReassignmentPlan(tuple(moves)), PlanFiles(plan_file),
             executor.ExecutionSettings(batch_size=10, timeout=60), emit)
 
     assert outcome.ok, outcome
@@ -368,12 +427,15 @@ def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_agai
 def test_zookeeper_down_past_the_timeout_exits_1_then_resumes(own_zk_server: EmbeddedZooKeeper,
                                                              tmp_path, stop_after):
     """Stopped right after the create (kadmin may not have read the znode back yet) or once
-    kadmin has seen the batch in flight (it then has entries left to report at the deadline)."""
+    kadmin has seen the batch in flight (it then has entries left to report at the deadline).
+    The controller has resigned until the rerun: the first batch is in flight when ZooKeeper
+    stops, however late this test reads the event."""
     snapshot = synthetic_cluster(brokers=6, topics=4, partitions=20, replication_factor=3, seed=9)
     record = tmp_path / "controller.jsonl"
-    timeout = 6.0  # the rerun, the same command, needs ~3.5 s for its four batches
+    timeout = 6.0
     with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka",
-                 latency=0.8, parallelism=100, record_path=record) as box:
+                 latency=0.01, parallelism=100, record_path=record) as box:
+        box.controller.resign()
         target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 2)
         command = _reassign(_write_plan(tmp_path / "plan.json", target), box.connect_string,
                             "--batch-size", "20", "--timeout", f"{timeout:g}",
@@ -393,13 +455,15 @@ def test_zookeeper_down_past_the_timeout_exits_1_then_resumes(own_zk_server: Emb
         assert "internal error" not in run.stderr and "Traceback" not in run.stderr
         if stop_after == "waiting":  # the batch was seen in flight: it is named, not read again
             lines = run.stderr.splitlines()
-            assert message.startswith("kadmin: error: reassign: timed out; 20 still in flight")
+            assert message.startswith("kadmin: error: reassign: timed out after 6s (--timeout); "
+                                      "20 still in flight")
             assert len(lines) == 21 and all(
                 line.startswith("  ") and line.endswith("ISR unknown (ZooKeeper did not answer)")
                 for line in lines[1:]), lines
 
-        time.sleep(max(0.0, down_since + timeout + 1 - time.monotonic()))
+        time.sleep(max(0.0, down_since + timeout + 1 - time.monotonic()))  # down past --timeout
         own_zk_server.start()
+        box.controller.elect(box.controller_id)
         rerun = _Kadmin(*command)
         assert rerun.wait() == 0, rerun.stderr
         assert rerun.events[0]["event"] == "execution_planned" and rerun.events[0]["resumed"]
@@ -413,16 +477,17 @@ def test_zookeeper_down_past_the_timeout_exits_1_then_resumes(own_zk_server: Emb
 
 def _controller_outage(start_sandbox: Callable[..., Sandbox], tmp_path: Path, *options: str
                        ) -> tuple[Sandbox, _Kadmin, Layout, tuple[str, ...]]:
-    """A run whose controller resigns right after the first batch is submitted; returns once
-    kadmin has reported that there is no controller."""
+    """A run whose controller is gone when its first batch is submitted; returns once kadmin has
+    reported that there is no controller. (Resigned before the run, not after the submission:
+    a controller that had a moment would have finished the batch on a loaded machine.)"""
     snapshot = synthetic_cluster(brokers=6, topics=3, partitions=20, replication_factor=3, seed=4)
-    box = start_sandbox(snapshot, latency=1.0, parallelism=100)  # resigns well before 1 s
+    box = start_sandbox(snapshot, latency=0.01, parallelism=100)
+    box.controller.resign()
     target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 1)
     command = _reassign(_write_plan(tmp_path / "plan.json", target), box.connect_string,
                         "--batch-size", "20", *options)
     run = _Kadmin(*command)
     run.next_event(_named("batch_submitted"))
-    box.controller.resign()
     waiting = run.next_event(lambda e: e["event"] == "waiting" and e["controller"] is None)
     assert waiting["connected"] is True and waiting["remaining"] > 0
     return box, run, target, command
@@ -453,7 +518,8 @@ def test_controller_outage_longer_than_the_timeout_exits_1(start_sandbox, tmp_pa
     assert code == 1, run.stderr
     assert took < timeout + _CONNECT_SLACK
     lines = run.stderr.splitlines()
-    assert lines[0].startswith("kadmin: error: reassign: timed out; 20 still in flight"), lines
+    assert lines[0].startswith("kadmin: error: reassign: timed out after 3s (--timeout); 20 still "
+                               "in flight"), lines
     assert all(line.startswith("  ") and "not yet in ISR" in line for line in lines[1:]), lines
     assert box.client.exists(paths.REASSIGN_PARTITIONS), "the znode is left for the controller"
 
@@ -463,3 +529,87 @@ def test_controller_outage_longer_than_the_timeout_exits_1(start_sandbox, tmp_pa
     assert rerun.wait() == 0, rerun.stderr
     _assert_applied(box.client, target)
     _assert_submitted_once(_submissions(tmp_path / "controller.jsonl"), target)
+
+
+# --- 5. limits that hold against a server that stops answering --------------------------------
+
+
+@contextmanager
+def _frozen(server: EmbeddedZooKeeper) -> Iterator[None]:
+    """The server's JVM stopped (SIGSTOP): connections stay open, the kernel still accepts new
+    ones, nothing is answered. Resumed on the way out, so the fixture can stop it."""
+    assert server.pid is not None
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
+
+
+def _elect_needed(snapshot: ClusterSnapshot) -> ClusterSnapshot:
+    """The snapshot with topic-000000-0 led by its second replica, so an election has work."""
+    replicas = snapshot.topics["topic-000000"][0]
+    states = {t: dict(s) for t, s in snapshot.states.items()}
+    states["topic-000000"][0] = PartitionState(replicas[1], replicas)
+    return ClusterSnapshot(snapshot.brokers, snapshot.topics, states, snapshot.controller,
+                           snapshot.controller_epoch)
+
+
+@pytest.mark.parametrize("command", ["reassign", "elect", "delete"])
+def test_timeout_holds_against_a_frozen_zookeeper(own_zk_server: EmbeddedZooKeeper, tmp_path,
+                                                  command):
+    """ZooKeeper frozen while kadmin waits for the controller: --timeout holds within a second
+    or two (the last reads and the session's close included) and the message names it. The
+    controller has resigned first, so the batch is still in ZooKeeper when it freezes."""
+    snapshot = _elect_needed(synthetic_cluster(brokers=6, topics=3, partitions=10,
+                                               replication_factor=3, seed=12))
+    timeout = 6.0
+    with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka",
+                 latency=0.01) as box:
+        box.controller.resign()
+        target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 1)
+        args = {"reassign": _reassign(_write_plan(tmp_path / "plan.json", target),
+                                      box.connect_string, "--batch-size", "10"),
+                "elect": ("elect", "--topics", "topic-000000", "-z", box.connect_string,
+                          "--json"),
+                "delete": ("topics", "delete", "topic-000001", "-z", box.connect_string, "--yes",
+                           "--json")}[command]
+        run = _Kadmin(*args, "--timeout", f"{timeout:g}")
+        run.next_event(_named("execution_planned"))
+        planned = time.monotonic()  # the deadline started at most this long ago
+        run.next_event(_named("batch_submitted"))
+        with _frozen(own_zk_server):
+            code = run.wait(timeout=120)
+            took = time.monotonic() - planned
+    assert code == 1, run.stderr
+    assert took < timeout + 5, f"kadmin took {took:.1f}s past a --timeout of {timeout:g}s"
+    message = run.stderr.splitlines()[0]
+    assert message.startswith("kadmin: error: ") and "--timeout" in message, run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_read_gives_up_at_its_limit_on_a_frozen_zookeeper(own_zk_server: EmbeddedZooKeeper,
+                                                            monkeypatch: pytest.MonkeyPatch):
+    """A read that a frozen server never answers ends at kadmin's limit for one request (60 s,
+    3 s here), the message naming it; closing the session does not wait for the server."""
+    monkeypatch.setattr("kadmin.zk.session.DEFAULT_RETRY_SECONDS", 3.0)
+    snapshot = synthetic_cluster(brokers=3, topics=5, partitions=10, replication_factor=3, seed=2)
+    with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka") as box:
+        with session(ZkSettings(box.connect_string)) as client, _frozen(own_zk_server):
+            started = time.monotonic()
+            with pytest.raises(OperationFailed, match=r"^ZooKeeper did not answer within 3s, "
+                                                      r"kadmin's limit for one request"):
+                read_cluster(client)
+        took = time.monotonic() - started  # the session closed too
+    assert took < 3.0 + 5
+
+
+def test_connect_timeout_holds_against_a_frozen_zookeeper(own_zk_server: EmbeddedZooKeeper):
+    """The kernel completes the TCP handshake for a stopped JVM; the session never comes."""
+    with _frozen(own_zk_server):
+        started = time.monotonic()
+        with pytest.raises(OperationFailed, match=r"^cannot reach ZooKeeper at .* within 2s, the "
+                                                  r"--connect-timeout$"):
+            connect(ZkSettings(own_zk_server.connect_string, connect_timeout=2))
+        took = time.monotonic() - started
+    assert took < 2 + 5

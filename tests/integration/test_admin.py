@@ -148,7 +148,7 @@ def test_second_reassignment_is_a_conflict_and_leaves_the_first_alone(zk: KazooC
     assert raised.value.exit_code == 3
     assert str(raised.value) == (
         "a reassignment is already in progress in /admin/reassign_partitions "
-        "(4 partitions: foo-0, foo-1, bar-3, ...)")
+        "(4 partitions: foo-0, foo-1, bar-3 (and 1 more))")
     assert zk.get(paths.REASSIGN_PARTITIONS) == before
 
 
@@ -170,7 +170,7 @@ def test_ensure_idle_names_what_is_in_flight(zk: KazooClient) -> None:
         messages[kind] = str(raised.value)
     assert messages == {
         PlanKind.REASSIGN: "a reassignment is already in progress in /admin/reassign_partitions "
-                           "(1,234 partitions: t-0, t-1, t-2, ...)",
+                           "(1,234 partitions: t-0, t-1, t-2 (and 1,231 more))",
         PlanKind.ELECTION: "a preferred replica election is already in progress in "
                            "/admin/preferred_replica_election (1 partition: foo-1)",
         PlanKind.DELETION: "topic deletions are already queued in /admin/delete_topics "

@@ -190,3 +190,40 @@ def test_serve_forever_stops_cleanly_on_sigterm() -> None:
     assert rest == "stopped\n"  # nothing of the server's log on our stdout
     assert _wait_gone(java_pid)
     assert not embedded.is_serving("127.0.0.1", port)
+
+
+def _zk_serve(tmp_path: Path, *options: str) -> subprocess.Popen[str]:
+    """``kadmin zk serve`` with its temporary folders under ``tmp_path`` (TMPDIR)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path)}
+    return subprocess.Popen([sys.executable, "-m", "kadmin", "zk", "serve", "--port", "0",
+                             *options], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_zk_serve_stopped_leaves_no_temporary_folder(tmp_path: Path, stop: signal.Signals
+                                                     ) -> None:
+    serve = _zk_serve(tmp_path)
+    assert serve.stdout is not None
+    line = serve.stdout.readline()
+    assert line.startswith("ZooKeeper listening on 127.0.0.1:"), (line, serve.stderr)
+    assert [p.name[:10] for p in tmp_path.iterdir()] == ["kadmin-zk-"]
+    serve.send_signal(stop)
+    _, err = serve.communicate(timeout=60)
+    assert serve.returncode == 0, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("data_dir", "message"), [
+    ("file", "is not a folder; it cannot be ZooKeeper's data folder"),
+    ("/proc/kadmin-data", "/proc/kadmin-data cannot be ZooKeeper's data folder: "),
+])
+def test_zk_serve_on_an_unusable_data_dir_exits_2_and_leaves_nothing(
+        tmp_path: Path, data_dir: str, message: str) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    serve = _zk_serve(tmp_path, "--data-dir", str(tmp_path / data_dir) if data_dir == "file"
+                      else data_dir)
+    _, err = serve.communicate(timeout=60)
+    assert serve.returncode == 2, err
+    assert err.startswith("kadmin: error: ") and message in err and len(err.splitlines()) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]

@@ -137,6 +137,8 @@ def test_writes_without_credentials_are_refused_naming_the_znode(kadmin, digest_
     assert kafka.exists(paths.PREFERRED_REPLICA_ELECTION) is None
     assert kafka.get_children(paths.DELETE_TOPICS) == []
     assert kafka.exists(paths.topic("old"))
+    # the refused reassignment changed nothing, so it leaves no rollback file either
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
 
 
 def test_digest_credentials_from_the_environment_or_a_file(kadmin, digest_cluster, tmp_path,

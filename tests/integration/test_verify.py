@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kadmin.model import SHOWN, Broker, ClusterSnapshot
+from kadmin.model import LIST_LIMIT, Broker, ClusterSnapshot
 from kadmin.sandbox import Sandbox
 from kadmin.zk import paths
 
@@ -24,7 +24,7 @@ STUCK = 5
 CLUSTER = ClusterSnapshot(
     brokers={b: Broker(b, f"kafka-{b}", 9092) for b in range(6)},
     topics={"a": {0: (0, 1, 2)}, "b": {0: (1, 2, 3)}, "c": {0: (2, 3, 4)}, "d": {0: (3, 4, 0)},
-            "wide": {p: (p % 3, (p + 1) % 3) for p in range(SHOWN + 5)}},
+            "wide": {p: (p % 3, (p + 1) % 3) for p in range(LIST_LIMIT + 5)}},
     controller=0, controller_epoch=1)
 PLAN = {("a", 0): [0, 1, 3],       # done quickly
         ("b", 0): [1, 2, STUCK],   # broker 5 never joins the ISR: stays in flight
@@ -91,7 +91,7 @@ def test_failures_are_counted_and_the_list_is_bounded(kadmin: Run, box: Sandbox,
                                                       tmp_path: Path) -> None:
     """Run a plan, then its rollback: every partition of the plan was submitted and is back
     where it started."""
-    wide = {("wide", p): [(p + 1) % 3, (p + 2) % 3] for p in range(SHOWN + 5)}
+    wide = {("wide", p): [(p + 1) % 3, (p + 2) % 3] for p in range(LIST_LIMIT + 5)}
     write_plan(tmp_path / "p.json", wide)
     zk = box.connect_string
     assert kadmin("reassign", "--plan", "p.json", "-z", zk, "--timeout", "60").code == 0
@@ -101,8 +101,9 @@ def test_failures_are_counted_and_the_list_is_bounded(kadmin: Run, box: Sandbox,
     run = kadmin("verify", "--plan", "p.json", "-z", zk)
     assert run.code == 1
     assert run.out.splitlines() == [
-        f"complete: 0, in progress: 0, not started: 0, failed: {SHOWN + 5} (of {SHOWN + 5})"]
+        f"complete: 0, in progress: 0, not started: 0, failed: {LIST_LIMIT + 5} "
+        f"(of {LIST_LIMIT + 5})"]
     lines = run.err.splitlines()
-    assert len(lines) == SHOWN + 2 and lines[-2] == "failed: and 5 more"
-    assert lines[-1] == f"kadmin: error: {SHOWN + 5} partition(s) of the plan failed"
+    assert len(lines) == LIST_LIMIT + 2 and lines[-2] == "failed: (and 5 more)"
+    assert lines[-1] == f"kadmin: error: {LIST_LIMIT + 5} partition(s) of the plan failed"
     assert lines[0] == "failed: wide-0: replicas [0, 1], target [1, 2]"

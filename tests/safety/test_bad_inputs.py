@@ -13,7 +13,10 @@ slipped through would really be carried out and seen).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -236,7 +239,7 @@ def test_a_file_over_the_size_limit_is_refused_unread(kadmin: Run, tmp_path: Pat
 @pytest.mark.parametrize(("args", "message"), [
     (["plan", "validate", "missing.json"], "missing.json: no such file"),
     (["plan", "validate", "folder"], "folder is a folder, expected a file"),
-    (["plan", "validate", "/dev/zero"], "/dev/zero holds more than 256 MB, over the limit"),
+    (["plan", "validate", "/dev/zero"], "/dev/zero is a device, not a regular file"),
     (["plan", "stats", "plan.json", "--cluster", "missing"], "missing: no such file"),
     (["plan", "generate", "--cluster", "folder", "--all-topics"],
      "folder is a folder without brokers.json and topics.jsonl"),
@@ -259,3 +262,48 @@ def test_bad_paths_and_options(args: list[str], message: str, kadmin: Run,
     assert_one_error(run, args[1], args[2])
     assert message in run.err
     assert listing(tmp_path) == files_before
+
+
+# --- named pipes: refused at once, never read (a reader blocks until a writer comes) ------------
+
+FIFO_CASES = {
+    "plan": (["plan", "validate", "pipe"], "pipe"),
+    "snapshot file": (["plan", "generate", "--cluster", "pipe", "--all-topics"], "pipe"),
+    "topics file": (["plan", "generate", "--cluster", "cluster.json", "--topics-file", "pipe"],
+                    "pipe"),
+    "snapshot folder: topics.jsonl": (["plan", "generate", "--cluster", "snap", "--all-topics"],
+                                      "snap/topics.jsonl"),
+    "snapshot folder: states.jsonl": (["plan", "generate", "--cluster", "snap", "--all-topics"],
+                                      "snap/states.jsonl"),
+    "snapshot folder: meta.json": (["plan", "generate", "--cluster", "snap", "--all-topics"],
+                                   "snap/meta.json"),
+    "snapshot folder: brokers.json": (["plan", "generate", "--cluster", "snap", "--all-topics"],
+                                      "snap/brokers.json"),
+    "digest credential file": (["--zk-auth-file", "pipe", "status", "-z", "127.0.0.1:1"], "pipe"),
+    "SASL credential file": (["--zk-sasl-file", "pipe", "status", "-z", "127.0.0.1:1"], "pipe"),
+    "TLS CA file": (["--zk-tls", "--zk-ca", "pipe", "status", "-z", "127.0.0.1:1"], "pipe"),
+    "TLS key file": (["--zk-tls", "--zk-cert", "cluster.json", "--zk-key", "pipe", "status", "-z",
+                      "127.0.0.1:1"], "pipe"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FIFO_CASES))
+def test_a_named_pipe_is_refused_without_blocking(case: str, tmp_path: Path) -> None:
+    """As a separate process with a time limit: a kadmin that opened the pipe for reading would
+    block forever, and the test must fail, not hang."""
+    args, named = FIFO_CASES[case]
+    shutil.copyfile(CLUSTER, tmp_path / "cluster.json")
+    snap = tmp_path / "snap"
+    snapshots.write_snapshot(snapshots.read_snapshot(CLUSTER), snap, fmt="dir")
+    pipe = tmp_path / named
+    pipe.unlink(missing_ok=True)
+    os.mkfifo(pipe)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KADMIN_")}
+    try:
+        run = subprocess.run([sys.executable, "-m", "kadmin", *args], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"kadmin blocked on the named pipe {named}")
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines() == [
+        f"kadmin: error: {named} is a named pipe (FIFO), not a regular file"], run.stderr

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from kadmin import snapshots
-from kadmin.model import SHOWN, Broker, ClusterSnapshot
+from kadmin.model import LIST_LIMIT, Broker, ClusterSnapshot
 from kadmin.sandbox import Sandbox
 from kadmin.zk import paths
 
@@ -186,7 +186,8 @@ def test_a_snapshot_skipping_unreadable_znodes_keeps_the_live_broker_and_reads_b
 @pytest.fixture
 def badly_corrupted(zk_connect: str) -> Iterator[str]:
     """More unreadable topics than a message lists."""
-    yield from damage(zk_connect, {paths.topic(f"junk-{i:02d}"): b"{" for i in range(SHOWN + 3)})
+    yield from damage(zk_connect, {paths.topic(f"junk-{i:03d}"): b"{"
+                                   for i in range(LIST_LIMIT + 3)})
 
 
 def test_the_list_of_unreadable_znodes_is_bounded(kadmin: Callable[..., Any],
@@ -194,12 +195,14 @@ def test_the_list_of_unreadable_znodes_is_bounded(kadmin: Callable[..., Any],
     run = kadmin("plan", "generate", "-z", badly_corrupted, "--all-topics", "--out", "p.json")
     assert run.code == 1
     lines = run.err.splitlines()
-    assert lines[0].startswith(f"kadmin: error: cannot decode {SHOWN + 3} znode(s)")
-    assert len(named_paths(lines)) == SHOWN and lines[-1] == "  and 3 more"
+    assert lines[0].startswith(f"kadmin: error: cannot decode {LIST_LIMIT + 3} znode(s)")
+    assert len(named_paths(lines)) == LIST_LIMIT and lines[-1] == "  (and 3 more)"
     status = kadmin("status", "-z", badly_corrupted)
     assert status.code == 0
-    assert status.err.splitlines()[-1] == "kadmin: warning: and 3 more"
-    assert len(status.err.splitlines()) == SHOWN + 1
+    assert status.err.splitlines()[-1] == "kadmin: warning: (and 3 more)"
+    assert len(status.err.splitlines()) == LIST_LIMIT + 1
+    doc = json.loads(kadmin("status", "-z", badly_corrupted, "--json").out)
+    assert len(doc["unreadable"]) == LIST_LIMIT and doc["unreadable_count"] == LIST_LIMIT + 3
 
 
 # --- commands that change the cluster read only what they act on --------------------------------

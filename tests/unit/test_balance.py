@@ -20,6 +20,7 @@ from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, quota
 from kadmin.model import Broker, InvalidInput, Replicas
+from kadmin.placement import PlacementOptions, Strategy, place
 from kadmin.synthetic import synthetic_cluster
 
 Cluster = tuple[list[Replicas], list[int], dict[int, str] | None]
@@ -184,6 +185,29 @@ def test_realistic_clusters_reach_the_bound_with_spreads_of_one(old: int, new: i
     check_valid(table.replicas, new_lists, targets, None)
 
 
+def kafka_placed(holders: int, registered: int, topics: int) -> PartitionTable:
+    """Topics of 20 partitions (RF 3) placed by Kafka's rule on the first ``holders`` brokers."""
+    current = {f"t{i:03d}": {p: (0, 0, 0) for p in range(20)} for i in range(topics)}
+    placed = place(current, sorted(current), [Broker(b) for b in range(holders)],
+                   PlacementOptions(strategy=Strategy.KAFKA))
+    assert registered >= holders
+    return PartitionTable.from_topics(placed, sorted(placed))
+
+
+@pytest.mark.parametrize(("holders", "registered", "worst"), [(11, 12, 2), (4, 12, 0)])
+def test_topics_end_spread_as_evenly_as_the_fewest_moves_allow(holders: int, registered: int,
+                                                                worst: int) -> None:
+    """Adding one broker to Kafka-placed topics (5 or 6 of each per broker, some 4): a broker
+    holding 4 must give and cannot receive, so 2 is the least any plan of the fewest moves
+    reaches; growing 4 -> 12 brokers reaches 0. kafka-utils leaves 2 and 7 there."""
+    table = kafka_placed(holders, registered, 100)
+    result = rebalance(table, range(registered))
+    figures = balance(after(table.replicas, result.final), table.topic_of, table.topics,
+                      range(registered))
+    assert result.replica_moves == result.lower_bound
+    assert figures.worst_topic_spread <= worst
+
+
 def test_racks_of_unequal_size_are_balanced_inside_each_rack() -> None:
     rack_of = {0: "a", 1: "a", 2: "b", 3: "b", 4: "b", 5: "b"}
     parts = [(0, 2), (1, 3), (0, 4), (0, 5), (1, 2), (0, 3), (1, 2), (0, 2)] * 3
@@ -227,6 +251,26 @@ def test_partial_plans_relieve_the_most_loaded_first_and_converge() -> None:
     assert steps >= -(-full.lower_bound // 40) and steps > 1
     figures = balance(parts, [0] * len(parts), ["t"], targets)
     assert figures.replica_spread <= 1 and figures.leader_spread <= 1
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_each_partial_step_changes_the_fewest_leaders(seed: int) -> None:
+    """Partial steps leave leaders on brokers being drained and chains of handovers: the
+    shape in which a hop used beyond its witnesses once made a plan costlier than optimal."""
+    snapshot = synthetic_cluster(10, 50, 8, 3, seed=seed)
+    parts = list(PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics)).replicas)
+    targets = list(range(13))
+    steps = -(-rebalance(table_of(parts), targets).lower_bound // 40)
+    for _ in range(steps + 2):
+        step = rebalance(table_of(parts), targets, limits=Limits(max_moves=40))
+        if not step.final:
+            break
+        moved = rebalance(table_of(parts), targets, leaders=False, limits=Limits(max_moves=40))
+        optimum = fewest_leader_changes(after(parts, moved.final), [r[0] for r in parts], targets)
+        if optimum is not None and not step.partial:
+            assert step.leader_changes == optimum
+        parts = after(parts, step.final)
+    assert not step.final
 
 
 def test_leader_changes_forced_by_moves_cannot_exceed_the_limit() -> None:

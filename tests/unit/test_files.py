@@ -105,6 +105,34 @@ def test_a_failed_write_leaves_no_temp_file_and_the_old_file_intact(tmp_path: Pa
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("force", [False, True])
+def test_files_written_together_appear_all_or_none(tmp_path: Path, force: bool) -> None:
+    """A plan and its rollback: the disk filling up at the second leaves neither (with
+    ``force``, both old files as they were)."""
+    plan, rollback = tmp_path / "p.json", tmp_path / "p.rollback.json"
+    if force:
+        plan.write_bytes(b"old plan")
+        rollback.write_bytes(b"old rollback")
+    error = error_under_file_size_limit(lambda: files.atomic_write_files(
+        [(plan, b"p" * 10), (rollback, b"r" * (10 * FILE_SIZE_LIMIT))], force=force))
+    assert error == f"OperationFailed: cannot write {rollback}: File too large"
+    assert sorted(p.name for p in tmp_path.iterdir()) == (
+        ["p.json", "p.rollback.json"] if force else [])
+    if force:
+        assert (plan.read_bytes(), rollback.read_bytes()) == (b"old plan", b"old rollback")
+    files.atomic_write_files([(plan, b"new plan"), (rollback, b"new rollback")], force=True)
+    assert (plan.read_bytes(), rollback.read_bytes()) == (b"new plan", b"new rollback")
+    assert leftovers(tmp_path) == []
+
+
+def test_files_written_together_refuse_any_existing_one_first(tmp_path: Path) -> None:
+    (tmp_path / "p.rollback.json").write_bytes(b"kept")
+    with pytest.raises(InvalidInput, match=r"p\.rollback\.json already exists"):
+        files.atomic_write_files([(tmp_path / "p.json", b"plan"),
+                                  (tmp_path / "p.rollback.json", b"rollback")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.rollback.json"]
+
+
 def test_unserialisable_json_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         files.atomic_write_json(tmp_path / "x.json", {"n": float("nan")})
@@ -300,6 +328,56 @@ def test_iter_jsonl_errors_name_file_and_line(tmp_path: Path) -> None:
     assert str(info.value) == f"{path}:2: not valid JSON (Expecting value at column 6)"
     with pytest.raises(InvalidInput, match="no such file"):
         list(files.iter_jsonl(tmp_path / "missing.jsonl"))
+
+
+def test_iter_jsonl_bounds_a_line_and_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "states.jsonl"
+    path.write_bytes(b'{"a":1}\n' + b'[' + b'1,' * 60 + b'1]\n')
+    with pytest.raises(InvalidInput) as info:
+        list(files.iter_jsonl(path, max_line=100))
+    assert str(info.value) == f"{path}:2: line longer than 100 bytes, over the limit for one record"
+    exact = tmp_path / "exact.jsonl"
+    exact.write_bytes(b"[" + b"1" * 98 + b"]\n")  # 100 bytes and its newline: allowed
+    assert len(list(files.iter_jsonl(exact, max_line=100))) == 1
+    with pytest.raises(InvalidInput) as info:
+        list(files.iter_jsonl(path, max_bytes=100))
+    assert str(info.value) == f"{path} is 132 bytes, over the 100 bytes limit"
+
+
+def test_a_snapshot_folder_with_an_endless_line_fails_naming_file_and_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kadmin import snapshots
+
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    (folder / "brokers.json").write_text('{"0": {}}')
+    (folder / "topics.jsonl").write_text('{"topic":"t","partitions":{"0":[0]}}\n')
+    with (folder / "states.jsonl").open("wb") as handle:  # a line of 8 MB of NULs, no newline
+        handle.write(b'{"topic":"t","states":')
+        handle.truncate(8 * files.MB)
+    monkeypatch.setattr(files, "MAX_JSONL_LINE", files.MB)
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(folder)
+    assert str(info.value) == (f"{folder / 'states.jsonl'}:1: line longer than 1 MB, over the "
+                               "limit for one record")
+
+
+def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    """A device never ends and a named pipe blocks its reader until someone writes: both are
+    refused by name, the pipe without ever blocking (the FIFO cases through the CLI are in
+    tests/safety)."""
+    with pytest.raises(InvalidInput) as info:
+        files.read_bytes(Path("/dev/zero"))
+    assert str(info.value) == "/dev/zero is a device, not a regular file"
+    fifo = tmp_path / "plan.json"
+    os.mkfifo(fifo)
+    for read in (files.read_bytes, files.read_json, lambda p: list(files.iter_jsonl(p)),
+                 files.require_regular):
+        with pytest.raises(InvalidInput) as info:
+            read(fifo)
+        assert str(info.value) == f"{fifo} is a named pipe (FIFO), not a regular file"
+    with pytest.raises(InvalidInput, match="is a folder, expected a file"):
+        files.require_regular(tmp_path)
 
 
 def test_gc_paused_restores_the_collector() -> None:

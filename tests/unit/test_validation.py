@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kadmin import plans, schema
+from kadmin import model, plans, schema
 from kadmin.model import (
     Broker,
     ClusterSnapshot,
@@ -245,13 +245,19 @@ def test_schema_errors_have_json_paths(doc: Any, expected: list[tuple[str, str]]
     assert problems(doc) == expected
 
 
-def test_empty_plan_is_a_warning_only() -> None:
-    report = plans.validate_document({"version": 1, "partitions": []})
+@pytest.mark.parametrize(("doc", "kind", "where", "noun"), [
+    ({"version": 1, "partitions": []}, None, "$.partitions", "partitions"),
+    ({"version": 1, "partitions": []}, PlanKind.ELECTION, "$.partitions", "partitions"),
+    ({"version": 1, "topics": []}, None, "$.topics", "topics"),
+])
+def test_an_empty_plan_is_an_error_of_every_kind(doc: Any, kind: PlanKind | None, where: str,
+                                                 noun: str) -> None:
+    """Kafka's tool ("Partition reassignment data file is empty") and kafka-utils ("Plan should
+    have at least one partition") refuse it: a CI gate must not pass a plan that does nothing."""
+    report = plans.validate_document(doc, kind)
     assert [(p.where, p.message, p.severity) for p in report.problems] == [
-        ("$.partitions", "the plan lists no partitions; it does nothing", Severity.WARNING)]
-    assert report.ok() and not report.ok(strict=True)
-    assert report.plan == ReassignmentPlan(())
-    assert plans.validate_document({"topics": []}).plan == DeletionPlan(())
+        (where, f"the plan lists no {noun}; an empty plan does nothing", Severity.ERROR)]
+    assert not report.ok() and report.plan is None
 
 
 def test_every_problem_is_reported_in_document_order() -> None:
@@ -286,15 +292,30 @@ def test_huge_offending_values_are_quoted_briefly() -> None:
     assert where == "$.partitions" and len(message) < 400 and message.endswith("…")
 
 
-def test_beyond_the_explain_limit_entries_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plans, "EXPLAIN_LIMIT", 2)
-    doc = reassign(*[move("t", i, extra=1) for i in range(5)])
-    assert problems(doc) == [
-        *[(f"$.partitions[{i}]", "Additional properties are not allowed ('extra' was unexpected)")
-          for i in range(2)],
-        ("$.partitions", "3 more entries do not match the schema (the first at $.partitions[2]); "
-                         "only the first 2 are explained above"),
+def test_beyond_the_list_limit_problems_are_counted_not_kept(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """Every kind of problem shares one cap: the first LIST_LIMIT errors are kept (schema
+    failures explained by jsonschema), every further one is only counted, each unexplained
+    schema failure as one error."""
+    monkeypatch.setattr(model, "LIST_LIMIT", 3)
+    doc = reassign(move("t", 0), move("t", 0), move("bad name", 1), move("t", 2, extra=1),
+                   move("t", 3, extra=1), move("t", 0), move("bad name", 4))
+    report = plans.validate_document(doc)
+    assert [(p.where, p.message) for p in report.problems] == [
+        ("$.partitions[1]", "t-0 is listed twice: also at $.partitions[0]"),
+        ("$.partitions[2].topic", "illegal topic name \"bad name\": Kafka allows only ASCII "
+                                  "letters, digits, '.', '_' and '-'"),
+        ("$.partitions[3]", "Additional properties are not allowed ('extra' was unexpected)"),
     ]
+    assert report.omitted_errors == 3 and report.error_count == 6
+    assert report.to_json()["error_count"] == 6 and len(report.to_json()["errors"]) == 3
+    assert not report.ok() and report.plan is None
+
+
+def test_ten_thousand_identical_entries_keep_a_hundred_problems() -> None:
+    report = plans.validate_document(reassign(*[move("t", 0)] * 10_000))
+    assert len(report.problems) == model.LIST_LIMIT == 100
+    assert report.error_count == 9_999
 
 
 def test_report_to_json() -> None:
@@ -302,7 +323,7 @@ def test_report_to_json() -> None:
     assert report.to_json() == {
         "valid": False, "kind": "reassign",
         "errors": [{"path": "$.partitions[0].partition", "message": "partition id -1 is negative"}],
-        "warnings": []}
+        "warnings": [], "error_count": 1, "warning_count": 0}
     assert plans.validate_document([]).to_json()["kind"] is None
 
 
@@ -399,6 +420,14 @@ def test_validate_combines_document_and_cluster() -> None:
         plans.validate_document(reassign(move("nope", -1))).problems
 
 
+def test_cluster_problems_share_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(model, "LIST_LIMIT", 2)
+    doc = {"partitions": [{"topic": "foo", "partition": p} for p in range(2, 12)]}
+    report = plans.validate(doc, None, CLUSTER)
+    assert [p.where for p in report.errors] == ["foo-2", "foo-3"]
+    assert report.error_count == 10 and report.plan is None
+
+
 # --- fuzz --------------------------------------------------------------------------------------
 
 JSON = st.recursive(
@@ -456,7 +485,7 @@ def test_validate_document_never_raises_and_agrees_with_the_schema(doc: Any,
 VALID_MOVES = st.lists(
     st.tuples(st.sampled_from(["foo", "bar", "baz.1"]), st.integers(0, 50),
               st.lists(st.integers(0, 9), min_size=1, max_size=4, unique=True), st.booleans()),
-    unique_by=lambda t: (t[0], t[1]), max_size=30)
+    unique_by=lambda t: (t[0], t[1]), min_size=1, max_size=30)
 
 
 @settings(max_examples=100, deadline=None)
@@ -465,7 +494,7 @@ def test_valid_reassignments_parse_to_exactly_their_moves(moves: list[Any]) -> N
     doc = reassign(*[move(t, p, r, **({"log_dirs": ["any"] * len(r)} if dirs else {}))
                      for t, p, r, dirs in moves])
     report = plans.validate_document(doc)
-    assert report.problems == () or not moves
+    assert report.problems == ()
     assert report.plan == ReassignmentPlan(tuple(sorted(
         PartitionMove(t, p, tuple(r), ("any",) * len(r) if dirs else None)
         for t, p, r, dirs in moves)))
