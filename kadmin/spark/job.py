@@ -576,7 +576,8 @@ class Stages:
             job_info = tracker.getJobInfo(job_id)
             for stage_id in job_info.stageIds if job_info else ():
                 info = tracker.getStageInfo(stage_id)
-                if info is not None:
+                # stages that never ran (skipped: their output is cached) do not count
+                if info is not None and info.numActiveTasks + info.numCompletedTasks:
                     done += info.numCompletedTasks
                     total += info.numTasks
         return done, total
