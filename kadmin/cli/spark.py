@@ -20,6 +20,7 @@ from kadmin.cli.common import (
     split_ints,
     split_names,
 )
+from kadmin.cli.execute import BatchSizeOpt
 from kadmin.cli.plan import TopicsFileOpt, TopicsOpt, topics_to_move
 from kadmin.cli.rebalance import (
     AllTopicsOpt,
@@ -40,7 +41,6 @@ ClusterDirOpt = Annotated[Path, typer.Option(
 OutDirOpt = Annotated[Path, typer.Option("--out", parser=named_output,
                                           help="Output folder (batch files + manifest).")]
 MasterOpt = Annotated[str, typer.Option("--master", help="Spark master URL.")]
-BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1)]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output folder.")]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", help="Show Spark's own log (log4j, JVM notices) instead of kadmin's progress.")]

@@ -13,12 +13,11 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyspark
 import pytest
-from pyspark.sql import SparkSession
 
 from kadmin import snapshots
 from kadmin.balance.metrics import Balance, balance
@@ -33,12 +32,6 @@ from kadmin.spark.rebalance import Options, run_rebalance
 from kadmin.synthetic import synthetic_cluster
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    with job.spark_session("local[2]") as session:
-        yield session
 
 
 @pytest.fixture(autouse=True)
