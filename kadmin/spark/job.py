@@ -455,7 +455,7 @@ class Sorted(NamedTuple):
     scans: list[ScanResult]
     ranged: RDD[tuple[str, TopicAssignment]]
     """Every Spark partition a contiguous run of topic names in order, sorted inside
-    (persisted; computed by the first action on it)."""
+    (computed by the first action on it)."""
     found: int
     """Selected topics found."""
     selected: Broadcast[frozenset[str] | None]
@@ -476,10 +476,11 @@ class Sorted(NamedTuple):
 
 
 def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str] | None,
-                  stages: Stages, *, empty: str | None) -> Sorted:
+                  stages: Stages, *, empty: str | None, persist: bool = True) -> Sorted:
     """Steps 1 and 2 (scan, then the range partitioning and sort, left to the first action on
     ``ranged``). A line that does not parse is raised here; ``empty`` is the error for a
-    snapshot without topics (None: no error)."""
+    snapshot without topics (None: no error). Without ``persist`` (a caller that reads
+    ``ranged`` once) a second read redoes the sort from Spark's shuffle files."""
     source = str(topics_path)
     selected = sc.broadcast(selection)
     splits = max(2 * sc.defaultParallelism, -(-topics_path.stat().st_size // BYTES_PER_SPLIT))
@@ -498,8 +499,9 @@ def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str]
     bounds = range_bounds(scans, max(sc.defaultParallelism, -(-partitions // PARTITIONS_PER_TASK)))
     ranged = (lines.mapPartitions(lambda it: keyed_topics(it, selected.value, source))
               .partitionBy(len(bounds) + 1, partial(range_of, bounds))
-              .mapPartitions(sort_run, preservesPartitioning=True)
-              .persist(StorageLevel.MEMORY_AND_DISK))
+              .mapPartitions(sort_run, preservesPartitioning=True))
+    if persist:
+        ranged.persist(StorageLevel.MEMORY_AND_DISK)
     return Sorted(lines, scans, ranged, found, selected, source)
 
 

@@ -124,7 +124,7 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
         job._ship_kadmin(sc)
         stages = job.Stages(sc, progress)
         chunks = job.sorted_topics(sc, cluster_dir / job.TOPICS_FILE, selection, stages,
-                                   empty=None)
+                                   empty=None, persist=False)  # read once, into the chunks
         try:
             loaded = chunks.ranged.mapPartitions(load_part).persist(StorageLevel.MEMORY_AND_DISK)
             with stages("sort topics into chunks"):
