@@ -41,6 +41,11 @@ the diff of ``kadmin plan generate`` and ``plans.reassignment_batches``):
    the next window. Driver memory is one Spark partition plus one window (and a line per batch
    file for the manifest), whatever the partition count.
 
+Steps 1, 2 and 5, the input checks and the Spark session are shared with the Spark rebalancer
+(:mod:`kadmin.spark.rebalance`), which puts its own balancing where steps 3 and 4 are. Each
+Spark action runs under a stage name, and its tasks are reported as they finish
+(:class:`Stages`) while Spark's own log stays out of the terminal (:func:`spark_session`).
+
 The folder appears atomically: everything is written into a hidden temp sibling (manifest last)
 that is renamed to ``--out`` at the end, and removed on any failure, so a folder named ``--out``
 is always complete. An existing ``--out`` is refused unless ``force``.
@@ -381,7 +386,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
 
     with spark_session(master, verbose) as spark:
         sc = spark.sparkContext
-        _ship_kadmin(sc)
+        ship_kadmin(sc)
         stages = Stages(sc, progress)
         chunks = sorted_topics(sc, cluster_dir / TOPICS_FILE, selection, stages,
                                empty="no topics to place")
@@ -745,7 +750,7 @@ def spark_session(master: str | None = "local[*]", verbose: bool = False
 _shipped: set[str] = set()
 
 
-def _ship_kadmin(sc: SparkContext) -> None:
+def ship_kadmin(sc: SparkContext) -> None:
     """Add a zip of this kadmin package to the job so executors import the driver's code."""
     key = sc.applicationId
     if key in _shipped:

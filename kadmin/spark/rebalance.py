@@ -121,7 +121,7 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
 
     with job.spark_session(master, verbose) as spark:
         sc = spark.sparkContext
-        job._ship_kadmin(sc)
+        job.ship_kadmin(sc)
         stages = job.Stages(sc, progress)
         chunks = job.sorted_topics(sc, cluster_dir / job.TOPICS_FILE, selection, stages,
                                    empty=None, persist=False)  # read once, into the chunks
