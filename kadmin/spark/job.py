@@ -14,8 +14,9 @@ the diff of ``kadmin plan generate`` and ``plans.reassignment_batches``):
 1. Scan (one pass over ``topics.jsonl``, split by bytes): parse every line with the snapshot
    reader's own line parser; count lines, selected topics and their partitions; count the
    replicas and preferred leaders of the *unselected* topics (they are part of the before/after
-   broker load, as in ``plans.plan_stats``); and keep a small reservoir sample of selected topic
-   names weighted by partition count. A bad line comes back as data (split, line in the split,
+   broker load, as in ``plans.plan_stats``); and keep a sample of the selected topics with
+   their partition counts: those whose names hash smallest, so the same however the file is
+   split. A bad line comes back as data (split, line in the split,
    text); the driver turns it into the global line number from the line counts of the splits
    before it and re-parses that one line, so the message is the snapshot reader's.
 2. Sort: the sample gives range bounds; ``partitionBy`` with a bisect over the bounds, then a
@@ -59,13 +60,14 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import heapq
 import os
-import random
 import shutil
 import sys
 import tempfile
 import threading
 import zipfile
+import zlib
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -106,8 +108,8 @@ BYTES_PER_SPLIT = 16 * 2**20
 """Input split of the scan; small enough that both cores of a small machine stay busy."""
 PARTITIONS_PER_TASK = 100_000
 """Kafka partitions per sorted Spark partition: the unit the driver streams (a few MB of entries)."""
-SAMPLE_PER_SPLIT = 1_000
-"""Topic names sampled per input split to choose the range bounds of the sort."""
+SAMPLE_SIZE = 10_000
+"""Topic names sampled to choose the range bounds of the sort (see :func:`range_bounds`)."""
 ENTRIES_PER_RECORD = 1_024
 """Encoded entries shipped as one record: one pickled tuple instead of a thousand small ones."""
 WINDOW_ENTRIES = 64_000
@@ -191,8 +193,8 @@ class ScanResult(NamedTuple):
     lines: int
     topics: int
     partitions: int
-    sample: tuple[tuple[str, float], ...]
-    """(topic, weight): the weights of a split's sample add up to its selected partitions."""
+    sample: tuple[tuple[int, str, int], ...]
+    """(sample key, topic, partitions) of the split's SAMPLE_SIZE topics of smallest key."""
     other_replicas: Counter[int]
     other_leaders: Counter[int]
     bad_line: tuple[int, bytes] | None
@@ -229,11 +231,10 @@ def _selected(name: str, selection: frozenset[str] | None) -> bool:
     return selection is None or name in selection
 
 
-def scan_split(split: int, lines: Iterable[bytes], selection: frozenset[str] | None,
-               source: str) -> Iterator[ScanResult]:
+def scan_split(lines: Iterable[bytes], selection: frozenset[str] | None, source: str
+               ) -> Iterator[ScanResult]:
     """Step 1 for one input split (see the module docstring)."""
-    rng = random.Random(split)  # the sample only shapes the Spark partitions, never the plan
-    sample: list[tuple[str, int]] = []
+    sample: list[tuple[int, str, int]] = []  # a heap: (-key, name, partitions), largest key on top
     other_replicas: Counter[int] = Counter()
     other_leaders: Counter[int] = Counter()
     count = topics = partitions = 0
@@ -252,16 +253,20 @@ def scan_split(split: int, lines: Iterable[bytes], selection: frozenset[str] | N
             continue
         topics += 1
         partitions += len(assignment)
-        if len(sample) < SAMPLE_PER_SPLIT:
-            sample.append((name, len(assignment)))
-        else:  # reservoir sampling: every selected topic is kept with the same probability
-            slot = rng.randrange(topics)
-            if slot < SAMPLE_PER_SPLIT:
-                sample[slot] = (name, len(assignment))
-    scale = topics / len(sample) if sample else 0.0
+        key = -sample_key(name)
+        if len(sample) < SAMPLE_SIZE:
+            heapq.heappush(sample, (key, name, len(assignment)))
+        elif key > sample[0][0]:
+            heapq.heapreplace(sample, (key, name, len(assignment)))
     yield ScanResult(count, topics, partitions,
-                     tuple((name, n * scale) for name, n in sample),
+                     tuple((-key, name, n) for key, name, n in sample),
                      other_replicas, other_leaders, bad)
+
+
+def sample_key(name: str) -> int:
+    """A topic's rank for the sample: a hash of its name that every process computes alike
+    (Python's own ``hash`` of a string differs from one process to the next)."""
+    return zlib.crc32(name.encode("utf-8"))
 
 
 def keyed_topics(lines: Iterable[bytes], selection: frozenset[str] | None, source: str
@@ -275,9 +280,14 @@ def keyed_topics(lines: Iterable[bytes], selection: frozenset[str] | None, sourc
 
 
 def range_bounds(scans: Sequence[ScanResult], n_ranges: int) -> list[str]:
-    """Topic names that cut the weighted sample into ``n_ranges`` runs of similar weight."""
-    weighted = sorted(chain.from_iterable(s.sample for s in scans))
-    total = sum(w for _, w in weighted)
+    """Topic names that cut the sample into ``n_ranges`` runs of similar partition counts.
+
+    The sample is the SAMPLE_SIZE selected topics of smallest :func:`sample_key` over the whole
+    file, merged from each split's own smallest: the same topics however the file was split,
+    so the bounds depend only on the snapshot and ``n_ranges``."""
+    kept = heapq.nsmallest(SAMPLE_SIZE, chain.from_iterable(s.sample for s in scans))
+    weighted = sorted((name, n) for _, name, n in kept)
+    total = sum(n for _, n in weighted)
     bounds: list[str] = []
     step, passed = total / n_ranges, 0.0
     for name, weight in weighted:
@@ -389,7 +399,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
         ship_kadmin(sc)
         stages = Stages(sc, progress)
         chunks = sorted_topics(sc, cluster_dir / TOPICS_FILE, selection, stages,
-                               empty="no topics to place")
+                               empty="no topics to place", ranges_at_least=sc.defaultParallelism)
         try:
             planned = _placed(sc, chunks, selection, ring, options, stages)
         finally:
@@ -481,10 +491,12 @@ class Sorted(NamedTuple):
 
 
 def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str] | None,
-                  stages: Stages, *, empty: str | None, persist: bool = True) -> Sorted:
+                  stages: Stages, *, empty: str | None, ranges_at_least: int,
+                  persist: bool = True) -> Sorted:
     """Steps 1 and 2 (scan, then the range partitioning and sort, left to the first action on
-    ``ranged``). A line that does not parse is raised here; ``empty`` is the error for a
-    snapshot without topics (None: no error). Without ``persist`` (a caller that reads
+    ``ranged``) into at least ``ranges_at_least`` Spark partitions, more for big inputs (one
+    per PARTITIONS_PER_TASK). A line that does not parse is raised here; ``empty`` is the error
+    for a snapshot without topics (None: no error). Without ``persist`` (a caller that reads
     ``ranged`` once) a second read redoes the sort from Spark's shuffle files."""
     source = str(topics_path)
     selected = sc.broadcast(selection)
@@ -492,8 +504,7 @@ def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str]
     lines = cast("RDD[bytes]", sc.textFile(  # bytes, not str: use_unicode=False
         topics_path.resolve().as_uri(), minPartitions=splits, use_unicode=False))
     with stages(f"read {topics_path.name}"):
-        scans = lines.mapPartitionsWithIndex(
-            lambda i, it: scan_split(i, it, selected.value, source)).collect()
+        scans = lines.mapPartitions(lambda it: scan_split(it, selected.value, source)).collect()
     _raise_bad_line(scans, source)
     found = sum(s.topics for s in scans)
     partitions = sum(s.partitions for s in scans)
@@ -501,7 +512,7 @@ def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str]
         raise InvalidInput(empty)
     stages.note(f"{found:,} topic(s) with {partitions:,} partition(s) selected in "
                 f"{topics_path.name}")
-    bounds = range_bounds(scans, max(sc.defaultParallelism, -(-partitions // PARTITIONS_PER_TASK)))
+    bounds = range_bounds(scans, max(ranges_at_least, -(-partitions // PARTITIONS_PER_TASK)))
     ranged = (lines.mapPartitions(lambda it: keyed_topics(it, selected.value, source))
               .partitionBy(len(bounds) + 1, partial(range_of, bounds))
               .mapPartitions(sort_run, preservesPartitioning=True))

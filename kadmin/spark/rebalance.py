@@ -37,6 +37,11 @@ from kadmin.spark import job, quotas
 from kadmin.spark.chunks import Context, Counts, Part, PartTotals, Picked, Planned, Step, plan
 from kadmin.zk import codec
 
+MIN_CHUNKS = 2
+"""Chunks of a small cluster (big ones get one per ``job.PARTITIONS_PER_TASK`` partitions). A
+fixed number, not Spark's parallelism: the plan depends on the chunks, and the same snapshot must
+give the same plan on a laptop and on a cluster."""
+
 
 @dataclass(frozen=True)
 class Options:
@@ -124,7 +129,8 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
         job.ship_kadmin(sc)
         stages = job.Stages(sc, progress)
         chunks = job.sorted_topics(sc, cluster_dir / job.TOPICS_FILE, selection, stages,
-                                   empty=None, persist=False)  # read once, into the chunks
+                                   empty=None, ranges_at_least=MIN_CHUNKS,
+                                   persist=False)  # read once, into the chunks
         try:
             loaded = chunks.ranged.mapPartitions(load_part).persist(StorageLevel.MEMORY_AND_DISK)
             with stages("sort topics into chunks"):

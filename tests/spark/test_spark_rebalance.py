@@ -146,6 +146,18 @@ def test_a_chunk_that_cannot_meet_its_share_is_helped_by_another_round(
     assert manifest.after.replica_spread <= 1
 
 
+def test_the_chunks_do_not_depend_on_how_the_input_is_split(grown, monkeypatch):
+    """The rebalance depends on where the chunks are cut, so the cuts must come from the
+    snapshot alone: the sample of topics is the same for one input split or for many."""
+    monkeypatch.setattr(job, "SAMPLE_SIZE", 40)  # far fewer than the topics: the merge decides
+    lines = (grown / "topics.jsonl").read_bytes().splitlines()
+    cuts = sorted(random.Random(2).sample(range(1, len(lines)), 9))
+    ways = [[lines], [lines[a:b] for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True)]]
+    bounds = [job.range_bounds([next(job.scan_split(split, None, "x")) for split in way], 8)
+              for way in ways]
+    assert bounds[0] == bounds[1] and len(bounds[0]) == 7
+
+
 def test_the_same_input_gives_the_same_bytes(spark, grown, tmp_path):
     outs = [tmp_path / "a", tmp_path / "b"]
     for out in outs:
