@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from kadmin.model import PartitionMove
 from kadmin.synthetic import write_synthetic_dir
@@ -72,12 +73,12 @@ def tree_rss_mb(root: int) -> float:
     return total / 1024
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
+def timed(cmd: list[str], stdout: IO[bytes] | int = subprocess.DEVNULL) -> tuple[float, float]:
     """Wall seconds and the peak resident memory (MB) of the whole process tree, sampled twice a
     second: for Spark in local mode that is the CLI, the JVM (driver and executor) and its Python
     workers together."""
     start = time.perf_counter()
-    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(cmd, stdout=stdout)
     peak = 0.0
     while process.poll() is None:
         peak = max(peak, tree_rss_mb(process.pid))

@@ -140,3 +140,23 @@ def event_name(event: Event) -> str:
 
 def event_to_json(event: Event) -> dict[str, Any]:
     return {"event": event_name(event), **dataclasses.asdict(event)}
+
+
+@dataclass(frozen=True)
+class StageProgress:
+    """A Spark job of a planner: its tasks done so far, of all it has (``finished`` at its end)."""
+
+    stage: str
+    done: int
+    total: int
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class PlannerNote:
+    """One line of what a planner found or did (partitions read, moves planned)."""
+
+    text: str
+
+
+PlannerEvent = StageProgress | PlannerNote

@@ -20,7 +20,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, pairwise
 from typing import Any, TypeVar
 
 from jsonschema.protocols import Validator
@@ -526,6 +526,31 @@ def validate(doc: object, kind: PlanKind | None = None, snapshot: ClusterSnapsho
             allow_internal=allow_internal)):
         findings.add(problem)
     return findings.report(report.kind, None if findings.errors.total else report.plan)
+
+
+def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapshot | None = None,
+                     *, allow_rf_change: bool = False) -> ValidationReport:
+    """A reassignment plan cut into batch files (a Spark planner's folder), as the one plan
+    they make: each file on its own (problems named ``<file>: <path>``), a partition in two
+    files, then the whole plan against the cluster."""
+    problems: list[Problem] = []
+    moves: list[PartitionMove] = []
+    for name, doc in docs:
+        report = validate_document(doc, PlanKind.REASSIGN)
+        problems.extend(Problem(f"{name}: {p.where}", p.message, p.severity)
+                        for p in report.problems)
+        if isinstance(report.plan, ReassignmentPlan):
+            moves.extend(report.plan.moves)
+    if any(p.severity is Severity.ERROR for p in problems):
+        return ValidationReport(PlanKind.REASSIGN, tuple(problems), None)
+    moves.sort()
+    problems.extend(Problem(str(a.tp), "is in more than one batch file")
+                    for a, b in pairwise(moves) if a.tp == b.tp)
+    plan = ReassignmentPlan(tuple(moves))
+    if snapshot is not None:
+        problems.extend(validate_against_cluster(plan, snapshot, allow_rf_change=allow_rf_change))
+    failed = any(p.severity is Severity.ERROR for p in problems)
+    return ValidationReport(PlanKind.REASSIGN, tuple(problems), None if failed else plan)
 
 
 # --- documents, diff, rollback -----------------------------------------------------------------

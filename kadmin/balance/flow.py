@@ -154,12 +154,15 @@ Hops = Mapping[int, tuple[int, list[int]]]
 """A broker's hops: ``y -> (cost, witnesses)``."""
 
 
-def solve(problem: Problem, cost: int) -> None:
+def solve(problem: Problem, cost: int, limit: int | None = None) -> None:
     """Meet every mandatory unit of the problem's quota at the least cost, then trade spare
     units while that lowers the cost; each unit along a shortest path. ``cost`` is the cheapest
     hop cost a path between mandatory units can have at the start (1 for replicas: nothing has
     moved yet). Mandatory units are left only when no plan can meet them (racks, or partitions
-    as wide as the broker list)."""
+    as wide as the broker list), or, with ``limit``, when the next unit would cost more than
+    ``limit``: path costs never decrease, so the units met are the most that cost at most
+    ``limit`` each (a Spark task meets its chunk's share of the bound this way and hands the
+    rest back to the driver rather than pay a chain of moves for it)."""
     hops: dict[int, Hops] = {}
     ledger = problem.ledger
     known: tuple[str, str, int] | None = ("must", "must", cost)
@@ -187,6 +190,8 @@ def solve(problem: Problem, cost: int) -> None:
         dist, shortest = labels
         ends = round(-shortest / MANDATORY)
         hop_cost = shortest + ends * MANDATORY
+        if limit is not None and hop_cost > limit:
+            return
         if (modes is not None and ends == (modes[0] == "must") + (modes[1] == "must")
                 and (known is None or known[:2] != modes or hop_cost > known[2])):
             known = (*modes, hop_cost)

@@ -35,6 +35,19 @@ class Balance:
     def leader_spread(self) -> int:
         return spread(self.leaders)
 
+    def figures(self) -> dict[str, object]:
+        """The spreads, as ``plan rebalance --json`` and a Spark plan's manifest give them."""
+        return {"replica_spread": self.replica_spread, "leader_spread": self.leader_spread,
+                "worst_topic_spread": self.worst_topic_spread, "worst_topic": self.worst_topic,
+                "elsewhere": self.elsewhere}
+
+
+def loads(before: Balance, after: Balance) -> list[dict[str, int]]:
+    """Per target broker, its replicas and preferred leaders before and after."""
+    return [{"broker": b, "replicas_before": before.replicas[b], "replicas_after": after.replicas[b],
+             "leaders_before": before.leaders[b], "leaders_after": after.leaders[b]}
+            for b in before.replicas]
+
 
 def spread(counts: Mapping[int, int]) -> int:
     """Max minus min over the brokers (spec section 7); 0 for no brokers."""

@@ -80,7 +80,7 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
-        moved = _within(before, moved, wanted, limits.max_moves, _move_change)
+        moved = cut_moves(before, moved, wanted, limits.max_moves)
         partial = True
     final, cut = _with_leaders(before, moved, brokers, leaders, limits)
     return Rebalance(final, replica_moves(before, final), wanted.units,
@@ -148,6 +148,13 @@ def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
         final = kept
     return Rebalance(final, replica_moves(before, final), needed, leader_changes(before, final),
                      0, partial)
+
+
+def cut_moves(before: Sequence[Replicas], moved: Mapping[int, Replicas], wanted: Quota,
+              budget: int) -> dict[int, Replicas]:
+    """The replica moves to keep within ``budget`` copies: a subset of ``moved``, the brokers
+    with the most to give relieved first (also what a Spark task keeps of its chunk's moves)."""
+    return _within(before, moved, wanted, budget, _move_change)
 
 
 def _move_change(i: int, old: Replicas, new: Replicas) -> Change:

@@ -36,11 +36,15 @@ one without the topic among the brokers with the most room, without scanning eve
 
 
 def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
-                  rack_of: Mapping[int, str] | None = None) -> tuple[dict[int, Replicas], int]:
+                  rack_of: Mapping[int, str] | None = None, *, single_copies: bool = False
+                  ) -> tuple[dict[int, Replicas], int]:
     """The replica lists that change, by partition index, and how many units of the quota could
-    not be met (0 unless racks or partitions as wide as the broker list forbid it)."""
+    not be met (0 unless racks or partitions as wide as the broker list forbid it).
+
+    ``single_copies`` meets only units that cost one copy each (no chain of moves through a
+    third broker), so that moves equal the units met; the rest stay unmet."""
     problem = _ReplicaProblem(table, targets, quota, rack_of)
-    solve(problem, cost=1)
+    solve(problem, cost=1, limit=1 if single_copies else None)
     even_out_topics(problem.original, problem.current, problem.topic_of, problem.topic_count,
                     problem.targets, problem.rack_ok)
     return {i: tuple(r) for i, r in problem.current.items()}, problem.ledger.pending

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from kadmin import executor, files, plans
+from kadmin import executor, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
@@ -28,16 +28,14 @@ from kadmin.cli.common import (
     split_names,
     zk_settings,
 )
-from kadmin.cli.plan import load_plan
+from kadmin.cli.plan import load_plan, load_reassignment
 from kadmin.health_gate import FULL_READ_INTERVAL
 from kadmin.model import (
     DeletionPlan,
     ElectionPlan,
     InvalidInput,
     OperationFailed,
-    PartitionMove,
     PlanKind,
-    ReassignmentPlan,
     listed,
 )
 from kadmin.units import parse_bytes, parse_rate
@@ -51,33 +49,6 @@ TimeoutOpt = Annotated[float | None, typer.Option(
     help="Seconds to wait for the controller in all (default: no limit).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
-
-
-def load_reassignment(path: Path) -> tuple[ReassignmentPlan, Path]:
-    """A plan file, or the output folder / manifest of ``kadmin spark plan`` (its batch files are
-    read in order and executed as one plan). Returns the plan and the file its rollback and journal
-    sit next to."""
-    manifest = path / "manifest.json" if path.is_dir() else path
-    if manifest.name == "manifest.json":
-        doc = files.read_json(manifest)
-        names = doc.get("batches") if isinstance(doc, dict) else None
-        if not isinstance(names, list):  # empty: the cluster was already balanced
-            raise InvalidInput(f"{manifest}: $.batches must list the batch files")
-        moves: list[PartitionMove] = []
-        for entry in names:
-            name = entry.get("file") if isinstance(entry, dict) else entry
-            if not isinstance(name, str):
-                raise InvalidInput(f"{manifest}: $.batches has an entry that is not a file name")
-            plan = load_plan(manifest.parent / name, PlanKind.REASSIGN)
-            assert isinstance(plan, ReassignmentPlan)
-            moves.extend(plan.moves)
-        merged = ReassignmentPlan(tuple(sorted(moves)))
-        if len({m.tp for m in merged.moves}) != len(merged.moves):
-            raise InvalidInput(f"{manifest}: a partition appears in more than one batch file")
-        return merged, manifest
-    plan = load_plan(path, PlanKind.REASSIGN)
-    assert isinstance(plan, ReassignmentPlan)
-    return plan, path
 
 
 def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,

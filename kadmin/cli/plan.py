@@ -200,7 +200,8 @@ def generate(
 
 @app.command()
 def validate(
-    plan_file: Annotated[Path, typer.Argument(help="Plan file to check.")],
+    plan_file: Annotated[Path, typer.Argument(
+        help="Plan file to check, or a `kadmin spark` output folder or its manifest.json.")],
     kind: Annotated[PlanKind | None, typer.Option("--kind", help="Default: detected.")] = None,
     cluster: ClusterOpt = None,
     zookeeper: ZookeeperOpt = None,
@@ -216,13 +217,21 @@ def validate(
 
     Exit 0 when valid, 2 when not. Example: kadmin plan validate plans/x.json --cluster c.json
     """
+    manifest = plan_folder(plan_file)
+    if manifest is not None and kind not in (None, PlanKind.REASSIGN):
+        raise InvalidInput(f"{plan_file}: a plan folder holds a reassignment plan, not "
+                           f"--kind {kind.value}")
     with files.gc_paused():  # a million entries and their values hold no reference cycles
-        doc = files.read_json(plan_file)
+        batches = ([(b.name, files.read_json(b)) for b in batch_files(manifest)] if manifest
+                   else [])
+        doc = None if manifest else files.read_json(plan_file)
         snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
                                  skip_unreadable=skip_unreadable)
                     if cluster is not None or zookeeper else None)
-        report = plans.validate(doc, kind, snapshot, allow_rf_change=allow_rf_change,
-                                allow_internal=allow_internal)
+        report = (plans.validate_batches(batches, snapshot, allow_rf_change=allow_rf_change)
+                  if manifest else plans.validate(doc, kind, snapshot,
+                                                  allow_rf_change=allow_rf_change,
+                                                  allow_internal=allow_internal))
     render.validation_report(report, str(plan_file), json_output, strict=strict)
     if not report.ok(strict):
         raise typer.Exit(2)
@@ -230,7 +239,8 @@ def validate(
 
 @app.command()
 def stats(
-    plan_file: Annotated[Path, typer.Argument(help="Reassignment plan file.")],
+    plan_file: Annotated[Path, typer.Argument(
+        help="Reassignment plan file, or a `kadmin spark` output folder or its manifest.json.")],
     cluster: ClusterOpt = None,
     zookeeper: ZookeeperOpt = None,
     sizes_path: SizesOpt = None,
@@ -248,8 +258,7 @@ def stats(
                             skip_unreadable=skip_unreadable)
     # a partition or broker the cluster lacks would be counted as if it existed; a replication
     # factor change is only shown
-    plan = load_plan(plan_file, PlanKind.REASSIGN, snapshot, allow_rf_change=True)
-    assert isinstance(plan, ReassignmentPlan)
+    plan, _ = load_reassignment(plan_file, snapshot, allow_rf_change=True)
     render.plan_stats(plans.plan_stats(plan, snapshot, partition_sizes(sizes_path, snapshot)),
                       json_output)
 
@@ -326,3 +335,51 @@ def load_plan(path: Path, kind: PlanKind, snapshot: ClusterSnapshot | None = Non
     if report.plan is None:
         raise report.invalid(f"{path}: invalid plan")
     return report.plan
+
+
+MANIFEST = "manifest.json"
+"""The file that names the batch files of a Spark planner's output folder."""
+
+
+def plan_folder(path: Path) -> Path | None:
+    """The manifest of a Spark planner's output folder, given as the folder or as its
+    manifest.json; None for a plan file."""
+    manifest = path / MANIFEST if path.is_dir() else path
+    return manifest if manifest.name == MANIFEST else None
+
+
+def batch_files(manifest: Path) -> list[Path]:
+    """The batch files a manifest lists, in order."""
+    doc = files.read_json(manifest)
+    names = doc.get("batches") if isinstance(doc, dict) else None
+    if not isinstance(names, list):  # empty: the cluster was already balanced
+        raise InvalidInput(f"{manifest}: $.batches must list the batch files")
+    out = []
+    for entry in names:
+        name = entry.get("file") if isinstance(entry, dict) else entry
+        if not isinstance(name, str):
+            raise InvalidInput(f"{manifest}: $.batches has an entry that is not a file name")
+        out.append(manifest.parent / name)
+    return out
+
+
+def load_reassignment(path: Path, snapshot: ClusterSnapshot | None = None, **options: bool
+                      ) -> tuple[ReassignmentPlan, Path]:
+    """A plan file, or the output folder / manifest of ``kadmin spark plan`` or ``kadmin spark
+    rebalance`` (its batch files are read in order and make one plan), checked as
+    :func:`load_plan` checks. Returns the plan and the file its rollback and journal sit next
+    to."""
+    manifest = plan_folder(path)
+    if manifest is None:
+        plan = load_plan(path, PlanKind.REASSIGN, snapshot, **options)
+        assert isinstance(plan, ReassignmentPlan)
+        return plan, path
+    moves: list[PartitionMove] = []
+    for batch in batch_files(manifest):
+        plan = load_plan(batch, PlanKind.REASSIGN, snapshot, **options)
+        assert isinstance(plan, ReassignmentPlan)
+        moves.extend(plan.moves)
+    merged = ReassignmentPlan(tuple(sorted(moves)))
+    if len({m.tp for m in merged.moves}) != len(merged.moves):
+        raise InvalidInput(f"{manifest}: a partition appears in more than one batch file")
+    return merged, manifest

@@ -37,36 +37,43 @@ from kadmin.cli.plan import (
 from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, ReassignmentPlan, TopicPartition
 from kadmin.sizes import moved_bytes
 
+AllTopicsOpt = Annotated[bool, typer.Option(
+    "--all-topics", help="Every topic of the cluster (the default).")]
+BrokersOpt = Annotated[str | None, typer.Option(
+    "--brokers", help="The target brokers, comma-separated; replicas on any other broker "
+                      "move (default: every registered broker).")]
+RemoveBrokersOpt = Annotated[str | None, typer.Option(
+    "--remove-brokers", help="Brokers to drain, comma-separated (every replica of the "
+                             "selected topics moves off them).")]
+LeadersOpt = Annotated[bool, typer.Option(
+    "--leaders/--no-leaders", help="Balance preferred leaders by reordering replica lists "
+                                   "(no data moves).")]
+MaxMovesOpt = Annotated[int | None, typer.Option(
+    "--max-moves", min=0, help="A partial plan of at most N replica moves, the most loaded "
+                               "brokers relieved first; run again to continue.")]
+RackOpt = Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore racks.")]
+"""Options ``kadmin spark rebalance`` shares."""
+
 
 def plan_rebalance(
     cluster: ClusterOpt = None,
     zookeeper: ZookeeperOpt = None,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
-    all_topics: Annotated[bool, typer.Option(
-        "--all-topics", help="Every topic of the cluster (the default).")] = False,
-    brokers: Annotated[str | None, typer.Option(
-        "--brokers", help="The target brokers, comma-separated; replicas on any other broker "
-                          "move (default: every registered broker).")] = None,
-    remove_brokers: Annotated[str | None, typer.Option(
-        "--remove-brokers", help="Brokers to drain, comma-separated (every replica of the "
-                                 "selected topics moves off them).")] = None,
+    all_topics: AllTopicsOpt = False,
+    brokers: BrokersOpt = None,
+    remove_brokers: RemoveBrokersOpt = None,
     replication_factor: Annotated[int | None, typer.Option(
         "--replication-factor", min=1,
         help="Change the replication factor of the selected topics instead: an increase keeps "
              "every replica and the leader and adds replicas on the least loaded brokers; a "
              "decrease drops followers from the most loaded.")] = None,
-    leaders: Annotated[bool, typer.Option(
-        "--leaders/--no-leaders", help="Balance preferred leaders by reordering replica lists "
-                                       "(no data moves).")] = True,
-    max_moves: Annotated[int | None, typer.Option(
-        "--max-moves", min=0, help="A partial plan of at most N replica moves, the most loaded "
-                                   "brokers relieved first; run again to continue.")] = None,
+    leaders: LeadersOpt = True,
+    max_moves: MaxMovesOpt = None,
     max_leader_changes: Annotated[int | None, typer.Option(
         "--max-leader-changes", min=0, help="At most N partitions change preferred leader "
                                             "(moving a leader's replica counts).")] = None,
-    disable_rack_aware: Annotated[bool, typer.Option(
-        "--disable-rack-aware", help="Ignore racks.")] = False,
+    disable_rack_aware: RackOpt = False,
     sizes_path: SizesOpt = None,
     balance: Annotated[str, typer.Option(
         "--balance", help="replicas: replica counts per broker with the fewest moves (the "

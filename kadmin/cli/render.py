@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
 from kadmin import files
-from kadmin.balance.metrics import Balance
+from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.rebalance import Rebalance
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
@@ -25,6 +33,8 @@ from kadmin.events import (
     ExecutionPlanned,
     Finished,
     HealthWait,
+    PlannerEvent,
+    PlannerNote,
     ThrottleCleared,
     ThrottleSet,
     TimedOut,
@@ -145,17 +155,13 @@ def _byte_spread(held: Mapping[int, int], brokers: Iterable[int]) -> int:
     return max(amounts) - min(amounts) if amounts else 0
 
 
-def _balance_json(balance: Balance) -> dict[str, object]:
-    return {"replica_spread": balance.replica_spread, "leader_spread": balance.leader_spread,
-            "worst_topic_spread": balance.worst_topic_spread, "worst_topic": balance.worst_topic,
-            "elsewhere": balance.elsewhere}
-
-
-def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None:
+def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
+               folder: bool = False) -> None:
     """The summary of a rebalance; the plan itself went to ``written`` (None: to stdout, or no
-    plan because nothing needs to move)."""
+    plan because nothing needs to move). A ``folder`` plan (``kadmin spark rebalance``) is
+    written even when empty, and gets its rollback file when ``kadmin reassign`` runs it."""
     r, before, after, sized = figures.result, figures.before, figures.after, figures.byte_figures
-    rollback = files.sibling(written, ".rollback.json") if written else None
+    rollback = files.sibling(written, ".rollback.json") if written and not folder else None
     if as_json and (written or not figures.partitions):
         print_json({
             "plan": str(written) if written else None,
@@ -163,23 +169,22 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None
             "topics": figures.topics, "partitions": figures.partitions,
             "replica_moves": r.replica_moves, "lower_bound": r.lower_bound,
             "leader_changes": r.leader_changes, "partial": r.partial, "unplaced": r.unplaced,
-            "before": _balance_json(before), "after": _balance_json(after),
+            "before": before.figures(), "after": after.figures(),
             "balance": "replicas" if r.bytes_moved is None else "bytes",
             "bytes_moved": None if sized is None else sized.moved,
             "bytes_lower_bound": r.lower_bound if r.bytes_moved is not None else None,
-            "brokers": [{"broker": b, "replicas_before": before.replicas[b],
-                         "replicas_after": after.replicas[b],
-                         "leaders_before": before.leaders[b], "leaders_after": after.leaders[b],
-                         **({} if sized is None else {"bytes_before": sized.before.get(b, 0),
-                                                     "bytes_after": sized.after.get(b, 0)})}
-                        for b in before.replicas]})
+            "brokers": [{**load, **({} if sized is None else {
+                "bytes_before": sized.before.get(load["broker"], 0),
+                "bytes_after": sized.after.get(load["broker"], 0)})}
+                for load in loads(before, after)]})
         return
     console = out if written or not figures.partitions else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
     if not figures.partitions:
         say(f"nothing to move: {figures.topics} topic(s) are balanced over "
             f"{len(before.replicas)} broker(s) (replica spread {before.replica_spread}, leader "
-            f"spread {before.leader_spread}); no plan written")
+            f"spread {before.leader_spread}); "
+            + (f"the plan {written} has no batch" if written else "no plan written"))
         return
     if r.bytes_moved is None:
         say(f"{r.replica_moves} replica move(s) (lower bound {r.lower_bound}), "
@@ -210,7 +215,9 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool) -> None
         say("a partial plan (--max-moves/--max-leader-changes): run the same command again "
             "once it is done, to continue toward the same balanced state")
     if written:
-        say(f"plan {written}, rollback {rollback}")
+        say(f"plan {written}, rollback {rollback}" if rollback else
+            f"plan {written} (`kadmin reassign --plan` writes the rollback file next to it "
+            f"before it starts)")
     if r.leader_changes and not figures.resized:
         say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
             "--all' so that they lead")
@@ -458,3 +465,34 @@ def _absent(path: str, unreadable: set[str]) -> str:
 
 def _in_flight(tps: Sequence[TopicPartition]) -> str:
     return f"in progress, {len(tps)} partition(s) remaining: {listed(tps)}"
+
+
+@contextmanager
+def planner_progress() -> Iterator[Callable[[PlannerEvent], None]]:
+    """A sink for a Spark planner's events, on stderr: its notes as lines, each stage as a line
+    when it ends (tasks and seconds), and on a terminal a bar for the stage under way."""
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("tasks"), TimeElapsedColumn(), console=err, transient=True)
+    started: dict[str, tuple[float, TaskID]] = {}
+
+    def emit(event: PlannerEvent) -> None:
+        if isinstance(event, PlannerNote):
+            bar.console.print(event.text, markup=False)
+            return
+        if event.stage not in started:
+            started[event.stage] = (time.monotonic(), bar.add_task(event.stage, total=None))
+        begun, task = started[event.stage]
+        if event.finished:
+            bar.remove_task(task)
+            bar.console.print(f"{event.stage}: {event.total} task(s) in "
+                              f"{time.monotonic() - begun:.1f} s", markup=False)
+            return
+        if event.total:
+            if err.is_terminal and not bar.live.is_started:
+                bar.start()
+            bar.update(task, completed=event.done, total=event.total)
+
+    try:
+        yield emit
+    finally:
+        bar.stop()

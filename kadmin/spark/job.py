@@ -14,8 +14,9 @@ the diff of ``kadmin plan generate`` and ``plans.reassignment_batches``):
 1. Scan (one pass over ``topics.jsonl``, split by bytes): parse every line with the snapshot
    reader's own line parser; count lines, selected topics and their partitions; count the
    replicas and preferred leaders of the *unselected* topics (they are part of the before/after
-   broker load, as in ``plans.plan_stats``); and keep a small reservoir sample of selected topic
-   names weighted by partition count. A bad line comes back as data (split, line in the split,
+   broker load, as in ``plans.plan_stats``); and keep a sample of the selected topics with
+   their partition counts: those whose names hash smallest, so the same however the file is
+   split. A bad line comes back as data (split, line in the split,
    text); the driver turns it into the global line number from the line counts of the splits
    before it and re-parses that one line, so the message is the snapshot reader's.
 2. Sort: the sample gives range bounds; ``partitionBy`` with a bisect over the bounds, then a
@@ -41,6 +42,11 @@ the diff of ``kadmin plan generate`` and ``plans.reassignment_batches``):
    the next window. Driver memory is one Spark partition plus one window (and a line per batch
    file for the manifest), whatever the partition count.
 
+Steps 1, 2 and 5, the input checks and the Spark session are shared with the Spark rebalancer
+(:mod:`kadmin.spark.rebalance`), which puts its own balancing where steps 3 and 4 are. Each
+Spark action runs under a stage name, and its tasks are reported as they finish
+(:class:`Stages`) while Spark's own log stays out of the terminal (:func:`spark_session`).
+
 The folder appears atomically: everything is written into a hidden temp sibling (manifest last)
 that is renamed to ``--out`` at the end, and removed on any failure, so a folder named ``--out``
 is always complete. An existing ``--out`` is refused unless ``force``.
@@ -54,32 +60,36 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import heapq
 import os
-import random
 import shutil
 import sys
 import tempfile
+import threading
 import zipfile
+import zlib
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import partial, reduce
 from itertools import chain
 from operator import add, itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 if __name__ == "__main__" and not __package__:
     # spark-submit runs this file as a script: its own folder, not the repository, is on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pyspark import RDD, SparkConf, SparkContext, StorageLevel
+from pyspark import RDD, Broadcast, SparkConf, SparkContext, StorageLevel
+from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
 import kadmin
 from kadmin import files, placement, plans, snapshots
+from kadmin.events import PlannerEvent, PlannerNote, StageProgress
 from kadmin.model import (
     Broker,
     InvalidInput,
@@ -98,8 +108,8 @@ BYTES_PER_SPLIT = 16 * 2**20
 """Input split of the scan; small enough that both cores of a small machine stay busy."""
 PARTITIONS_PER_TASK = 100_000
 """Kafka partitions per sorted Spark partition: the unit the driver streams (a few MB of entries)."""
-SAMPLE_PER_SPLIT = 1_000
-"""Topic names sampled per input split to choose the range bounds of the sort."""
+SAMPLE_SIZE = 10_000
+"""Topic names sampled to choose the range bounds of the sort (see :func:`range_bounds`)."""
 ENTRIES_PER_RECORD = 1_024
 """Encoded entries shipped as one record: one pickled tuple instead of a thousand small ones."""
 WINDOW_ENTRIES = 64_000
@@ -183,8 +193,8 @@ class ScanResult(NamedTuple):
     lines: int
     topics: int
     partitions: int
-    sample: tuple[tuple[str, float], ...]
-    """(topic, weight): the weights of a split's sample add up to its selected partitions."""
+    sample: tuple[tuple[int, str, int], ...]
+    """(sample key, topic, partitions) of the split's SAMPLE_SIZE topics of smallest key."""
     other_replicas: Counter[int]
     other_leaders: Counter[int]
     bad_line: tuple[int, bytes] | None
@@ -221,11 +231,10 @@ def _selected(name: str, selection: frozenset[str] | None) -> bool:
     return selection is None or name in selection
 
 
-def scan_split(split: int, lines: Iterable[bytes], selection: frozenset[str] | None,
-               source: str) -> Iterator[ScanResult]:
+def scan_split(lines: Iterable[bytes], selection: frozenset[str] | None, source: str
+               ) -> Iterator[ScanResult]:
     """Step 1 for one input split (see the module docstring)."""
-    rng = random.Random(split)  # the sample only shapes the Spark partitions, never the plan
-    sample: list[tuple[str, int]] = []
+    sample: list[tuple[int, str, int]] = []  # a heap: (-key, name, partitions), largest key on top
     other_replicas: Counter[int] = Counter()
     other_leaders: Counter[int] = Counter()
     count = topics = partitions = 0
@@ -244,16 +253,20 @@ def scan_split(split: int, lines: Iterable[bytes], selection: frozenset[str] | N
             continue
         topics += 1
         partitions += len(assignment)
-        if len(sample) < SAMPLE_PER_SPLIT:
-            sample.append((name, len(assignment)))
-        else:  # reservoir sampling: every selected topic is kept with the same probability
-            slot = rng.randrange(topics)
-            if slot < SAMPLE_PER_SPLIT:
-                sample[slot] = (name, len(assignment))
-    scale = topics / len(sample) if sample else 0.0
+        key = -sample_key(name)
+        if len(sample) < SAMPLE_SIZE:
+            heapq.heappush(sample, (key, name, len(assignment)))
+        elif key > sample[0][0]:
+            heapq.heapreplace(sample, (key, name, len(assignment)))
     yield ScanResult(count, topics, partitions,
-                     tuple((name, n * scale) for name, n in sample),
+                     tuple((-key, name, n) for key, name, n in sample),
                      other_replicas, other_leaders, bad)
+
+
+def sample_key(name: str) -> int:
+    """A topic's rank for the sample: a hash of its name that every process computes alike
+    (Python's own ``hash`` of a string differs from one process to the next)."""
+    return zlib.crc32(name.encode("utf-8"))
 
 
 def keyed_topics(lines: Iterable[bytes], selection: frozenset[str] | None, source: str
@@ -267,9 +280,14 @@ def keyed_topics(lines: Iterable[bytes], selection: frozenset[str] | None, sourc
 
 
 def range_bounds(scans: Sequence[ScanResult], n_ranges: int) -> list[str]:
-    """Topic names that cut the weighted sample into ``n_ranges`` runs of similar weight."""
-    weighted = sorted(chain.from_iterable(s.sample for s in scans))
-    total = sum(w for _, w in weighted)
+    """Topic names that cut the sample into ``n_ranges`` runs of similar partition counts.
+
+    The sample is the SAMPLE_SIZE selected topics of smallest :func:`sample_key` over the whole
+    file, merged from each split's own smallest: the same topics however the file was split,
+    so the bounds depend only on the snapshot and ``n_ranges``."""
+    kept = heapq.nsmallest(SAMPLE_SIZE, chain.from_iterable(s.sample for s in scans))
+    weighted = sorted((name, n) for _, name, n in kept)
+    total = sum(n for _, n in weighted)
     bounds: list[str] = []
     step, passed = total / n_ranges, 0.0
     for name, weight in weighted:
@@ -351,98 +369,236 @@ def place_run(index: int, records: Iterable[tuple[str, TopicAssignment]], first_
 # --- the driver ---------------------------------------------------------------------------------
 
 
+Progress = Callable[[PlannerEvent], None]
+"""Where a planner reports its stages and findings (the CLI shows them on stderr)."""
+
+
 def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None = None,
              brokers: Sequence[int] | None = None,
              options: placement.PlacementOptions = placement.PlacementOptions(),  # noqa: B008
              master: str | None = "local[*]", batch_size: int = 1000,
-             max_znode_bytes: int = 1_000_000, force: bool = False) -> Manifest:
+             max_znode_bytes: int = 1_000_000, force: bool = False, verbose: bool = False,
+             progress: Progress | None = None) -> Manifest:
     """Plan ``topics`` (None: every topic) of the snapshot folder ``cluster_dir`` onto ``brokers``
     (None: every broker) and write the batch files and manifest to ``out_dir``.
 
     ``master`` None uses the launcher's (spark-submit's) master; an active SparkSession is used
     as it is and left running. Input errors raise InvalidInput before anything is written.
     """
-    files.refuse_existing(out_dir, force)
-    plans.batches((), len, ENVELOPE, batch_size, max_znode_bytes)  # refuses bad limits now
+    check_output(out_dir, force, batch_size, max_znode_bytes)
     if options.start_index is not None and options.start_index < 0:
         raise InvalidInput(f"start index {options.start_index} must be at least 0")
-    selection = None if topics is None else frozenset(topics)
-    if selection is not None and not selection:
-        raise InvalidInput("no topics to place")
-    _check_snapshot_folder(cluster_dir)
-    _refuse_moving(cluster_dir, selection)
+    selection = selection_of(topics, "no topics to place")
+    check_snapshot_folder(cluster_dir, selection)
     cluster_brokers = snapshots.read_brokers(cluster_dir / BROKERS_FILE)
     ring = placement.BrokerRing.of(_target_brokers(cluster_brokers, brokers), options.rack_aware)
-    topics_path = cluster_dir / TOPICS_FILE
-    fingerprint = {name: _fingerprint(cluster_dir / name) for name in (BROKERS_FILE, TOPICS_FILE)}
+    fingerprint = fingerprints(cluster_dir)
 
-    with spark_session(master) as spark:
+    with spark_session(master, verbose) as spark:
         sc = spark.sparkContext
-        _ship_kadmin(sc)
-        planned, scans, n_topics = _plan_rdd(sc, topics_path, selection, ring, options)
+        ship_kadmin(sc)
+        stages = Stages(sc, progress)
+        chunks = sorted_topics(sc, cluster_dir / TOPICS_FILE, selection, stages,
+                               empty="no topics to place", ranges_at_least=sc.defaultParallelism)
         try:
-            with files.atomic_dir(out_dir, force=force) as folder:
-                written, totals = _write_batches(planned, folder, batch_size, max_znode_bytes)
-                manifest = Manifest(
-                    batches=tuple(written), topics=n_topics, partitions=totals.moves,
-                    unchanged=totals.unchanged, stats=_stats(totals, scans, cluster_brokers),
-                    options=options, target_brokers=ring.ids, all_topics=selection is None,
-                    batch_size=batch_size, max_znode_bytes=max_znode_bytes,
-                    fingerprint=fingerprint)
-                files.atomic_write_json(folder / MANIFEST_FILE, manifest.document())
+            planned = _placed(sc, chunks, selection, ring, options, stages)
+        finally:
+            chunks.release()
+
+        def manifest(written: Sequence[BatchFile], trailers: Sequence[Any]) -> Manifest:
+            totals = reduce(PlaceTotals.plus, trailers)
+            return Manifest(
+                batches=tuple(written), topics=chunks.found, partitions=totals.moves,
+                unchanged=totals.unchanged, stats=_stats(totals, chunks.scans, cluster_brokers),
+                options=options, target_brokers=ring.ids, all_topics=selection is None,
+                batch_size=batch_size, max_znode_bytes=max_znode_bytes,
+                fingerprint=fingerprint)
+
+        try:
+            return write_folder(out_dir, planned, manifest, batch_size=batch_size,
+                                max_znode_bytes=max_znode_bytes, force=force, stages=stages)
         finally:
             planned.unpersist()
-    return manifest
 
 
-def _plan_rdd(sc: SparkContext, topics_path: Path, selection: frozenset[str] | None,
-              ring: placement.BrokerRing, options: placement.PlacementOptions
-              ) -> tuple[RDD[Any], list[ScanResult], int]:
-    """Steps 1 to 4: the placed, encoded moves (persisted and materialised), the scan results and
-    the number of topics placed. Every input error is raised here, before anything is written,
-    in the order ``place`` checks: the file, no topics, unknown topics, each topic."""
+def check_output(out_dir: Path, force: bool, batch_size: int, max_znode_bytes: int) -> None:
+    """The output options, refused before Spark starts."""
+    files.refuse_existing(out_dir, force)
+    plans.batches((), len, ENVELOPE, batch_size, max_znode_bytes)  # refuses bad limits now
+
+
+def selection_of(topics: Sequence[str] | None, empty: str) -> frozenset[str] | None:
+    selection = None if topics is None else frozenset(topics)
+    if selection is not None and not selection:
+        raise InvalidInput(empty)
+    return selection
+
+
+def check_snapshot_folder(cluster_dir: Path, selection: frozenset[str] | None) -> None:
+    """A snapshot folder, and none of the selected topics in flight (the Conflict of the
+    single-machine planners, from the folder's reassigning.jsonl, a few lines read here)."""
+    if not cluster_dir.is_dir():
+        raise InvalidInput(f"{cluster_dir}: the Spark planner reads a snapshot folder "
+                           f"({BROKERS_FILE}, {TOPICS_FILE}); write one with "
+                           "`kadmin cluster snapshot --format dir`")
+    snapshots.require_members(cluster_dir)
+    files.require_regular(cluster_dir / TOPICS_FILE)  # Spark opens it by name
+    path = cluster_dir / snapshots.REASSIGNING_FILE
+    if path.is_file():
+        reassigning = {name: moving for _, name, moving in snapshots.iter_reassigning_jsonl(path)}
+        plans.refuse_moving(reassigning, lambda tp: selection is None or tp.topic in selection,
+                            "no plan is made for their topics")
+
+
+def fingerprints(cluster_dir: Path) -> dict[str, dict[str, Any]]:
+    """Per input file: its size and sha256, so a plan can be matched to the snapshot it came
+    from."""
+    out = {}
+    for name in (BROKERS_FILE, TOPICS_FILE):
+        digest = hashlib.sha256()
+        with (cluster_dir / name).open("rb") as handle:
+            while chunk := handle.read(2**20):
+                digest.update(chunk)
+        out[name] = {"bytes": (cluster_dir / name).stat().st_size, "sha256": digest.hexdigest()}
+    return out
+
+
+class Sorted(NamedTuple):
+    """The selected topics, read and sorted (steps 1 and 2)."""
+
+    lines: RDD[bytes]
+    scans: list[ScanResult]
+    ranged: RDD[tuple[str, TopicAssignment]]
+    """Every Spark partition a contiguous run of topic names in order, sorted inside
+    (computed by the first action on it)."""
+    found: int
+    """Selected topics found."""
+    selected: Broadcast[frozenset[str] | None]
+    source: str
+
+    def check(self, duplicate: str | None, selection: frozenset[str] | None) -> None:
+        """The input errors every planner refuses once it has looked at the sorted topics: a
+        topic on two lines, selected topics the snapshot lacks."""
+        if duplicate is not None:
+            _raise_duplicate(self.lines, duplicate, self.source)
+        if selection is not None and self.found != len(selection):
+            _raise_unknown(self.lines.context.parallelize(sorted(selection))
+                           .subtract(self.ranged.keys()), len(selection) - self.found)
+
+    def release(self) -> None:
+        self.ranged.unpersist()
+        self.selected.unpersist()
+
+
+def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str] | None,
+                  stages: Stages, *, empty: str | None, ranges_at_least: int,
+                  persist: bool = True) -> Sorted:
+    """Steps 1 and 2 (scan, then the range partitioning and sort, left to the first action on
+    ``ranged``) into at least ``ranges_at_least`` Spark partitions, more for big inputs (one
+    per PARTITIONS_PER_TASK). A line that does not parse is raised here; ``empty`` is the error
+    for a snapshot without topics (None: no error). Without ``persist`` (a caller that reads
+    ``ranged`` once) a second read redoes the sort from Spark's shuffle files."""
     source = str(topics_path)
     selected = sc.broadcast(selection)
     splits = max(2 * sc.defaultParallelism, -(-topics_path.stat().st_size // BYTES_PER_SPLIT))
     lines = cast("RDD[bytes]", sc.textFile(  # bytes, not str: use_unicode=False
         topics_path.resolve().as_uri(), minPartitions=splits, use_unicode=False))
-    try:
-        scans = lines.mapPartitionsWithIndex(
-            lambda i, it: scan_split(i, it, selected.value, source)).collect()
-        _raise_bad_line(scans, source)
-        found = sum(s.topics for s in scans)
-        if not found and selection is None:
-            raise InvalidInput("no topics to place")
+    with stages(f"read {topics_path.name}"):
+        scans = lines.mapPartitions(lambda it: scan_split(it, selected.value, source)).collect()
+    _raise_bad_line(scans, source)
+    found = sum(s.topics for s in scans)
+    partitions = sum(s.partitions for s in scans)
+    if not found and selection is None and empty is not None:
+        raise InvalidInput(empty)
+    stages.note(f"{found:,} topic(s) with {partitions:,} partition(s) selected in "
+                f"{topics_path.name}")
+    bounds = range_bounds(scans, max(ranges_at_least, -(-partitions // PARTITIONS_PER_TASK)))
+    ranged = (lines.mapPartitions(lambda it: keyed_topics(it, selected.value, source))
+              .partitionBy(len(bounds) + 1, partial(range_of, bounds))
+              .mapPartitions(sort_run, preservesPartitioning=True))
+    if persist:
+        ranged.persist(StorageLevel.MEMORY_AND_DISK)
+    return Sorted(lines, scans, ranged, found, selected, source)
 
-        bounds = range_bounds(scans, max(sc.defaultParallelism,
-                                         -(-sum(s.partitions for s in scans) // PARTITIONS_PER_TASK)))
-        ranged = (lines.mapPartitions(lambda it: keyed_topics(it, selected.value, source))
-                  .partitionBy(len(bounds) + 1, partial(range_of, bounds))
-                  .mapPartitions(sort_run, preservesPartitioning=True)
-                  .persist(StorageLevel.MEMORY_AND_DISK))
+
+def _placed(sc: SparkContext, chunks: Sorted, selection: frozenset[str] | None,
+            ring: placement.BrokerRing, options: placement.PlacementOptions, stages: Stages
+            ) -> RDD[Any]:
+    """Steps 3 and 4: the placed, encoded moves (persisted and materialised). Every input
+    error is raised before anything is written, in the order ``place`` checks: the file, no
+    topics, unknown topics, each topic."""
+    with stages("sort and count topics"):
+        counts = chunks.ranged.mapPartitions(lambda it: count_run(it, ring.size, options)).collect()
+    chunks.check(next((c.duplicate for c in counts if c.duplicate is not None), None), selection)
+    problem = next((c.problem for c in counts if c.problem is not None), None)
+    if problem is not None:
+        raise InvalidInput(problem)
+    first_counters = placement.topic_offsets([c.partitions for c in counts],
+                                             placement.counter_start(options))
+    shared_ring = sc.broadcast(ring)
+    planned = chunks.ranged.mapPartitionsWithIndex(
+        lambda i, it: place_run(i, it, first_counters, shared_ring.value, options)
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    with stages("place partitions"):
+        planned.count()  # every Spark partition in parallel, before the driver streams them
+    return planned
+
+
+class Stages:
+    """Runs the driver's Spark actions under a name and reports their tasks as they finish,
+    polled from the status tracker (twice a second), so a long action shows it is alive."""
+
+    def __init__(self, sc: SparkContext, progress: Progress | None) -> None:
+        self.sc, self.progress = sc, progress
+        self.started = 0
+
+    def note(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress(PlannerNote(text))
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        if self.progress is None:
+            yield
+            return
+        report = self.progress
+        self.started += 1
+        group = f"kadmin-{self.started}"
+        self.sc.setJobGroup(group, stage)
+        stop = threading.Event()
+
+        def poll() -> None:
+            last = None
+            while not stop.wait(0.5):
+                now = self._tasks(group)
+                if now != last and now[1]:
+                    report(StageProgress(stage, *now))
+                    last = now
+
+        report(StageProgress(stage, 0, 0))
+        watcher = threading.Thread(target=poll, name="kadmin-spark-progress", daemon=True)
+        watcher.start()
         try:
-            counts = ranged.mapPartitions(lambda it: count_run(it, ring.size, options)).collect()
-            duplicate = next((c.duplicate for c in counts if c.duplicate is not None), None)
-            if duplicate is not None:
-                _raise_duplicate(lines, duplicate, source)
-            if selection is not None and found != len(selection):
-                _raise_unknown(sc.parallelize(sorted(selection)).subtract(ranged.keys()),
-                               len(selection) - found)
-            problem = next((c.problem for c in counts if c.problem is not None), None)
-            if problem is not None:
-                raise InvalidInput(problem)
-            first_counters = placement.topic_offsets([c.partitions for c in counts],
-                                                     placement.counter_start(options))
-            shared_ring = sc.broadcast(ring)
-            planned = ranged.mapPartitionsWithIndex(
-                lambda i, it: place_run(i, it, first_counters, shared_ring.value, options)
-            ).persist(StorageLevel.MEMORY_AND_DISK)
-            planned.count()  # every Spark partition in parallel, before the driver streams them
+            yield
         finally:
-            ranged.unpersist()
-    finally:
-        selected.unpersist()
-    return planned, scans, found
+            stop.set()
+            watcher.join()
+            self.sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        done, total = self._tasks(group)
+        report(StageProgress(stage, done, total, finished=True))
+
+    def _tasks(self, group: str) -> tuple[int, int]:
+        tracker = self.sc.statusTracker()
+        done = total = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job_info = tracker.getJobInfo(job_id)
+            for stage_id in job_info.stageIds if job_info else ():
+                info = tracker.getStageInfo(stage_id)
+                # stages that never ran (skipped: their output is cached) do not count
+                if info is not None and info.numActiveTasks + info.numCompletedTasks:
+                    done += info.numCompletedTasks
+                    total += info.numTasks
+        return done, total
 
 
 def _raise_bad_line(scans: Sequence[ScanResult], source: str) -> None:
@@ -475,12 +631,34 @@ def _raise_unknown(missing: RDD[str], count: int) -> None:
                        tuple(f"unknown topic {t}" for t in shown))
 
 
+class Documented(Protocol):
+    def document(self) -> dict[str, Any]: ...
+
+
+M = TypeVar("M", bound=Documented)
+
+
+def write_folder(out_dir: Path, planned: RDD[Any], manifest: Callable[[Sequence[BatchFile],
+                                                                       Sequence[Any]], M],
+                 *, batch_size: int, max_znode_bytes: int, force: bool, stages: Stages) -> M:
+    """Step 5 into a new folder, atomically: the batch files, then ``manifest`` (made of the
+    batch files and the trailing records of every Spark partition) as manifest.json."""
+    with stages("write batch files"), files.atomic_dir(out_dir, force=force) as folder:
+        written, trailers = _write_batches(planned, folder, batch_size, max_znode_bytes)
+        result = manifest(written, trailers)
+        files.atomic_write_json(folder / MANIFEST_FILE, result.document())
+    stages.note(f"{sum(b.partitions for b in written):,} partition(s) in {len(written):,} "
+                f"batch file(s)")
+    return result
+
+
 def _write_batches(planned: RDD[Any], folder: Path, batch_size: int, max_znode_bytes: int
-                   ) -> tuple[list[BatchFile], PlaceTotals]:
+                   ) -> tuple[list[BatchFile], list[Any]]:
     """Step 5: stream the encoded moves in order, cut them with ``plans.batches``, write each
-    batch as soon as it is final."""
+    batch as soon as it is final. Records that are not tuples of entries (each Spark
+    partition's totals) are returned in order."""
     written: list[BatchFile] = []
-    totals = PlaceTotals(0, 0, 0, 0, Counter(), Counter(), Counter(), Counter())
+    trailers: list[Any] = []
     window: list[bytes] = []
 
     def cut(final: bool) -> list[bytes]:
@@ -493,14 +671,14 @@ def _write_batches(planned: RDD[Any], folder: Path, batch_size: int, max_znode_b
         return list(batches[done]) if done < len(batches) else []
 
     for record in planned.toLocalIterator(prefetchPartitions=True):
-        if isinstance(record, PlaceTotals):
-            totals = totals.plus(record)
+        if not isinstance(record, tuple) or isinstance(record, PlaceTotals):
+            trailers.append(record)
         else:
             window.extend(record)
             if len(window) >= WINDOW_ENTRIES:
                 window = cut(final=False)
     cut(final=True)
-    return written, totals
+    return written, trailers
 
 
 def _entry_label(entry: bytes) -> TopicPartition:
@@ -533,25 +711,6 @@ def _stats(totals: PlaceTotals, scans: Sequence[ScanResult],
         tuple(plans.BrokerLoad(b, before_r[b], after_r[b], before_l[b], after_l[b]) for b in ids))
 
 
-def _check_snapshot_folder(cluster_dir: Path) -> None:
-    if not cluster_dir.is_dir():
-        raise InvalidInput(f"{cluster_dir}: the Spark planner reads a snapshot folder "
-                           f"({BROKERS_FILE}, {TOPICS_FILE}); write one with "
-                           "`kadmin cluster snapshot --format dir`")
-    snapshots.require_members(cluster_dir)
-    files.require_regular(cluster_dir / TOPICS_FILE)  # Spark opens it by name
-
-
-def _refuse_moving(cluster_dir: Path, selection: frozenset[str] | None) -> None:
-    """The Conflict of ``plan generate`` for selected topics with partitions in flight (the
-    folder's reassigning.jsonl, a few lines read on the driver)."""
-    path = cluster_dir / snapshots.REASSIGNING_FILE
-    if path.is_file():
-        reassigning = {name: moving for _, name, moving in snapshots.iter_reassigning_jsonl(path)}
-        plans.refuse_moving(reassigning, lambda tp: selection is None or tp.topic in selection,
-                            "no plan is made for their topics")
-
-
 def _target_brokers(cluster_brokers: Mapping[int, Broker], ids: Sequence[int] | None
                     ) -> list[Broker]:
     if ids is None:
@@ -563,25 +722,18 @@ def _target_brokers(cluster_brokers: Mapping[int, Broker], ids: Sequence[int] | 
     return [cluster_brokers[b] for b in ids]
 
 
-def _fingerprint(path: Path) -> dict[str, Any]:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(2**20):
-            digest.update(chunk)
-    return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
-
-
-# --- output folder ------------------------------------------------------------------------------
-
-
 # --- Spark --------------------------------------------------------------------------------------
 
 
 @contextmanager
-def spark_session(master: str | None = "local[*]") -> Iterator[SparkSession]:
-    """The active session, left running; or a new quiet one, stopped at the end.
+def spark_session(master: str | None = "local[*]", verbose: bool = False
+                  ) -> Iterator[SparkSession]:
+    """The active session, left running; or a new one, stopped at the end.
 
-    ``master`` None leaves the choice to the launcher (spark-submit's ``--master``)."""
+    ``master`` None leaves the choice to the launcher (spark-submit's ``--master``). Unless
+    ``verbose``, a JVM this starts writes its output (log4j's WARN lines and the JVM's own
+    notices) to an unnamed temporary file instead of the terminal: kadmin reports the progress
+    itself, and errors reach the driver as exceptions anyway."""
     active = SparkSession.getActiveSession()
     if active is not None:
         yield active
@@ -589,24 +741,27 @@ def spark_session(master: str | None = "local[*]") -> Iterator[SparkSession]:
     if (master or "local").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         # local workers must run this interpreter (and see its packages), not `python3` on PATH
         os.environ["PYSPARK_PYTHON"] = sys.executable
-    builder = (SparkSession.builder.appName("kadmin-plan")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false"))
+    conf = (SparkConf().setAppName("kadmin").set("spark.ui.enabled", "false")
+            .set("spark.ui.showConsoleProgress", "false"))
     if master:
-        builder = builder.master(master)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    spark.conf.set("spark.sql.shuffle.partitions", str(2 * spark.sparkContext.defaultParallelism))
-    try:
-        yield spark
-    finally:
-        spark.stop()
+        conf.setMaster(master)
+    with tempfile.TemporaryFile() as log:
+        gateway = None if verbose else launch_gateway(
+            conf, popen_kwargs={"stdout": log, "stderr": log})
+        spark = SparkSession(SparkContext(conf=conf, gateway=gateway))
+        spark.sparkContext.setLogLevel("WARN")
+        spark.conf.set("spark.sql.shuffle.partitions",
+                       str(2 * spark.sparkContext.defaultParallelism))
+        try:
+            yield spark
+        finally:
+            spark.stop()
 
 
 _shipped: set[str] = set()
 
 
-def _ship_kadmin(sc: SparkContext) -> None:
+def ship_kadmin(sc: SparkContext) -> None:
     """Add a zip of this kadmin package to the job so executors import the driver's code."""
     key = sc.applicationId
     if key in _shipped:
@@ -630,15 +785,17 @@ def _launcher_master() -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``spark-submit kadmin/spark/job.py --cluster DIR --all-topics --out DIR``: the options of
-    ``kadmin spark plan``, which this runs. Without ``--master``, spark-submit's master is used."""
+    """``spark-submit kadmin/spark/job.py [plan|rebalance] --cluster DIR ... --out DIR``: the
+    options of ``kadmin spark plan`` (the default) or ``kadmin spark rebalance``, which this
+    runs. Without ``--master``, spark-submit's master is used."""
     from kadmin.cli.app import main as cli_main  # the CLI stays out of the executors' imports
 
     args = list(sys.argv[1:] if argv is None else argv)
+    command = args.pop(0) if args and args[0] in ("plan", "rebalance") else "plan"
     master = _launcher_master()
     if master and not any(a == "--master" or a.startswith("--master=") for a in args):
         args += ["--master", master]
-    cli_main(["spark", "plan", *args])
+    cli_main(["spark", command, *args])
 
 
 if __name__ == "__main__":

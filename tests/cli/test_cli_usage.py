@@ -47,6 +47,14 @@ import pytest
       "--jute-maxbuffer", "2000000"], "kadmin: error: --max-znode-bytes 2,000,000 is more "),
     (["spark", "plan", "--cluster", "snap", "--all-topics", "--out", "o",
       "--max-znode-bytes", "1048000"], "kadmin: error: --max-znode-bytes 1,048,000 is more "),
+    (["spark", "rebalance", "--cluster", "snap", "--out", "-"],
+     "kadmin: error: Invalid value for '--out': '-' (stdout) is not possible here"),
+    (["spark", "rebalance", "--cluster", "snap", "--out", "o", "--max-znode-bytes", "1048000"],
+     "kadmin: error: --max-znode-bytes 1,048,000 is more "),
+    (["spark", "rebalance", "--cluster", "snap", "--out", "o", "--topics", "a",
+      "--all-topics"], "kadmin: error: choose exactly one of --topics, --topics-file and "),
+    (["spark", "rebalance", "--cluster", "snap", "--out", "o", "--max-moves", "-1"],
+     "kadmin: error: Invalid value for '--max-moves': "),
 ])
 def test_a_usage_error_is_one_line_and_exit_2(kadmin, tmp_path: Path, args: list[str],
                                               line: str) -> None:

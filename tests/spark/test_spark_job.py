@@ -15,12 +15,11 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyspark
 import pytest
-from pyspark.sql import SparkSession
 
 from kadmin import placement, plans, snapshots
 from kadmin.cli.execute import load_reassignment
@@ -45,12 +44,6 @@ BATCH_SIZE = 37
 MAX_BYTES = 2_500
 DEAD_BROKER = 99
 """Holds replicas in the snapshot but is not registered: it must count in the stats."""
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    with job.spark_session("local[2]") as session:
-        yield session
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,371 @@
+"""How the Spark driver shares one balancing quota among chunks of topics. Pure; no Spark here,
+so every rule below is tested on small matrices in one process.
+
+The balancing core (:mod:`kadmin.balance`) meets a quota with the fewest moves over the
+partitions it is given. A Spark task holds one chunk of topics, so the driver must say how many
+units each chunk gives from and takes into each broker, such that the chunks' plans add up to
+the single-machine result: the counts end balanced and the moves equal the lower bound.
+
+1. The end state is fixed first (:func:`fixed_quota`): every broker of a group ends on
+   ``floor`` or ``floor + 1``, the ceilings going to the brokers that hold the most (spec
+   section 7's choice, the one the bound is defined with). So every unit is mandatory and
+   ``sum(give) == sum(take) == lower bound``: no optional unit is left whose use two chunks
+   could each decide on their own.
+2. That quota is split over the chunks (:func:`split`): each broker's gives in proportion to
+   the replicas it holds in each chunk, each broker's takes in proportion to the chunk's
+   partitions it is not in; then a max flow over the small chunks x brokers matrix shifts
+   units between chunks until every chunk gives exactly as much as it takes (a move stays in
+   its partition), never more than a chunk holds or has room for. Such a split exists whenever
+   a balanced plan at the bound does (that plan, cut by chunk, is one), and the max flow finds
+   one from any start.
+3. Each task meets its chunk's quota with ``move_replicas(single_copies=True)``: one copy per
+   unit, so its moves equal the units it met. A chunk can fail units that its counts allowed
+   (every partition of a giver may already hold every broker that has room); the driver sees
+   which from the counts the task returns, and :func:`meet` splits what is left again, over
+   the chunks that have not failed those brokers, with their updated counts, until all is met.
+
+Why the moves still equal the bound: in every round a broker only gives if it must give in the
+end state and only takes if it must take, and every unit met costs exactly one copy; so no
+replica is copied twice or copied back, and the copies add up to the units, the bound.
+
+Leaders go the same way over the replica lists after the moves (a leadership can move to any
+replica of its partition, and a chain of handovers inside a chunk costs no data).
+
+Rounds can leave a few units that no chunk meets on its own: those need a chain through
+partitions of two chunks, or another choice of which brokers end on the ceiling (the
+single-machine search keeps that choice open). :mod:`kadmin.spark.chunks` solves that tail on
+the driver over a bounded sample of the partitions concerned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from kadmin.balance.metrics import Balance
+from kadmin.balance.targets import Group, Quota, groups_of, quota
+
+MAX_ROUNDS = 8
+"""Rounds of tasks before the driver hands what is left to the tail. Each round either meets
+units or rules a broker out of a chunk, so few are ever needed."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What the driver knows of one chunk for one kind of unit (replicas, or leaderships)."""
+
+    held: Mapping[int, int]
+    """Units per broker."""
+    places: Mapping[int, int]
+    """Per broker, the partitions of the chunk that could hold one of its units; brokers not
+    listed: ``size`` (a replica fits any partition, a leadership only the broker's own)."""
+    size: int = 0
+
+    def room(self, b: int) -> int:
+        """Units ``b`` could still take in this chunk."""
+        return self.places.get(b, self.size) - self.held.get(b, 0)
+
+
+def fixed_quota(counts: Mapping[int, int], groups: Sequence[Group], outside: Mapping[int, int]
+                ) -> Quota:
+    """The quota of :func:`kadmin.balance.targets.quota` with the end state chosen: in each
+    group the ``total mod size`` ceilings go to the brokers that hold the most (then the lowest
+    id). Every unit is mandatory, and gives equal takes."""
+    give = {b: n for b, n in outside.items() if n > 0}
+    take: dict[int, int] = {}
+    for group in groups:
+        ceilings = group.total - group.floor * len(group.brokers)
+        ranked = sorted(group.brokers, key=lambda b: (-counts.get(b, 0), b))
+        for i, b in enumerate(ranked):
+            end = group.floor + (i < ceilings)
+            held = counts.get(b, 0)
+            if held > end:
+                give[b] = held - end
+            elif held < end:
+                take[b] = end - held
+    return Quota(give, take, frozenset(), frozenset())
+
+
+def replica_quota(counts: Mapping[int, int], targets: Collection[int],
+                  rack_of: Mapping[int, str] | None, *, fixed: bool = False) -> Quota:
+    """The quota of replicas from the replicas per broker of every selected topic, as
+    ``plan rebalance`` states it (its ``units`` are the lower bound of moves); ``fixed``: with
+    the end state chosen (:func:`fixed_quota`)."""
+    inside = {b: counts.get(b, 0) for b in targets}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    groups = groups_of(targets, inside, outside, rack_of)
+    return (fixed_quota if fixed else quota)(inside, groups, outside)
+
+
+def leader_quota(leaders: Mapping[int, int], targets: Collection[int], partitions: int, *,
+                 fixed: bool = False) -> Quota:
+    """The quota of preferred leaders: one group of every target broker, as
+    :func:`kadmin.balance.rebalance.leader_quota` (a leadership costs no disk)."""
+    inside = {b: leaders.get(b, 0) for b in targets}
+    outside = {b: n for b, n in leaders.items() if b not in inside}
+    groups = [Group(tuple(sorted(targets)), partitions)]
+    return (fixed_quota if fixed else quota)(inside, groups, outside)
+
+
+# --- splitting ----------------------------------------------------------------------------------
+
+
+def apportion(total: int, weights: Sequence[int]) -> list[int]:
+    """``total`` in whole shares proportional to ``weights`` (largest remainders, ties to the
+    first), no share above its weight; the weights in full when they add up to less."""
+    whole = sum(weights)
+    if whole <= total:
+        return list(weights)
+    shares = [total * w // whole for w in weights]
+    order = sorted(range(len(weights)), key=lambda i: (-(total * weights[i] % whole), i))
+    for i in order[:total - sum(shares)]:
+        shares[i] += 1
+    return shares
+
+
+def split(give: Mapping[int, int], take: Mapping[int, int], chunks: Sequence[Chunk],
+          banned: Collection[tuple[int, int]] = ()) -> list[Quota | None]:
+    """Per chunk, the units to give from and take into each broker (None: nothing to do).
+
+    Every chunk gives exactly as many units as it takes, no more than it holds of a broker and
+    no more into a broker than it has room for, and never from or into a broker of a pair
+    ``(chunk index, broker)`` in ``banned``. What cannot be placed so is left out (the shares
+    add up to less than ``give`` and ``take``)."""
+    n = len(chunks)
+
+    def caps(units: Mapping[int, int], cap: Callable[[Chunk, int], int]
+             ) -> list[dict[int, int]]:
+        out: list[dict[int, int]] = [{} for _ in chunks]
+        for b in sorted(units):
+            column = [0 if (c, b) in banned else max(0, cap(chunk, b))
+                      for c, chunk in enumerate(chunks)]
+            for c, units_c in enumerate(column):
+                if units_c:
+                    out[c][b] = units_c
+        return out
+
+    give_caps = caps(give, lambda chunk, b: chunk.held.get(b, 0))
+    take_caps = caps(take, Chunk.room)
+    gives = _proportional(give, give_caps, n)
+    takes = _proportional(take, take_caps, n)
+    _level(gives, takes, give_caps, take_caps)
+    quotas: list[Quota | None] = []
+    for g, t in zip(gives, takes, strict=True):
+        g = {b: k for b, k in g.items() if k}
+        t = {b: k for b, k in t.items() if k}
+        quotas.append(Quota(g, t, frozenset(), frozenset()) if g else None)
+    return quotas
+
+
+def _proportional(units: Mapping[int, int], caps: Sequence[Mapping[int, int]], n: int
+                  ) -> list[dict[int, int]]:
+    shares: list[dict[int, int]] = [{} for _ in range(n)]
+    for b in sorted(units):
+        for c, share in enumerate(apportion(units[b], [caps[c].get(b, 0) for c in range(n)])):
+            if share:
+                shares[c][b] = share
+    return shares
+
+
+def _level(gives: list[dict[int, int]], takes: list[dict[int, int]],
+           give_caps: Sequence[Mapping[int, int]], take_caps: Sequence[Mapping[int, int]]
+           ) -> None:
+    """Make every chunk give as much as it takes, in place: a max flow carries each surplus
+    (gives over takes) to chunks short of gives, one unit of flow being a give shifted from one
+    chunk to another (through a giver) or a take shifted the other way (through a taker). The
+    flow a max flow cannot carry is cut: the surplus chunk gives less, the short one takes
+    less."""
+    n = len(gives)
+    givers = sorted({b for row in give_caps for b in row})
+    takers = sorted({b for row in take_caps for b in row})
+    giver_node = {b: 2 + n + i for i, b in enumerate(givers)}
+    taker_node = {b: 2 + n + len(givers) + i for i, b in enumerate(takers)}
+    flow = _MaxFlow(2 + n + len(givers) + len(takers))
+    source, sink = 0, 1
+    shifts: list[tuple[int, int, int, int]] = []
+    """(edge, chunk, broker, +1 give / -1 take / +2 give back / -2 take back)"""
+    for c in range(n):
+        excess = sum(gives[c].values()) - sum(takes[c].values())
+        if excess > 0:
+            flow.add(source, 2 + c, excess)
+        elif excess < 0:
+            flow.add(2 + c, sink, -excess)
+        for b, cap in give_caps[c].items():
+            held = gives[c].get(b, 0)
+            if held:
+                shifts.append((flow.add(2 + c, giver_node[b], held), c, b, -1))
+            if cap > held:
+                shifts.append((flow.add(giver_node[b], 2 + c, cap - held), c, b, 1))
+        for b, cap in take_caps[c].items():
+            held = takes[c].get(b, 0)
+            if cap > held:
+                shifts.append((flow.add(2 + c, taker_node[b], cap - held), c, b, 2))
+            if held:
+                shifts.append((flow.add(taker_node[b], 2 + c, held), c, b, -2))
+    flow.run(source, sink)
+    for edge, c, b, kind in shifts:
+        units = flow.flow(edge)
+        if not units:
+            continue
+        row = gives[c] if abs(kind) == 1 else takes[c]
+        row[b] = row.get(b, 0) + (units if kind > 0 else -units)
+    for c in range(n):  # what no flow could carry
+        excess = sum(gives[c].values()) - sum(takes[c].values())
+        row = gives[c] if excess > 0 else takes[c]
+        for b in sorted(row, key=lambda b: (-row[b], b)):
+            if not excess:
+                break
+            cut = min(row[b], abs(excess))
+            row[b] -= cut
+            excess += cut if excess < 0 else -cut
+
+
+class _MaxFlow:
+    """Dinic's algorithm on integer capacities; edges in insertion order (deterministic)."""
+
+    def __init__(self, nodes: int) -> None:
+        self.adjacent: list[list[int]] = [[] for _ in range(nodes)]
+        self.head: list[int] = []
+        self.capacity: list[int] = []
+        self.initial: list[int] = []
+
+    def add(self, a: int, b: int, capacity: int) -> int:
+        """An edge ``a -> b`` (and its residual twin); returns its id."""
+        edge = len(self.head)
+        self.head += [b, a]
+        self.capacity += [capacity, 0]
+        self.initial += [capacity, 0]
+        self.adjacent[a].append(edge)
+        self.adjacent[b].append(edge + 1)
+        return edge
+
+    def flow(self, edge: int) -> int:
+        return self.initial[edge] - self.capacity[edge]
+
+    def run(self, source: int, sink: int) -> int:
+        total = 0
+        while True:
+            level = self._levels(source, sink)
+            if level is None:
+                return total
+            current = [0] * len(self.adjacent)
+            while pushed := self._push(source, sink, level, current):
+                total += pushed
+
+    def _levels(self, source: int, sink: int) -> list[int] | None:
+        level = [-1] * len(self.adjacent)
+        level[source] = 0
+        frontier = [source]
+        while frontier:
+            following = []
+            for a in frontier:
+                for edge in self.adjacent[a]:
+                    b = self.head[edge]
+                    if self.capacity[edge] and level[b] < 0:
+                        level[b] = level[a] + 1
+                        following.append(b)
+            frontier = following
+        return level if level[sink] >= 0 else None
+
+    def _push(self, source: int, sink: int, level: list[int], current: list[int]) -> int:
+        """One augmenting path along rising levels (iterative depth-first search with a
+        current arc per node), its bottleneck pushed; 0 when none is left."""
+        path: list[int] = []
+        a = source
+        while True:
+            if a == sink:
+                pushed = min(self.capacity[e] for e in path)
+                for e in path:
+                    self.capacity[e] -= pushed
+                    self.capacity[e ^ 1] += pushed
+                return pushed
+            edges = self.adjacent[a]
+            while current[a] < len(edges):
+                e = edges[current[a]]
+                if self.capacity[e] and level[self.head[e]] == level[a] + 1:
+                    break
+                current[a] += 1
+            else:
+                if not path:
+                    return 0
+                level[a] = -1  # a dead end for the rest of the phase
+                e = path.pop()
+                a = self.head[e ^ 1]
+                current[a] += 1
+                continue
+            path.append(e)
+            a = self.head[e]
+
+
+# --- rounds -------------------------------------------------------------------------------------
+
+
+Round = Callable[[Sequence[Quota | None]], Sequence[Mapping[int, int] | None]]
+"""Runs one round of tasks: per chunk its quota (None: nothing to do); returns per chunk the units
+per broker after the round (None for chunks that had nothing to do)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    chunks: tuple[Chunk, ...]
+    """The chunks' counts after the last round."""
+    rounds: int
+    unmet: int
+    """Units of the quota no round met."""
+
+
+def meet(total: Quota, chunks: Sequence[Chunk], run: Round) -> Outcome:
+    """Meet ``total`` (every unit mandatory) in rounds of per-chunk quotas: after each round,
+    what the chunks missed is split again, each chunk no longer asked for the brokers it
+    missed, until all is met or no chunk is left to ask."""
+    give, take = dict(total.give), dict(total.take)
+    state = list(chunks)
+    banned: set[tuple[int, int]] = set()
+    rounds = 0
+    while rounds < MAX_ROUNDS and (any(give.values()) or any(take.values())):
+        quotas = split(give, take, state, banned)
+        if not any(quotas):
+            break
+        after = run(quotas)
+        rounds += 1
+        for c, (share, held) in enumerate(zip(quotas, after, strict=True)):
+            if share is None or held is None:
+                continue
+            before = state[c].held
+            for b, units in share.give.items():
+                met = before.get(b, 0) - held.get(b, 0)
+                give[b] -= met
+                if met < units:
+                    banned.add((c, b))
+            for b, units in share.take.items():
+                met = held.get(b, 0) - before.get(b, 0)
+                take[b] -= met
+                if met < units:
+                    banned.add((c, b))
+            state[c] = replace(state[c], held=dict(held))
+    return Outcome(tuple(state), rounds, max(sum(give.values()), sum(take.values())))
+
+
+def budgets(budget: int, moves: Sequence[int]) -> list[int]:
+    """A plan-wide budget of moves shared among chunks in proportion to their moves; each chunk
+    keeps the changes that relieve its most loaded brokers first, and their loads are in
+    proportion to the whole cluster's, so the most loaded are relieved first overall."""
+    return apportion(budget, list(moves))
+
+
+def merged(parts: Sequence[Balance]) -> Balance:
+    """The balance of all chunks from each chunk's (chunks in topic order): counts add up, and
+    the worst topic is the first of the worst, as over one table."""
+    replicas: dict[int, int] = {}
+    leaders: dict[int, int] = {}
+    worst: tuple[int, str | None] = (0, None)
+    for part in parts:
+        for b, n in part.replicas.items():
+            replicas[b] = replicas.get(b, 0) + n
+        for b, n in part.leaders.items():
+            leaders[b] = leaders.get(b, 0) + n
+        if part.worst_topic is not None and (worst[1] is None
+                                             or part.worst_topic_spread > worst[0]):
+            worst = (part.worst_topic_spread, part.worst_topic)
+    return Balance(replicas, leaders, sum(p.elsewhere for p in parts), worst[1], worst[0])
+

@@ -1,0 +1,320 @@
+"""Rebalancing in chunks (the Spark job's functional core) against the single-machine rebalance:
+the quota split on small matrices, and whole plans over chunks held in a list."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Collection, Sequence
+from itertools import pairwise
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from kadmin.balance.metrics import balance, replica_moves
+from kadmin.balance.rebalance import rebalance, replica_quota
+from kadmin.balance.replicas import move_replicas
+from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import Group, quota
+from kadmin.model import Replicas, TopicAssignment
+from kadmin.spark import quotas
+from kadmin.spark.chunks import Context, Counts, Part, Picked, Step, plan
+from kadmin.spark.quotas import Chunk, apportion, fixed_quota, split
+from kadmin.synthetic import synthetic_cluster
+
+
+class ListParts:
+    """The chunks in a list: what the Spark job keeps in an RDD, one chunk per Spark partition."""
+
+    def __init__(self, tables: Sequence[PartitionTable], context: Context) -> None:
+        self.parts = [Part(t, {}) for t in tables]
+        self.context = context
+        self.labels: list[str] = []
+
+    def apply(self, steps: Sequence[Step | None], label: str) -> list[Counts | None]:
+        self.labels.append(label)
+        out: list[Counts | None] = []
+        for c, step in enumerate(steps):
+            if step is not None:
+                self.parts[c] = self.parts[c].step(step, self.context)
+            out.append(None if step is None else self.parts[c].counts())
+        return out
+
+    def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
+        return [p.picked(brokers, limit) for p in self.parts]
+
+    def replicas(self) -> list[Replicas]:
+        return [r for p in self.parts for r in p.replicas()]
+
+
+def chunked(topics: dict[str, TopicAssignment], cuts: Sequence[int]) -> list[PartitionTable]:
+    """The topics in name order, cut into chunks before the given positions."""
+    names = sorted(topics)
+    bounds = [0, *sorted(set(cuts) - {0}), len(names)]
+    return [PartitionTable.from_topics(topics, names[a:b]) for a, b in pairwise(bounds) if a < b]
+
+
+def run_chunked(tables: Sequence[PartitionTable], targets: Sequence[int],
+                rack_of: dict[int, str] | None = None, **options: object
+                ) -> tuple[ListParts, object]:
+    context = Context(tuple(targets), rack_of)
+    parts = ListParts(tables, context)
+    return parts, plan(parts, [p.counts() for p in parts.parts], context, **options)  # type: ignore[arg-type]
+
+
+def check_valid(before: Sequence[Replicas], after: Sequence[Replicas], targets: Collection[int],
+                rack_of: dict[int, str] | None) -> None:
+    for old, new in zip(before, after, strict=True):
+        assert len(new) == len(old) == len(set(new))
+        assert set(new) <= set(targets)
+        if rack_of:
+            assert len({rack_of[b] for b in new}) >= len({rack_of[b] for b in old})
+
+
+# --- splitting ----------------------------------------------------------------------------------
+
+
+@given(st.integers(0, 60), st.lists(st.integers(0, 20), max_size=6))
+def test_apportion_is_proportional_and_capped(total: int, weights: list[int]) -> None:
+    shares = apportion(total, weights)
+    assert sum(shares) == min(total, sum(weights))
+    assert all(0 <= s <= w for s, w in zip(shares, weights, strict=True))
+    if sum(weights) > total:
+        assert all(abs(s - total * w / sum(weights)) < 1 for s, w in zip(shares, weights,
+                                                                         strict=True))
+
+
+@st.composite
+def feasible_splits(draw: st.DrawFn) -> tuple[list[Chunk], dict[int, int], dict[int, int]]:
+    """Chunks with replica counts, and a quota made of per-chunk shares that respect them: a
+    split exists by construction."""
+    brokers = draw(st.integers(2, 6))
+    givers = set(draw(st.lists(st.integers(0, brokers - 1), min_size=1, unique=True)))
+    chunks, give, take = [], Counter[int](), Counter[int]()
+    for _ in range(draw(st.integers(1, 5))):
+        size = draw(st.integers(1, 12))
+        held = {b: draw(st.integers(0, size)) for b in range(brokers)}
+        chunks.append(Chunk(held, {}, size))
+        gives = {b: draw(st.integers(0, held[b])) for b in givers}
+        room = {b: size - held[b] for b in range(brokers) if b not in givers}
+        units = sum(gives.values())
+        if sum(room.values()) < units:
+            continue
+        for b in sorted(room):  # the takes: as many as the gives, within the room
+            t = min(room[b], units)
+            take[b] += t
+            units -= t
+        give.update(gives)
+    return chunks, dict(give), dict(take)
+
+
+@settings(max_examples=300, deadline=None)
+@given(feasible_splits())
+def test_split_finds_a_split_whenever_one_exists(case) -> None:
+    chunks, give, take = case
+    shares = split(give, take, chunks)
+    got_give, got_take = Counter[int](), Counter[int]()
+    for chunk, share in zip(chunks, shares, strict=True):
+        if share is None:
+            continue
+        assert sum(share.give.values()) == sum(share.take.values())
+        assert all(0 < n <= chunk.held.get(b, 0) for b, n in share.give.items())
+        assert all(0 < n <= chunk.room(b) for b, n in share.take.items())
+        assert not share.spare_give and not share.spare_take
+        got_give.update(share.give)
+        got_take.update(share.take)
+    assert got_give == Counter(give) and got_take == Counter(take)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.integers(0, 4), st.integers(0, 6)), min_size=1, max_size=4),
+       st.dictionaries(st.integers(0, 2), st.integers(1, 9)),
+       st.dictionaries(st.integers(3, 4), st.integers(1, 9)),
+       st.sets(st.tuples(st.integers(0, 3), st.integers(0, 4))))
+def test_split_never_asks_more_than_a_chunk_can(held, give, take, banned) -> None:
+    chunks = [Chunk(h, {}, 6) for h in held]
+    for c, (chunk, share) in enumerate(zip(chunks, split(give, take, chunks, banned),
+                                           strict=True)):
+        if share is None:
+            continue
+        assert sum(share.give.values()) == sum(share.take.values())
+        assert all(n <= chunk.held.get(b, 0) and (c, b) not in banned
+                   for b, n in share.give.items())
+        assert all(n <= chunk.room(b) and (c, b) not in banned for b, n in share.take.items())
+
+
+@given(st.dictionaries(st.integers(0, 7), st.integers(0, 30), min_size=1),
+       st.dictionaries(st.integers(8, 9), st.integers(0, 10)))
+def test_the_fixed_end_state_costs_the_lower_bound(counts, outside) -> None:
+    targets = sorted(counts)
+    group = Group(tuple(targets), sum(counts.values()) + sum(outside.values()))
+    fixed = fixed_quota(counts, [group], outside)
+    assert sum(fixed.give.values()) == sum(fixed.take.values()) \
+        == quota(counts, [group], outside).units
+    end = {b: counts[b] - fixed.give.get(b, 0) + fixed.take.get(b, 0) for b in targets}
+    assert max(end.values()) - min(end.values()) <= 1
+    assert set(fixed.give).isdisjoint(fixed.take)
+
+
+def test_single_copies_stop_before_a_unit_would_cost_two() -> None:
+    """Draining broker 0 here needs 7 moves for a bound of 6 (see test_balance): one copy per
+    unit meets 5 units with 5 moves and leaves the rest for another chunk."""
+    parts = [(1, 0), (2,), (0, 1), (0,), (0, 2), (2,), (0, 1), (0, 1), (2,)]
+    table = PartitionTable.of([("t", dict(enumerate(parts)))])
+    wanted = replica_quota(parts, [1, 2], None)
+    final, unmet = move_replicas(table, [1, 2], wanted, single_copies=True)
+    assert unmet > 0 and replica_moves(parts, final) == wanted.units - unmet
+    final, unmet = move_replicas(table, [1, 2], wanted)
+    assert unmet == 0 and replica_moves(parts, final) == 7
+
+
+# --- whole plans over chunks --------------------------------------------------------------------
+
+
+CLUSTERS = {  # old brokers, new brokers, drained, replication factor
+    "new brokers": (12, 4, None, 3),
+    "drain": (10, 0, 3, 3),
+    "skew": (16, 0, None, 2),
+    "mixed rf": (9, 2, None, 0),
+    "equal racks": (12, 3, None, 3),
+}
+
+
+def realistic(name: str) -> tuple[dict[str, TopicAssignment], list[int], dict[int, str] | None]:
+    old, new, drained, rf = CLUSTERS[name]
+    topics = dict(synthetic_cluster(old, 90, 8, rf or 3, seed=old).topics)
+    if not rf:  # replication factors 1 to 4 across topics
+        rng = random.Random(5)
+        topics = {t: {p: tuple(rng.sample(range(old), rng.randint(1, 4))) for p in parts}
+                  for t, parts in topics.items()}
+    targets = [b for b in range(old + new) if b != drained]
+    rack_of = {b: f"r{b % 3}" for b in range(old + new)} if name == "equal racks" else None
+    return topics, targets, rack_of
+
+
+@pytest.mark.parametrize("name", CLUSTERS)
+def test_chunks_plan_what_one_machine_plans(name: str) -> None:
+    topics, targets, rack_of = realistic(name)
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, rack_of)
+    parts, result = run_chunked(chunked(topics, range(0, 90, 13)), targets, rack_of)
+    after = parts.replicas()
+    figures = balance(after, whole.topic_of, whole.topics, targets)
+    assert result.lower_bound == single.lower_bound > 0
+    assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves \
+        == single.lower_bound
+    assert result.unplaced == 0 and not result.partial
+    assert figures.replica_spread <= 1 and figures.leader_spread <= 1
+    check_valid(whole.replicas, after, targets, rack_of)
+    assert parts.labels[0] == "replica moves, round 1"
+
+
+@st.composite
+def small_clusters(draw: st.DrawFn) -> tuple[dict[str, TopicAssignment], list[int], list[int]]:
+    """Few partitions, skewed or not, replication factors 1 to 4, some brokers drained, cut
+    into chunks anywhere: the shapes where a chunk's share fails most often."""
+    n = draw(st.integers(4, 7))
+    everyone = list(range(n + draw(st.integers(0, 2))))
+    targets = draw(st.one_of(st.just(everyone), st.lists(
+        st.sampled_from(everyone), min_size=4, max_size=len(everyone), unique=True).map(sorted)))
+    pool = st.sampled_from([b for b in range(n) for _ in range((b + 1) ** 2)])
+    topics: dict[str, TopicAssignment] = {}
+    for t in range(draw(st.integers(2, 4))):
+        count = draw(st.integers(1, 8))
+        topics[f"t{t}"] = {p: tuple(draw(st.lists(pool, min_size=rf, max_size=rf, unique=True)))
+                           for p in range(count)
+                           for rf in [draw(st.integers(1, min(4, len(targets))))]}
+    cuts = draw(st.lists(st.integers(1, len(topics) - 1), max_size=3))
+    return topics, targets, cuts
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_clusters())
+def test_chunked_moves_equal_the_single_machine_moves(case) -> None:
+    topics, targets, cuts = case
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, leaders=False)
+    assume(single.unplaced == 0)
+    parts, result = run_chunked(chunked(topics, cuts), targets, leaders=False)
+    after = parts.replicas()
+    check_valid(whole.replicas, after, targets, None)
+    assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves
+    assert result.unplaced == 0
+    assert balance(after, whole.topic_of, whole.topics, targets).replica_spread <= 1
+
+
+def test_a_chunk_that_misses_its_share_hands_it_back() -> None:
+    """The proportional split asks chunk t2 for a move its one partition cannot make with one
+    copy; the next round places it in another chunk, and the moves still equal the bound."""
+    topics = {"t0": {0: (2,), 1: (2, 1, 0), 2: (2, 1), 3: (2,)}, "t1": {0: (1,), 1: (2, 1, 0)},
+              "t2": {0: (2,)}}
+    targets = [0, 1, 2]
+    tables = chunked(topics, [1, 2])
+    first = split(*_totals(tables, targets), [Chunk(Part(t, {}).counts().replicas, {}, len(t))
+                                              for t in tables])
+    assert first[1] is not None  # the chunk that cannot
+    parts, result = run_chunked(tables, targets, leaders=False)
+    assert parts.labels == ["replica moves, round 1", "replica moves, round 2"]
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    moves = replica_moves(whole.replicas, dict(enumerate(parts.replicas())))
+    assert moves == result.lower_bound == rebalance(whole, targets).replica_moves == 2
+
+
+def _totals(tables: Sequence[PartitionTable], targets: Sequence[int]
+            ) -> tuple[dict[int, int], dict[int, int]]:
+    counts = Counter(b for t in tables for r in t.replicas for b in r)
+    fixed = quotas.replica_quota(counts, targets, None, fixed=True)
+    return dict(fixed.give), dict(fixed.take)
+
+
+def test_the_tail_re_plans_what_no_chunk_can_on_its_own() -> None:
+    """Draining broker 1: the last units need a chain through partitions of two chunks, which
+    no chunk's round finds; the driver's tail re-plans those partitions together and reaches
+    what one machine reaches."""
+    topics = {"t0": {0: (4,), 1: (4, 2, 3, 1), 2: (3, 2, 4, 0), 3: (1, 2, 3), 4: (2, 4, 3, 1),
+                     5: (2, 3), 6: (3, 4), 7: (3, 2)},
+              "t1": {0: (4, 3, 2), 1: (3, 4, 2), 2: (2,), 3: (2,), 4: (3,), 5: (3, 4), 6: (3,),
+                     7: (3,), 8: (1, 3, 4)},
+              "t2": {0: (0, 1, 4, 2), 1: (3, 4), 2: (4, 3, 2), 3: (4, 3), 4: (3, 4, 2, 1),
+                     5: (3, 4, 1), 6: (4, 3), 7: (3, 1, 4), 8: (4, 3)}}
+    targets = [0, 2, 3, 4]
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, leaders=False)
+    parts, result = run_chunked(chunked(topics, [1, 2]), targets, leaders=False)
+    assert parts.labels[-1] == "replica moves, tail"
+    after = parts.replicas()
+    assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves \
+        == result.lower_bound + 1  # the bound is out of reach for one machine too
+    assert balance(after, whole.topic_of, whole.topics, targets).replica_spread <= 1
+    check_valid(whole.replicas, after, targets, None)
+
+
+def test_partial_plans_keep_the_budget_and_converge() -> None:
+    topics, targets, _ = realistic("new brokers")
+    tables = chunked(topics, range(0, 90, 13))
+    full = rebalance(PartitionTable.from_topics(topics, sorted(topics)), targets)
+    moved, runs = 0, 0
+    while True:
+        parts, result = run_chunked(tables, targets, max_moves=100)
+        step = sum(p.counts().moves for p in parts.parts)
+        if not step:
+            break
+        assert step <= 100 and result.lower_bound == full.lower_bound - moved
+        assert result.partial == (result.lower_bound > 100)
+        moved, runs = moved + step, runs + 1
+        tables = [PartitionTable(p.table.topics, p.table.topic_of, p.table.ids, p.replicas())
+                  for p in parts.parts]
+    assert moved == full.lower_bound and runs == -(-full.lower_bound // 100)
+    after = [r for t in tables for r in t.replicas]
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    figures = balance(after, whole.topic_of, whole.topics, targets)
+    assert figures.replica_spread <= 1 and figures.leader_spread <= 1
+
+
+def test_the_merged_balance_is_the_balance_of_the_whole() -> None:
+    topics, targets, _ = realistic("skew")
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    tables = chunked(topics, [7, 30, 31, 60])
+    merged = quotas.merged([Part(t, {}).totals(targets).before for t in tables])
+    assert merged == balance(whole.replicas, whole.topic_of, whole.topics, targets)
