@@ -15,7 +15,6 @@ today, when it stays, is next in line.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import chain
 
@@ -188,7 +187,7 @@ class _LeaderProblem:
         mine = [p for p in dict.fromkeys(self.led.get(x, ()))
                 if leader.get(p, replicas[p][0]) == x]
         best: dict[int, tuple[int, list[int]]] = {
-            y: (1, FIND) for y in Counter(chain.from_iterable(
+            y: (1, FIND) for y in dict.fromkeys(chain.from_iterable(
                 replicas[p] for p in mine if before[p] == x)) if y != x and y in targets}
         for p in mine:
             was = before[p]
