@@ -79,10 +79,10 @@ def _shown(value: Any) -> str:
 # --- document -> snapshot (the fast structural pass) --------------------------------------------
 
 
-def snapshot_from_document(doc: object, source: str, *, states: bool = True) -> ClusterSnapshot:
-    """The snapshot in a parsed JSON document; ``source`` names it in error messages.
-    ``states=False`` leaves the partition states out (a command that only plans replicas never
-    looks at them, and a million of them take seconds to check)."""
+def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
+    """The snapshot in a parsed JSON document; ``source`` names it in error messages. Every
+    part is checked, the partition states too, even for a command that only plans replicas:
+    a snapshot broken anywhere is refused, not used in part."""
     with files.gc_paused():
         top = _object(doc, source, (), "a snapshot must be a JSON object")
         _check_keys(top, source, (), _TOP_KEYS, required=("version", "brokers", "topics"))
@@ -95,7 +95,7 @@ def snapshot_from_document(doc: object, source: str, *, states: bool = True) -> 
         }
         found: dict[str, dict[int, PartitionState]] = {}
         cache: StateCache = {}
-        for name, value in _object(top.get("states", {}) if states else {}, source, ("states",),
+        for name, value in _object(top.get("states", {}), source, ("states",),
                                    "must be an object of topic -> partition id -> state").items():
             path = ("states", name)
             _topic_name(name, source, path)
@@ -458,13 +458,12 @@ def _controller_doc(controller: int | None, controller_epoch: int | None) -> dic
 # --- files --------------------------------------------------------------------------------------
 
 
-def read_snapshot(path: Path, *, states: bool = True) -> ClusterSnapshot:
-    """A snapshot from a JSON file or a snapshot folder; ``states=False`` leaves the partition
-    states out."""
+def read_snapshot(path: Path) -> ClusterSnapshot:
+    """A snapshot from a JSON file or a snapshot folder."""
     with files.gc_paused():
         if path.is_dir():
-            return _read_dir(path, states=states)
-        return snapshot_from_document(files.read_json(path), str(path), states=states)
+            return _read_dir(path)
+        return snapshot_from_document(files.read_json(path), str(path))
 
 
 def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json", "dir"] = "json",
@@ -534,7 +533,7 @@ def require_members(folder: Path) -> None:
                            "so not a snapshot folder")
 
 
-def _read_dir(folder: Path, *, states: bool = True) -> ClusterSnapshot:
+def _read_dir(folder: Path) -> ClusterSnapshot:
     require_members(folder)
     meta_path = folder / META_FILE
     meta: dict[str, Any] = {}
@@ -547,7 +546,7 @@ def _read_dir(folder: Path, *, states: bool = True) -> ClusterSnapshot:
     topics = dict(iter_topics_jsonl(folder / TOPICS_FILE))
     found: dict[str, dict[int, PartitionState]] = {}
     states_path = folder / STATES_FILE
-    if states and os.path.lexists(states_path):
+    if os.path.lexists(states_path):
         cache: StateCache = {}
         records = _records(states_path, "states", functools.partial(_partition_states, cache=cache))
         for source, name, partition_states in records:

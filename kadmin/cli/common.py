@@ -163,8 +163,8 @@ def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: f
                  session_timeout: float = 30.0, *, states: bool = True,
                  skip_unreadable: bool = False) -> ClusterSnapshot:
     """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given.
-    ``states=False`` skips the per-partition states (one znode each, or a million lines of a
-    snapshot) when only the assignment matters.
+    ``states=False`` skips reading the per-partition states live (one znode each) when only the
+    assignment matters; a snapshot is always read whole, states checked too.
 
     A znode read live that cannot be decoded stops the command (exit 1, naming it), because
     whatever it plans or writes would be made as if that topic, broker or state did not exist;
@@ -172,7 +172,7 @@ def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: f
     if cluster is not None and zookeeper:
         raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
     if cluster is not None:
-        return snapshots.read_snapshot(cluster, states=states)
+        return snapshots.read_snapshot(cluster)
     if not zookeeper:
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
     with connected(zookeeper, connect_timeout, session_timeout) as client:
