@@ -344,8 +344,12 @@ MANIFEST = "manifest.json"
 def plan_folder(path: Path) -> Path | None:
     """The manifest of a Spark planner's output folder, given as the folder or as its
     manifest.json; None for a plan file."""
-    manifest = path / MANIFEST if path.is_dir() else path
-    return manifest if manifest.name == MANIFEST else None
+    if path.is_dir():
+        if not (path / MANIFEST).exists():
+            raise InvalidInput(f"{path} is a folder, expected a file (or a kadmin spark output "
+                               f"folder, which holds {MANIFEST})")
+        return path / MANIFEST
+    return path if path.name == MANIFEST else None
 
 
 def batch_files(manifest: Path) -> list[Path]:
