@@ -210,6 +210,13 @@ def test_reassign_resumes_after_sigkill_without_resubmitting(start_sandbox, tmp_
     assert len(every) == len(set(every)) == len(plan), "a partition was submitted twice"
 
 
+def sigint_as_a_terminal_sends_it() -> None:
+    """A child's SIGINT back to the default: a suite started in the background by a
+    non-interactive shell (``bash -c 'pytest' &``, nohup) has SIGINT ignored, every child inherits
+    that, and Python then installs no KeyboardInterrupt handler: the Ctrl-C would be lost."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
     snapshot = synthetic_cluster(brokers=6, topics=2, partitions=10, replication_factor=3, seed=3)
     box = start_sandbox(snapshot, latency=0.01, parallelism=100)
@@ -221,7 +228,8 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
     reassign = [sys.executable, "-m", "kadmin", "reassign", "--plan",
                 str(write_plan(tmp_path / "p.json", target)), "-z", box.connect_string,
                 "--batch-size", "10", "--json", "--timeout", "120"]
-    first = subprocess.Popen(reassign, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(reassign, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=sigint_as_a_terminal_sends_it)
     assert first.stdout is not None
     for line in first.stdout:
         if json.loads(line)["event"] == "batch_submitted":
