@@ -93,6 +93,13 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
         return next((p for _, p in entries[bisect_right(entries, (int(want), len(sizes))):]
                      if fits(p, x, y)), None)
 
+    racks = set(rack_of.values()) if rack_of else set()
+    rack_bound = bool(racks) and rack_of is not None and all(
+        len(members) == len(racks) == len({rack_of.get(b) for b in members})
+        for members in table.replicas)
+    """Every partition has one replica in each rack: a move to another rack could only break
+    that, so lighter brokers of other racks need not be searched (the same plan, far sooner)."""
+
     def narrowing(high: int) -> tuple[int, int] | None:
         """A partition of ``high`` and a lighter broker to take it, the lightest that can, such
         that the move narrows their gap (each such move lowers the sum of squared distances to
@@ -101,6 +108,8 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
             gap = held[high] - held[low]
             if gap <= 0:
                 return None
+            if rack_bound and rack_of is not None and rack_of.get(low) != rack_of.get(high):
+                continue
             p = best_fit(high, low, min(held[high] - mean, mean - held[low], gap / 2))
             if p is not None and sizes[p] < gap:
                 return p, low

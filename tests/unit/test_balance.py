@@ -415,3 +415,30 @@ def test_bytes_already_balanced_move_nothing() -> None:
     table = table_of([(0, 1), (1, 2), (2, 0)])
     result = balance_bytes(table, [5, 5, 5], [0, 1, 2])
     assert (result.final, result.bytes_moved, result.lower_bound) == ({}, 0, 0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000))
+def test_bytes_with_racks_keep_every_partition_in_every_rack(seed: int) -> None:
+    """One replica per rack before (Kafka's rack-aware placement), skewed to low broker ids:
+    the same after, each replica within the rack it was in, and bytes per broker narrower."""
+    rng = random.Random(seed)
+    rack_of = {b: f"rack-{b % 3}" for b in range(9)}
+    members = {r: [b for b in rack_of if b % 3 == r] for r in range(3)}
+    parts = [tuple(rng.choice(members[r][:rng.choice([1, 3])]) for r in rng.sample(range(3), 3))
+             for _ in range(200)]
+    table = table_of(parts)
+    sizes = [int(rng.lognormvariate(20, 1.5)) for _ in table.replicas]
+    targets = sorted(rack_of)
+    result = balance_bytes(table, sizes, targets, rack_of)
+    new_lists = after(table.replicas, result.final)
+    check_valid(table.replicas, new_lists, targets, rack_of)
+    assert all([rack_of[b] for b in new] == [rack_of[b] for b in old]
+               for old, new in zip(table.replicas, new_lists, strict=True))
+
+    def spread(lists: Sequence[Replicas]) -> int:
+        held = {b: sum(s for s, r in zip(sizes, lists, strict=True) if b in r) for b in targets}
+        return max(held.values()) - min(held.values())
+
+    assert spread(new_lists) < spread(table.replicas)
+    assert result.bytes_moved >= result.lower_bound
