@@ -3,10 +3,10 @@ replication throttles - the duration the rehearsal predicts against bytes / rate
 
 The cluster is synthetic (1,000 topics x 100 partitions, RF 3, 30 brokers in 3 racks) with
 long-tailed sizes (``synthetic.synthetic_sizes``: each topic's typical partition log-normal
-around 200 MB, its partitions log-normal around that). The plan comes from ``PLAN_SOURCE`` (one
-line: switch it to the balancing core's ``plan rebalance`` when that lands). For each rate a
-fresh sandbox (embedded ZooKeeper + simulated controller moving every partition of a batch at
-once, as Kafka does) runs ``execute_reassignment`` with ``--throttle RATE``: the simulated
+around 200 MB, its partitions log-normal around that). The plan comes from ``PLAN_SOURCE``:
+``plan rebalance --balance bytes``, the disk-balancing rebalance an operator would run on it.
+For each rate a fresh sandbox (embedded ZooKeeper + simulated controller moving every partition
+of a batch at once, as Kafka does) runs ``execute_reassignment`` with ``--throttle RATE``: the simulated
 brokers copy each new replica from its leader at the throttle they read from the config
 znodes kadmin writes, at most ``BANDWIDTH`` per broker and direction.
 
@@ -49,9 +49,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from machine import append_results, describe_machine  # noqa: E402
 
-PLAN_SOURCE = ["plan", "generate", "--all-topics", "--strategy", "kafka"]
+PLAN_SOURCE = ["plan", "rebalance", "--balance", "bytes"]
 """The kadmin command that makes the plan from the snapshot (``--cluster`` and ``--out`` are
-added). The balancing core's bytes-aware rebalance goes here when it lands."""
+added; the snapshot carries the sizes)."""
 
 BROKERS, RACKS, TOPICS, PARTITIONS, RF = 30, 3, 1000, 100, 3
 BANDWIDTH = 100e6
