@@ -6,9 +6,9 @@ long-tailed sizes (``synthetic.synthetic_sizes``: each topic's typical partition
 around 200 MB, its partitions log-normal around that). The plan comes from ``PLAN_SOURCE``:
 ``plan rebalance --balance bytes``, the disk-balancing rebalance an operator would run on it.
 For each rate a fresh sandbox (embedded ZooKeeper + simulated controller moving every partition
-of a batch at once, as Kafka does) runs ``execute_reassignment`` with ``--throttle RATE``: the simulated
-brokers copy each new replica from its leader at the throttle they read from the config
-znodes kadmin writes, at most ``BANDWIDTH`` per broker and direction.
+of a batch at once, as Kafka does) runs ``execute_reassignment`` with ``--throttle RATE``: the
+simulated brokers copy each new replica from its leader at the throttle they read from the
+config znodes kadmin writes, at most ``BANDWIDTH`` per broker and direction.
 
 Time: the sandbox's clock runs ``scale`` times faster than real time, ``scale`` chosen per rate
 so a run takes about ``--target`` real seconds. The predicted duration is the simulated time
