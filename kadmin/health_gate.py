@@ -48,16 +48,17 @@ class HealthGate:
         if (self._read_at is not None and live == self._live
                 and self.clock() - self._read_at < self.interval):
             return
-        while not self._healthy(number, deadline, emit):
-            pass
+        while not self._healthy(live, number, deadline, emit):
+            live = self._live_brokers()
 
     def _live_brokers(self) -> frozenset[str]:
         return frozenset(self.client.get_children(paths.BROKER_IDS))
 
-    def _healthy(self, number: int, deadline: float, emit: Callable[[Event], None]) -> bool:
-        """A full read; True when healthy, else wait until the unhealthy partitions it found are
-        healthy (False: read everything again, others may have fallen behind meanwhile)."""
-        live = self._live_brokers()
+    def _healthy(self, live: frozenset[str], number: int, deadline: float,
+                 emit: Callable[[Event], None]) -> bool:
+        """A full read (``live``: the brokers registered just before it); True when healthy,
+        else wait until the unhealthy partitions it found are healthy (False: read everything
+        again, others may have fallen behind meanwhile)."""
         snapshot = reader.read_cluster(self.client).snapshot
         found = health.cluster_health(snapshot)
         offline = [tp for tp in found.offline if self.outside(tp)]
@@ -66,7 +67,8 @@ class HealthGate:
             self._read_at, self._live = self.clock(), live
             return True
         watched = offline + under
-        emit(HealthWait(number, len(under), len(offline), tuple(map(str, sample_of(watched).items))))
+        emit(HealthWait(number, len(under), len(offline),
+                        tuple(map(str, sample_of(watched).items))))
         # the replication factor: while a partition moves, its original replicas (those being
         # added do not count until they join, as in health.cluster_health)
         replica_count = {tp: len(snapshot.settled_replicas(tp) or ()) for tp in watched}
