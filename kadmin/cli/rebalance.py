@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Annotated
 
 import typer
@@ -34,7 +34,14 @@ from kadmin.cli.plan import (
     select_topics,
     write_plan,
 )
-from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, ReassignmentPlan, TopicPartition
+from kadmin.model import (
+    ClusterSnapshot,
+    InvalidInput,
+    PlanKind,
+    ReassignmentPlan,
+    Replicas,
+    TopicPartition,
+)
 from kadmin.sizes import moved_bytes
 
 AllTopicsOpt = Annotated[bool, typer.Option(
@@ -157,5 +164,12 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
         replication_factor is not None,
         None if size_of is None else render.ByteFigures(
             sum(moved_bytes(size_of[i], table.replicas[i], r) for i, r in result.final.items()),
-            bytes_per_broker(table.replicas, size_of), bytes_per_broker(after, size_of)))
+            _held(table.replicas, size_of, scope.targets), _held(after, size_of, scope.targets)))
     return ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)), figures
+
+
+def _held(replicas: Sequence[Replicas], sizes: Sequence[int], targets: Collection[int]
+          ) -> dict[int, int]:
+    """Bytes each target broker holds, 0 for one that holds nothing, in broker order."""
+    held = bytes_per_broker(replicas, sizes)
+    return {b: held.get(b, 0) for b in sorted(targets)}

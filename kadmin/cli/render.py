@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kadmin import files
-from kadmin.balance.metrics import Balance, loads
+from kadmin.balance.metrics import Balance, loads, spread
 from kadmin.balance.rebalance import Rebalance
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
@@ -143,16 +143,12 @@ class Rebalanced:
 
 @dataclasses.dataclass(frozen=True)
 class ByteFigures:
-    """Bytes a rebalance copies, and the bytes each broker holds of the selected topics."""
+    """Bytes a rebalance copies, and the bytes each target broker holds of the selected topics
+    (every target, in broker order)."""
 
     moved: int
     before: Mapping[int, int]
     after: Mapping[int, int]
-
-
-def _byte_spread(held: Mapping[int, int], brokers: Iterable[int]) -> int:
-    amounts = [held.get(b, 0) for b in brokers]
-    return max(amounts) - min(amounts) if amounts else 0
 
 
 def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
@@ -174,8 +170,8 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
             "bytes_moved": None if sized is None else sized.moved,
             "bytes_lower_bound": r.lower_bound if r.bytes_moved is not None else None,
             "brokers": [{**load, **({} if sized is None else {
-                "bytes_before": sized.before.get(load["broker"], 0),
-                "bytes_after": sized.after.get(load["broker"], 0)})}
+                "bytes_before": sized.before[load["broker"]],
+                "bytes_after": sized.after[load["broker"]]})}
                 for load in loads(before, after)]})
         return
     console = out if written or not figures.partitions else err
@@ -195,13 +191,12 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
             f"{r.replica_moves} replica move(s), {r.leader_changes} leader change(s), in "
             f"{figures.partitions} partition(s) of {figures.topics} topic(s)")
     if sized is not None:
-        targets = list(before.replicas)
         if r.bytes_moved is None:
             say(f"{human_bytes(sized.moved)} to copy")
-        say(f"bytes per broker: spread {human_bytes(_byte_spread(sized.before, targets))} -> "
-            f"{human_bytes(_byte_spread(sized.after, targets))}")
-        print_sampled(console, (f"broker {b}: {human_bytes(sized.before.get(b, 0))} -> "
-                                f"{human_bytes(sized.after.get(b, 0))}" for b in targets), "  ")
+        say(f"bytes per broker: spread {human_bytes(spread(sized.before))} -> "
+            f"{human_bytes(spread(sized.after))}")
+        print_sampled(console, (f"broker {b}: {human_bytes(held)} -> {human_bytes(sized.after[b])}"
+                                for b, held in sized.before.items()), "  ")
     say(f"replica spread {before.replica_spread} -> {after.replica_spread}, leader spread "
         f"{before.leader_spread} -> {after.leader_spread}, worst topic spread "
         f"{before.worst_topic_spread} -> {after.worst_topic_spread}"
