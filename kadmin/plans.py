@@ -29,6 +29,7 @@ from kadmin import schema
 from kadmin.balance.metrics import Balance, balance
 from kadmin.balance.rebalance import replica_quota
 from kadmin.balance.table import PartitionTable
+from kadmin.balance.weighted import bytes_per_broker
 from kadmin.jsontext import json_path
 from kadmin.model import (
     MAX_ID,
@@ -743,7 +744,9 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
     replicas_before = Counter(chain.from_iterable(all_replicas))
     leaders_before = Counter(r[0] for r in all_replicas if r)
     replicas_after, leaders_after = replicas_before.copy(), leaders_before.copy()
-    bytes_before = _bytes_per_broker(snapshot, sizes) if sizes is not None else Counter()
+    bytes_before = Counter() if sizes is None else Counter(bytes_per_broker(all_replicas, [
+        sizes.get(TopicPartition(t, p), 0) for t, partitions in snapshot.topics.items()
+        for p in partitions]))
     bytes_after = bytes_before.copy()
     unchanged = replica_moves = leader_changes = bytes_moved = 0
     for move in plan.moves:
@@ -800,18 +803,6 @@ def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot
     return (replica_quota(table.replicas, targets, None).units,
             balance(table.replicas, table.topic_of, table.topics, targets),
             balance(after, table.topic_of, table.topics, targets))
-
-
-def _bytes_per_broker(snapshot: ClusterSnapshot, sizes: Mapping[TopicPartition, int]
-                      ) -> Counter[int]:
-    """Bytes each broker holds: every partition's size on each of its replicas."""
-    held: Counter[int] = Counter()
-    for topic, partitions in snapshot.topics.items():
-        for partition, replicas in partitions.items():
-            size = sizes.get(TopicPartition(topic, partition), 0)
-            for broker in replicas:
-                held[broker] += size
-    return held
 
 
 # --- plans built from a cluster ----------------------------------------------------------------
