@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from itertools import accumulate, chain, pairwise, zip_longest
 
-from kadmin.model import Broker, InvalidInput, Replicas, TopicAssignment
+from kadmin.model import Broker, InvalidInput, Replicas, TopicAssignment, and_more
 
 
 class Strategy(str, Enum):
@@ -311,7 +311,7 @@ def place(
     if unknown:
         raise InvalidInput(
             f"unknown topic {unknown[0]}"
-            + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""),
+            + (f" {and_more(len(unknown) - 1)}" if len(unknown) > 1 else ""),
             tuple(f"unknown topic {t}" for t in unknown),
         )
     factors = [replication_factor_of(current[t], options) for t in names]

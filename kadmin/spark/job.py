@@ -91,11 +91,13 @@ import kadmin
 from kadmin import files, placement, plans, snapshots
 from kadmin.events import PlannerEvent, PlannerNote, StageProgress
 from kadmin.model import (
+    LIST_LIMIT,
     Broker,
     InvalidInput,
     PartitionMove,
     TopicAssignment,
     TopicPartition,
+    and_more,
 )
 from kadmin.zk import codec
 
@@ -114,8 +116,6 @@ ENTRIES_PER_RECORD = 1_024
 """Encoded entries shipped as one record: one pickled tuple instead of a thousand small ones."""
 WINDOW_ENTRIES = 64_000
 """Entries the driver batches at a time (then carries the open batch into the next window)."""
-UNKNOWN_SHOWN = 100
-"""Unknown selected topics listed one per line in the error (the message counts them all)."""
 ENVELOPE = len(codec.REASSIGNMENT_PREFIX) + len(codec.REASSIGNMENT_SUFFIX)
 """Bytes of a reassignment znode around its list of entries."""
 
@@ -625,10 +625,10 @@ def _raise_duplicate(lines: RDD[bytes], name: str, source: str) -> None:
 
 def _raise_unknown(missing: RDD[str], count: int) -> None:
     """``place``'s refusal of selected topics that the snapshot does not have."""
-    shown = missing.takeOrdered(UNKNOWN_SHOWN)
-    raise InvalidInput(f"unknown topic {shown[0]}" + (f" (and {count - 1} more)" if count > 1
+    shown = missing.takeOrdered(LIST_LIMIT)
+    raise InvalidInput(f"unknown topic {shown[0]}" + (f" {and_more(count - 1)}" if count > 1
                                                        else ""),
-                       tuple(f"unknown topic {t}" for t in shown))
+                       tuple(f"unknown topic {t}" for t in shown), more=count - len(shown))
 
 
 class Documented(Protocol):

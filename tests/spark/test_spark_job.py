@@ -270,6 +270,7 @@ def test_input_errors_match_the_single_machine_planner(spark, racked_cluster, tm
     every = sorted(snapshots.read_snapshot(racked_cluster).topics)
     cases = [
         (["nope", every[0], "also-nope"], None, PlacementOptions()),
+        ([f"ghost-{i:04d}" for i in range(1500)], None, PlacementOptions()),  # a capped list
         (None, None, PlacementOptions(replication_factor=10)),
         (None, [0, 1], PlacementOptions()),  # RF 3 topics on 2 brokers
         (None, [0, 1, 2, 3, 4, 5, 6, 7, 8], PlacementOptions(start_index=-1)),
@@ -285,6 +286,7 @@ def test_input_errors_match_the_single_machine_planner(spark, racked_cluster, tm
                          options=options)
         assert str(error.value) == str(expected.value)
         assert error.value.details == expected.value.details
+        assert error.value.more == expected.value.more
         assert not (tmp_path / "out").exists()
     with pytest.raises(InvalidInput, match=r"--brokers: unknown broker id\(s\) \[42\]"):
         job.run_plan(racked_cluster, tmp_path / "out", brokers=[1, 42])
