@@ -94,11 +94,12 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
                      if fits(p, x, y)), None)
 
     racks = set(rack_of.values()) if rack_of else set()
-    rack_bound = bool(racks) and rack_of is not None and all(
+    within: Rack = rack_of if rack_of and all(
         len(members) == len(racks) == len({rack_of.get(b) for b in members})
-        for members in table.replicas)
-    """Every partition has one replica in each rack: a move to another rack could only break
-    that, so lighter brokers of other racks need not be searched (the same plan, far sooner)."""
+        for members in table.replicas) else None
+    """The racks when every partition has one replica in each: a move to another rack could
+    only break that, so lighter brokers of other racks need not be searched (the same plan, far
+    sooner); else None."""
 
     def narrowing(high: int) -> tuple[int, int] | None:
         """A partition of ``high`` and a lighter broker to take it, the lightest that can, such
@@ -108,7 +109,7 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
             gap = held[high] - held[low]
             if gap <= 0:
                 return None
-            if rack_bound and rack_of is not None and rack_of.get(low) != rack_of.get(high):
+            if within is not None and within.get(low) != within.get(high):
                 continue
             p = best_fit(high, low, min(held[high] - mean, mean - held[low], gap / 2))
             if p is not None and sizes[p] < gap:
