@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from kadmin.model import InvalidInput, OperationFailed
+from kadmin.stop_signals import until_stop_signal
 
 LOOPBACK = "127.0.0.1"
 _LOG_TAIL_LINES = 20
@@ -347,20 +348,14 @@ class EmbeddedZooKeeper:
         process before it can stop the server. Must run in the main thread (Python only
         delivers signals there).
         """
-        stop_requested = threading.Event()
-        previous = {
-            signum: signal.signal(signum, lambda *_: stop_requested.set())
-            for signum in (signal.SIGINT, signal.SIGTERM)
-        }
         try:
-            if ready is not None:
-                ready()
-            while not stop_requested.wait(0.5):
-                if not self.running:
-                    raise self._failure("embedded ZooKeeper stopped unexpectedly")
+            with until_stop_signal():
+                if ready is not None:
+                    ready()
+                if self._process is not None:
+                    self._process.wait()
+                raise self._failure("embedded ZooKeeper stopped unexpectedly")
         finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
             self.stop()
 
     def __enter__(self) -> EmbeddedZooKeeper:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import signal
-import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +17,7 @@ from kadmin.cli.rebalance import rebalanced_plan
 from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
+from kadmin.stop_signals import until_stop_signal
 from kadmin.units import human_bytes, parse_rate
 from kadmin.zk import reader, session
 
@@ -87,11 +86,9 @@ def sandbox(
     bandwidth = parse_rate(broker_bandwidth, "--broker-bandwidth")
     snapshot = _cluster(cluster, brokers, racks, topics, partitions, replication_factor,
                         sizes_path)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with Sandbox(snapshot, port=port, latency=latency_ms / 1000, parallelism=parallelism,
-                 record_path=record, bandwidth=bandwidth,
-                 clock=ScaledClock(time_scale)) as box:
+    with until_stop_signal(), Sandbox(snapshot, port=port, latency=latency_ms / 1000,
+                                      parallelism=parallelism, record_path=record,
+                                      bandwidth=bandwidth, clock=ScaledClock(time_scale)) as box:
         total = sum(sum(p.values()) for p in snapshot.sizes.values())
         out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} topic(s), "
                   f"{snapshot.partition_count} partition(s), {human_bytes(total)}; controller "
@@ -99,8 +96,8 @@ def sandbox(
                   f"{time_scale:g}", markup=False)
         out.print(f"connect string: {box.connect_string}", markup=False)
         out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)", markup=False)
-        with contextlib.suppress(KeyboardInterrupt):
-            stop.wait()
+        while True:
+            signal.pause()
     out.print("sandbox stopped", markup=False)
 
 

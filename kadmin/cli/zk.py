@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +9,7 @@ import typer
 
 from kadmin.cli.common import out
 from kadmin.embedded import EmbeddedZooKeeper
+from kadmin.stop_signals import until_stop_signal
 
 app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True)
 
@@ -29,13 +28,7 @@ def serve(
     # Ctrl-C or SIGTERM before serve_forever takes over (while the server starts, or just after
     # it printed its address) ends as it does later: the server stopped, its temporary folder
     # removed (by leaving the with block), exit 0
-    stops = (signal.SIGINT, signal.SIGTERM)
-    previous = {signum: signal.signal(signum, lambda *_: sys.exit(0)) for signum in stops}
-    try:
-        with EmbeddedZooKeeper(port=port, data_dir=data_dir) as server:
-            out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)",
-                      markup=False)
-            server.serve_forever()
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+    with until_stop_signal(), EmbeddedZooKeeper(port=port, data_dir=data_dir) as server:
+        out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)",
+                  markup=False)
+        server.serve_forever()

@@ -192,6 +192,15 @@ def test_serve_forever_stops_cleanly_on_sigterm() -> None:
     assert not embedded.is_serving("127.0.0.1", port)
 
 
+def test_serve_forever_reports_a_server_that_died() -> None:
+    with EmbeddedZooKeeper() as server:
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGKILL)
+        with pytest.raises(OperationFailed, match="embedded ZooKeeper stopped unexpectedly"):
+            server.serve_forever()
+        assert not server.running
+
+
 def _zk_serve(tmp_path: Path, *options: str) -> subprocess.Popen[str]:
     """``kadmin zk serve`` with its temporary folders under ``tmp_path`` (TMPDIR)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path)}

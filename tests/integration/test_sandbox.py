@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -21,7 +25,7 @@ from kazoo.exceptions import NoAuthError, NoNodeError
 from kazoo.recipe.watchers import DataWatch
 from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
-from kadmin.embedded import EmbeddedZooKeeper
+from kadmin.embedded import EmbeddedZooKeeper, is_serving
 from kadmin.model import (
     Broker,
     ClusterSnapshot,
@@ -604,6 +608,33 @@ def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster(kazoo_session: 
             assert len(client.get_children(paths.BROKER_TOPICS)) == 3
             assert codec.decode_controller(client.get(paths.CONTROLLER)[0]) == box.controller_id
     assert not box.server.running
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
+        tmp_path: Path, kazoo_session: Session, stop: signal.Signals) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path)}
+    command = subprocess.Popen(
+        [sys.executable, "-m", "kadmin", "sandbox", "--port", "0", "--brokers", "3", "--racks",
+         "0", "--topics", "2", "--partitions", "4"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert command.stdout is not None
+        lines = [command.stdout.readline() for _ in range(3)]
+        assert lines[0].startswith("sandbox: 3 broker(s), 2 topic(s), 8 partition(s)"), lines
+        connect = lines[1].removeprefix("connect string: ").strip()
+        assert lines[2].startswith(f"try: kadmin status -z {connect}")
+        with kazoo_session(connect) as client:
+            assert sorted(client.get_children(paths.BROKER_IDS)) == ["0", "1", "2"]
+        command.send_signal(stop)
+        rest, err = command.communicate(timeout=60)
+    finally:
+        command.kill()
+    assert command.returncode == 0, err
+    assert rest == "sandbox stopped\n"
+    host, port = connect.rsplit(":", 1)
+    assert not is_serving(host, int(port))
+    assert list(tmp_path.iterdir()) == []  # the server's temporary folder is gone
 
 
 @pytest.mark.slow

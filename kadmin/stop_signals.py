@@ -1,0 +1,40 @@
+"""Ctrl-C and SIGTERM for the commands that run until the operator stops them."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+from types import FrameType
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopRequested(BaseException):
+    """SIGINT or SIGTERM arrived; a BaseException like KeyboardInterrupt, so that no
+    ``except Exception`` on the way swallows it."""
+
+
+def _raise(signum: int, _frame: FrameType | None) -> None:
+    raise StopRequested(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def until_stop_signal() -> Iterator[None]:
+    """Run the block until SIGINT or SIGTERM, which end it quietly (the cleanup of the ``with``
+    statements inside runs as for any exception); other exceptions pass, and the previous
+    handlers are back once the block is left.
+
+    The handler raises instead of setting a ``threading.Event``: Python runs it in the main
+    thread between two bytecodes, possibly while that thread holds the Event's own lock inside
+    ``Event.wait``, and ``Event.set`` then deadlocks. CI met it as a ``kadmin zk serve`` that
+    SIGTERM never stopped. Raising takes no lock. Must be entered in the main thread.
+    """
+    previous = {signum: signal.signal(signum, _raise) for signum in STOP_SIGNALS}
+    try:
+        yield
+    except StopRequested:
+        pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
