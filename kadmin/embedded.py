@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from kadmin.model import InvalidInput, OperationFailed
-from kadmin.stop_signals import until_stop_signal
+from kadmin.stop_signals import sleep_while, until_stop_signal
 
 LOOPBACK = "127.0.0.1"
 _LOG_TAIL_LINES = 20
@@ -294,16 +294,16 @@ class EmbeddedZooKeeper:
             if code is not None:
                 self._process = None
                 atexit.unregister(self.stop)
-                raise self._failure(f"embedded ZooKeeper exited with code {code} during start-up")
+                raise self.failure(f"embedded ZooKeeper exited with code {code} during start-up")
             if time.monotonic() >= deadline:
                 self.stop()
-                raise self._failure(
+                raise self.failure(
                     f"embedded ZooKeeper did not start on {self.connect_string} within {timeout:g}s"
                 )
             time.sleep(0.1)
         return self
 
-    def _failure(self, message: str) -> OperationFailed:
+    def failure(self, message: str) -> OperationFailed:
         """The error to raise, with the end of the server log as detail lines."""
         try:
             with open(self.log_file, encoding="utf-8", errors="replace") as log:
@@ -352,9 +352,8 @@ class EmbeddedZooKeeper:
             with until_stop_signal():
                 if ready is not None:
                     ready()
-                if self._process is not None:
-                    self._process.wait()
-                raise self._failure("embedded ZooKeeper stopped unexpectedly")
+                sleep_while(lambda: self.running)
+                raise self.failure("embedded ZooKeeper stopped unexpectedly")
         finally:
             self.stop()
 

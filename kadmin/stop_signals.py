@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+POLL_SECONDS = 0.5
 
 
 class StopRequested(BaseException):
@@ -38,3 +40,13 @@ def until_stop_signal() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def sleep_while(condition: Callable[[], bool]) -> None:
+    """Sleep in short steps while ``condition`` holds, inside :func:`until_stop_signal`.
+
+    Short steps, not one blocking wait (``pause``, ``waitpid``): a signal that lands after
+    Python last looked for pending signals but before the blocking call starts is only handled
+    once that call returns, which for an endless wait is never."""
+    while condition():
+        time.sleep(POLL_SECONDS)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +16,7 @@ from kadmin.cli.rebalance import rebalanced_plan
 from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
-from kadmin.stop_signals import until_stop_signal
+from kadmin.stop_signals import sleep_while, until_stop_signal
 from kadmin.units import human_bytes, parse_rate
 from kadmin.zk import reader, session
 
@@ -96,8 +95,10 @@ def sandbox(
                   f"{time_scale:g}", markup=False)
         out.print(f"connect string: {box.connect_string}", markup=False)
         out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)", markup=False)
-        while True:
-            signal.pause()
+        server = box.server
+        assert server is not None, "the sandbox command always runs its own ZooKeeper"
+        sleep_while(lambda: server.running)
+        raise server.failure("the sandbox's ZooKeeper stopped unexpectedly")
     out.print("sandbox stopped", markup=False)
 
 

@@ -610,20 +610,39 @@ def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster(kazoo_session: 
     assert not box.server.running
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
-        tmp_path: Path, kazoo_session: Session, stop: signal.Signals) -> None:
+def _sandbox_command(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    """``kadmin sandbox`` started (temporary folders under ``tmp_path``), and its connect
+    string once it has announced it."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path)}
     command = subprocess.Popen(
         [sys.executable, "-m", "kadmin", "sandbox", "--port", "0", "--brokers", "3", "--racks",
          "0", "--topics", "2", "--partitions", "4"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert command.stdout is not None
+    lines = [command.stdout.readline() for _ in range(3)]
+    assert lines[0].startswith("sandbox: 3 broker(s), 2 topic(s), 8 partition(s)"), lines
+    connect = lines[1].removeprefix("connect string: ").strip()
+    assert lines[2].startswith(f"try: kadmin status -z {connect}")
+    return command, connect
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:  # a process may end while we look
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
+        tmp_path: Path, kazoo_session: Session, stop: signal.Signals) -> None:
+    command, connect = _sandbox_command(tmp_path)
     try:
-        assert command.stdout is not None
-        lines = [command.stdout.readline() for _ in range(3)]
-        assert lines[0].startswith("sandbox: 3 broker(s), 2 topic(s), 8 partition(s)"), lines
-        connect = lines[1].removeprefix("connect string: ").strip()
-        assert lines[2].startswith(f"try: kadmin status -z {connect}")
         with kazoo_session(connect) as client:
             assert sorted(client.get_children(paths.BROKER_IDS)) == ["0", "1", "2"]
         command.send_signal(stop)
@@ -635,6 +654,20 @@ def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
     host, port = connect.rsplit(":", 1)
     assert not is_serving(host, int(port))
     assert list(tmp_path.iterdir()) == []  # the server's temporary folder is gone
+
+
+def test_the_sandbox_command_fails_when_its_zookeeper_dies(tmp_path: Path) -> None:
+    command, _ = _sandbox_command(tmp_path)
+    try:
+        (jvm,) = _children(command.pid)
+        os.kill(jvm, signal.SIGKILL)
+        rest, err = command.communicate(timeout=60)
+    finally:
+        command.kill()
+    assert command.returncode == 1, err
+    assert err.startswith("kadmin: error: the sandbox's ZooKeeper stopped unexpectedly"), err
+    assert rest == ""
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow
