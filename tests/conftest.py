@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis import settings
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.interfaces import IAsyncResult
@@ -26,6 +27,12 @@ from kazoo.interfaces import IAsyncResult
 from kadmin.embedded import EmbeddedZooKeeper, is_serving
 from kadmin.model import ClusterSnapshot
 from kadmin.sandbox import Sandbox
+
+settings.register_profile("kadmin", deadline=None)
+settings.load_profile("kadmin")
+"""No per-example deadline: the suite shares 2 cores with ZooKeeper's JVM and a garbage
+collection pause fails a deadline ("Unreliable test timings") without anything being wrong;
+how fast the code is, bench/ measures."""
 
 T = TypeVar("T")
 TEST_ROOT = "/kadmin-test"

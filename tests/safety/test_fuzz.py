@@ -161,19 +161,19 @@ def check_plan_document(doc: Any, kind: PlanKind | None) -> None:
         assert problem is None or "\n" not in str(problem)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(doc=JSON, kind=KINDS)
 def test_plan_validation_of_any_json_value(doc: Any, kind: PlanKind | None) -> None:
     check_plan_document(doc, kind)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(doc=mutated(VALID_PLANS), kind=KINDS)
 def test_plan_validation_of_mutated_valid_plans(doc: Any, kind: PlanKind | None) -> None:
     check_plan_document(doc, kind)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(doc=VALID_PLANS)
 def test_the_unmutated_plans_are_valid(doc: Any) -> None:
     """The seeds of the mutations pass, so a mutant's refusal is about its mutation."""
@@ -201,13 +201,13 @@ def check_snapshot_document(doc: Any) -> None:
             assert all(0 <= b <= MAX_ID for b in replicas)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(doc=JSON)
 def test_snapshot_documents_of_any_json_value(doc: Any) -> None:
     check_snapshot_document(doc)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(doc=mutated(st.just(SNAPSHOT_DOC)))
 def test_mutated_snapshot_documents(doc: Any) -> None:
     check_snapshot_document(doc)
@@ -220,7 +220,7 @@ def _one_line_invalid_input(read: Callable[[], object]) -> None:
         assert "\n" not in str(error), str(error)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(data=st.binary(max_size=120) | JSON.map(lambda d: json.dumps(d).encode())
        | st.sampled_from([b"[" * 3000, b"9" * 5000, b"\xef\xbb\xbf{}", b'"\\ud800"'])
        | mutated(st.just({"topic": "orders", "partitions": {"0": [0, 1, 2]}})).map(
@@ -300,14 +300,14 @@ def check_decoder(decode: Callable[[bytes], object], data: bytes | None) -> None
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(data=st.none() | st.binary(max_size=80) | JSON.map(lambda d: json.dumps(d).encode()))
 def test_decoders_on_any_bytes(name: str, data: bytes | None) -> None:
     check_decoder(DECODERS[name][0], data)
 
 
 @pytest.mark.parametrize("name", sorted(DECODERS))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(data=st.data())
 def test_decoders_on_mutated_valid_payloads(name: str, data: st.DataObject) -> None:
     decode, valid = DECODERS[name]
@@ -321,7 +321,7 @@ def test_the_unmutated_payloads_decode(name: str) -> None:
         decode(payload)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=TEXT | st.integers().map(str) | st.sampled_from(["9" * 5000, "0" * 11, str(MAX_ID)]))
 def test_decimal_ids(text: str) -> None:
     try:
@@ -335,7 +335,7 @@ def test_decimal_ids(text: str) -> None:
 # --- the command line, end to end ---------------------------------------------------------------
 
 
-@settings(max_examples=120, deadline=None,
+@settings(max_examples=120,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.binary(max_size=200)
        | mutated(VALID_PLANS).map(lambda d: json.dumps(d, ensure_ascii=False).encode(
@@ -354,7 +354,7 @@ def test_plan_validate_of_any_file_exits_0_or_2(data: bytes, tmp_path: Path,
     assert "internal error" not in captured.err and "Traceback" not in captured.err
 
 
-@settings(max_examples=120, deadline=None,
+@settings(max_examples=120,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=mutated(st.just(SNAPSHOT_DOC)),
        strategy=st.sampled_from(["roundrobin", "kafka"]))

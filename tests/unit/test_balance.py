@@ -87,7 +87,7 @@ def check_valid(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Seq
 # --- exactness -----------------------------------------------------------------------------
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=250)
 @given(clusters())
 def test_moves_are_the_exact_optimum_and_meet_the_spec_bound_when_any_plan_can(c: Cluster) -> None:
     parts, targets, _ = c
@@ -104,7 +104,7 @@ def test_moves_are_the_exact_optimum_and_meet_the_spec_bound_when_any_plan_can(c
     # ...and the bound is exact whenever a plan can reach it: that is the optimum above
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(clusters(racks=True))
 def test_with_equal_racks_moves_are_optimal_and_no_partition_loses_a_rack(c: Cluster) -> None:
     parts, targets, rack_of = c
@@ -117,7 +117,7 @@ def test_with_equal_racks_moves_are_optimal_and_no_partition_loses_a_rack(c: Clu
     assert result.replica_moves == optimum
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(clusters())
 def test_leaders_are_balanced_by_reordering_with_the_fewest_changes(c: Cluster) -> None:
     parts, targets, _ = c
@@ -387,7 +387,7 @@ def test_replica_counts_counts_every_replica() -> None:
 # --- bytes -----------------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.integers(0, 10_000), st.sampled_from([(11, 12), (12, 12), (6, 9)]),
        st.sampled_from([None, 3]))
 def test_bytes_end_within_one_largest_partition(seed: int, brokers: tuple[int, int],
@@ -417,7 +417,7 @@ def test_bytes_already_balanced_move_nothing() -> None:
     assert (result.final, result.bytes_moved, result.lower_bound) == ({}, 0, 0)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20)
 @given(st.integers(0, 10_000))
 def test_bytes_with_racks_keep_every_partition_in_every_rack(seed: int) -> None:
     """One replica per rack before (Kafka's rack-aware placement), skewed to low broker ids:

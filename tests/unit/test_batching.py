@@ -28,7 +28,7 @@ def flatten(batches: Sequence[Sequence[object]]) -> list[object]:
     return [item for batch in batches for item in batch]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(moves=MOVES, max_items=st.integers(1, 25), slack=st.integers(0, 3000))
 def test_reassignment_batches_fit_and_cover_the_input(moves: list[PartitionMove], max_items: int,
                                                       slack: int) -> None:
@@ -46,7 +46,7 @@ def test_reassignment_batches_fit_and_cover_the_input(moves: list[PartitionMove]
             assert len(grown) > max_items or len(codec.encode_reassignment(grown)) > max_bytes
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(partitions=st.lists(st.builds(TopicPartition, TOPICS, st.integers(0, 10_000)), max_size=60),
        max_items=st.integers(1, 25), slack=st.integers(0, 2000))
 def test_election_batches_fit_and_cover_the_input(partitions: list[TopicPartition],
@@ -130,7 +130,7 @@ def multi_request_bytes(chroot: str, topics: Sequence[str], acl: Sequence[ACL]) 
 
 
 @pytest.mark.parametrize("acl", [OPEN_ACL_UNSAFE, KAFKA_ACL], ids=["open", "kafka"])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(topics=st.lists(st.text(min_size=1, max_size=249), min_size=1, max_size=40, unique=True),
        chroot=st.sampled_from(["", "/kafka", "/a/much/longer/chroot/of/some/cluster"]),
        max_bytes=st.integers(200, 20_000))

@@ -280,7 +280,7 @@ def broker_sets(draw: st.DrawFn, min_size: int = 1) -> list[Broker]:
     return [Broker(i, rack=draw(st.sampled_from("abcd"))) for i in ids]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     brokers=broker_sets(),
     data=st.data(),
@@ -369,7 +369,7 @@ def option_sets(draw: st.DrawFn, n_brokers: int) -> PlacementOptions:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(cluster=clusters(), data=st.data())
 def test_place_properties(
     cluster: tuple[dict[str, TopicAssignment], list[Broker]], data: st.DataObject
@@ -405,7 +405,7 @@ def test_place_properties(
         assert place_topic(current[name], brokers, rf, offset, options) == plan[name]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     brokers=broker_sets(min_size=2),
     counts=st.lists(st.integers(1, 23), min_size=1, max_size=30),
@@ -433,7 +433,7 @@ def test_leaders_balanced_across_whole_plan(
     assert max(per_broker) - min(per_broker) <= 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     ids=st.lists(st.integers(0, 60), min_size=1, max_size=14, unique=True),
     data=st.data(),

@@ -78,7 +78,7 @@ def test_plan_document_is_kafkas_file_format_sorted() -> None:
                                                                 "topics": ["bar", "foo"]}
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(moves=st.lists(st.tuples(
     st.sampled_from(["a", "b.c", "d_e-f"]), st.integers(0, 100),
     st.lists(st.integers(0, 20), min_size=1, max_size=4, unique=True).map(tuple),
@@ -161,7 +161,7 @@ def test_plan_stats_lists_unregistered_brokers_holding_replicas() -> None:
     assert (stats.replica_moves, stats.leader_changes) == (0, 1)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(data=st.data())
 def test_plan_stats_after_equals_the_applied_cluster(data: st.DataObject) -> None:
     replicas = st.lists(st.integers(1, 5), min_size=1, max_size=3, unique=True).map(tuple)

@@ -76,7 +76,7 @@ def clusters(draw: st.DrawFn, *, in_flight: bool = True) -> ClusterSnapshot:
                            reassigning=reassigning)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(clusters())
 def test_every_snapshot_written_reads_back_equal(snapshot: ClusterSnapshot) -> None:
     with TemporaryDirectory() as tmp:
@@ -99,7 +99,7 @@ def options(draw: st.DrawFn, snapshot: ClusterSnapshot) -> tuple[PlacementOption
     ), [snapshot.brokers[b] for b in sorted(targets)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data())
 def test_every_plan_generated_passes_plan_validate(data: st.DataObject) -> None:
     snapshot = data.draw(clusters(in_flight=False))

@@ -352,7 +352,7 @@ def _documents(draw: st.DrawFn) -> dict[str, Any]:
     return doc
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(_documents())
 def test_fast_pass_agrees_with_the_schema_on_generated_documents(doc: dict[str, Any]) -> None:
     expected = schema_accepts(doc) and states_belong(doc)

@@ -109,7 +109,7 @@ def feasible_splits(draw: st.DrawFn) -> tuple[list[Chunk], dict[int, int], dict[
     return chunks, dict(give), dict(take)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(feasible_splits())
 def test_split_finds_a_split_whenever_one_exists(case) -> None:
     chunks, give, take = case
@@ -127,7 +127,7 @@ def test_split_finds_a_split_whenever_one_exists(case) -> None:
     assert got_give == Counter(give) and got_take == Counter(take)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.dictionaries(st.integers(0, 4), st.integers(0, 6)), min_size=1, max_size=4),
        st.dictionaries(st.integers(0, 2), st.integers(1, 9)),
        st.dictionaries(st.integers(3, 4), st.integers(1, 9)),
@@ -229,7 +229,7 @@ def small_clusters(draw: st.DrawFn) -> tuple[dict[str, TopicAssignment], list[in
     return topics, targets, cuts
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(small_clusters())
 def test_chunked_moves_equal_the_single_machine_moves(case) -> None:
     topics, targets, cuts = case

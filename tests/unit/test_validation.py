@@ -460,7 +460,7 @@ PLAN_SHAPED = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(doc=JSON | PLAN_SHAPED, kind=st.sampled_from([None, *PlanKind]))
 def test_validate_document_never_raises_and_agrees_with_the_schema(doc: Any,
                                                                    kind: PlanKind | None) -> None:
@@ -488,7 +488,7 @@ VALID_MOVES = st.lists(
     unique_by=lambda t: (t[0], t[1]), min_size=1, max_size=30)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(moves=VALID_MOVES)
 def test_valid_reassignments_parse_to_exactly_their_moves(moves: list[Any]) -> None:
     doc = reassign(*[move(t, p, r, **({"log_dirs": ["any"] * len(r)} if dirs else {}))
