@@ -270,8 +270,9 @@ def test_a_rerun_reading_while_partitions_complete_resubmits_none(start_sandbox,
     the reassignment znode at once, or the rerun submits it a second time."""
     snapshot = synthetic_cluster(brokers=6, topics=300, partitions=1, replication_factor=3,
                                  seed=17)
-    # two partitions finish per controller tick (50 ms): one 300-partition batch takes ~7 s
-    box = start_sandbox(snapshot, latency=0.01, parallelism=2)
+    # one partition finishes per controller tick (50 ms): one 300-partition batch takes ~15 s,
+    # time enough for the rerun to start and read while it runs even on a busy machine
+    box = start_sandbox(snapshot, latency=0.01, parallelism=1)
     record = tmp_path / "controller.jsonl"
     original = _layout(box.client, sorted(snapshot.topics))
     layouts = (_rotated(original, 6, 1), original)

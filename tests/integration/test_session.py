@@ -93,10 +93,16 @@ def test_create_chroot_makes_every_level(zk_connect: str, zk: KazooClient) -> No
 
 
 def test_session_closes_the_connection(zk_connect: str, zk: KazooClient) -> None:
+    gone = threading.Event()
     with session(ZkSettings(zk_connect)) as client:
         client.create("/owner", ephemeral=True)
-        assert zk.exists("/owner") is not None
+        assert zk.exists("/owner", watch=lambda _event: gone.set()) is not None
+    # the close finishes within CLOSE_SECONDS on a quiet machine, in the background on a busy one
+    assert gone.wait(30), "the session's ephemeral znode outlived the session"
     assert zk.exists("/owner") is None
+    deadline = time.monotonic() + 30
+    while client.connected and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not client.connected
 
 
