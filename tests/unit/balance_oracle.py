@@ -80,3 +80,65 @@ def fewest_leader_changes(replicas: Sequence[Replicas], leaders_before: Sequence
     found = milp(cost, constraints=LinearConstraint(np.array(rows), low, high),
                  integrality=np.ones(len(cells)), bounds=Bounds(0, 1))
     return None if found.status != 0 else round(found.fun)
+
+
+def byte_balance_by_scan(parts: Sequence[Replicas], sizes: Sequence[int],
+                         targets: Sequence[int], rack_of: Mapping[int, str] | None = None
+                         ) -> dict[int, Replicas]:
+    """``--balance bytes``' best-fit greedy written the plain way: every search reads all of a
+    broker's partitions (the product shelves them by rack and drops stale entries, for speed).
+    The new replica lists of the partitions that change."""
+    now = [list(r) for r in parts]
+    held = {b: 0 for b in targets}
+    for size, r in zip(sizes, parts, strict=True):
+        for b in r:
+            held[b] = held.get(b, 0) + size
+    mean = sum(held.values()) / len(targets)
+    largest = max(sizes, default=0)
+
+    def fits(p: int, x: int, y: int) -> bool:
+        if x not in now[p] or y in now[p]:
+            return False
+        if rack_of is None or rack_of.get(y) == rack_of.get(x):
+            return True
+        others = {rack_of.get(b) for b in now[p] if b != x}
+        diversity = len({rack_of.get(b) for b in parts[p]} - {None})
+        return rack_of.get(y) not in others or len(others - {None}) >= diversity
+
+    def move(p: int, x: int, y: int) -> None:
+        now[p][now[p].index(x)] = y
+        held[x] -= sizes[p]
+        held[y] += sizes[p]
+
+    def best_fit(x: int, y: int, want: float) -> int | None:
+        fitting = sorted((sizes[p], p) for p in range(len(parts)) if fits(p, x, y))
+        below = [e for e in fitting if e <= (int(want), len(parts))]
+        above = [e for e in fitting if e > (int(want), len(parts))]
+        return below[-1][1] if below else above[0][1] if above else None
+
+    for x in sorted(b for b in held if b not in targets):
+        for _, p in sorted(((sizes[p], p) for p in range(len(parts)) if x in parts[p]),
+                           reverse=True):
+            y = min((b for b in targets if fits(p, x, b)), key=lambda b: (held[b], b),
+                    default=None)
+            if y is not None:
+                move(p, x, y)
+    for _ in range(sum(map(len, parts))):
+        high = max(targets, key=lambda b: (held[b], -b))
+        if held[high] - min(held[b] for b in targets) <= largest:
+            break
+        for low in sorted(targets, key=lambda b: (held[b], b)):
+            gap = held[high] - held[low]
+            if gap <= 0:
+                return _changed(parts, now)
+            p = best_fit(high, low, min(held[high] - mean, mean - held[low], gap / 2))
+            if p is not None and sizes[p] < gap:
+                move(p, high, low)
+                break
+        else:
+            break
+    return _changed(parts, now)
+
+
+def _changed(parts: Sequence[Replicas], now: Sequence[list[int]]) -> dict[int, Replicas]:
+    return {p: tuple(r) for p, r in enumerate(now) if tuple(r) != parts[p]}

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import pytest
-from balance_oracle import fewest_leader_changes, fewest_moves
+from balance_oracle import byte_balance_by_scan, fewest_leader_changes, fewest_moves
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -409,6 +409,32 @@ def test_bytes_end_within_one_largest_partition(seed: int, brokers: tuple[int, i
     assert result.bytes_moved >= result.lower_bound
     assert result.bytes_moved == sum(sizes[i] * len(set(r) - set(table.replicas[i]))
                                      for i, r in result.final.items())
+
+
+@settings(max_examples=200)
+@given(st.integers(0, 10**9), st.sampled_from([None, "even", "uneven", "some-missing"]))
+def test_bytes_pick_the_moves_of_the_plain_best_fit_scan(seed: int, racks: str | None) -> None:
+    """The shelves (partitions by the racks they may go to, stale entries dropped) only make
+    the search faster: the plan is the one the plain scan of every partition makes, in racks
+    of any size, with brokers without a rack, skew, drains and new brokers. Clusters of up to
+    80 partitions: fewer rarely take a rack away from a shelved partition."""
+    rng = random.Random(seed)
+    brokers = list(range(rng.randint(2, 12)))
+    weights = [rng.random() ** 3 + 0.02 for _ in brokers]  # skewed
+    parts = []
+    for _ in range(rng.randint(1, 80)):
+        rf = rng.randint(1, min(4, len(brokers)))
+        order = sorted(brokers, key=lambda b: rng.random() ** (1 / weights[b]), reverse=True)
+        parts.append(tuple(order[:rf]))
+    sizes = [int(rng.lognormvariate(10, 2)) + 1 for _ in parts]
+    targets = [b for b in brokers if rng.random() > 0.15] or brokers  # some drained
+    targets += [len(brokers), len(brokers) + 1] if rng.random() < 0.3 else []  # new ones
+    rack_of = None if racks is None else {
+        b: None if racks == "some-missing" and rng.random() < 0.2 else
+        f"r{b % 3}" if racks == "even" else f"r{rng.randrange(3)}"
+        for b in [*brokers, len(brokers), len(brokers) + 1]}
+    result = balance_bytes(table_of(parts), sizes, targets, rack_of)  # type: ignore[arg-type]
+    assert result.final == byte_balance_by_scan(parts, sizes, targets, rack_of)  # type: ignore[arg-type]
 
 
 def test_bytes_already_balanced_move_nothing() -> None:
