@@ -66,14 +66,16 @@ def make_snapshot(path: Path, topics: int) -> ClusterSnapshot:
     return cluster
 
 
-def make_plan(snapshot_path: Path, plan_path: Path) -> ReassignmentPlan:
+def make_plan(snapshot_path: Path, plan_path: Path) -> tuple[ReassignmentPlan, float]:
+    """The plan, and the seconds the CLI took to make it (snapshot read to plan written)."""
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "kadmin", *PLAN_SOURCE, "--cluster", str(snapshot_path),
                     "--out", str(plan_path), "--force"], check=True, capture_output=True)
-    print(f"plan made in {time.monotonic() - started:.1f} s", flush=True)
+    seconds = time.monotonic() - started
+    print(f"plan made in {seconds:.1f} s", flush=True)
     doc = json.loads(plan_path.read_text())
     return ReassignmentPlan(tuple(PartitionMove(e["topic"], e["partition"], tuple(e["replicas"]))
-                                  for e in doc["partitions"]))
+                                  for e in doc["partitions"])), seconds
 
 
 def busiest_broker_bytes(cluster: ClusterSnapshot, plan: ReassignmentPlan) -> tuple[int, int]:
@@ -142,7 +144,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kadmin-bench-") as tmp:
         work = Path(tmp)
         cluster = make_snapshot(work / "cluster.json", args.topics)
-        plan = make_plan(work / "cluster.json", work / "plan.json")
+        plan, plan_seconds = make_plan(work / "cluster.json", work / "plan.json")
         moved, busiest = busiest_broker_bytes(cluster, plan)
         total = sum(sum(p.values()) for p in cluster.sizes.values())
         print(f"{len(plan.moves):,} partitions to move, {human_bytes(moved)} of "
@@ -157,7 +159,8 @@ def main() -> None:
     lines = [f"- cluster: {args.topics:,} topics x {PARTITIONS} partitions = "
              f"{args.topics * PARTITIONS:,} partitions, RF {RF}, {BROKERS} brokers in {RACKS} racks, "
              f"{human_bytes(total)} (long-tailed synthetic sizes, seed 10); plan: "
-             f"`kadmin {' '.join(PLAN_SOURCE)}`, {len(plan.moves):,} partitions, "
+             f"`kadmin {' '.join(PLAN_SOURCE)}` (made in {plan_seconds:.1f} s), "
+             f"{len(plan.moves):,} partitions, "
              f"{human_bytes(moved)} to copy, the busiest broker sends or receives "
              f"{human_bytes(busiest)}",
              f"- sandbox: brokers copy at most {human_bytes(BANDWIDTH)}/s each way; batches of "
