@@ -99,15 +99,20 @@ def _port_is_free(port: int) -> bool:
 def is_serving(host: str, port: int, timeout: float = 1.0) -> bool:
     """True once the server answers requests: the ``srvr`` four-letter word (the one command
     ZooKeeper whitelists by default) reports a ``Mode`` only when the server is serving."""
+    return b"Mode:" in _four_letter_word(host, port, b"srvr", timeout)
+
+
+def _four_letter_word(host: str, port: int, word: bytes, timeout: float = 1.0) -> bytes:
+    """The server's reply to a four-letter word; empty when nothing answers."""
+    reply = b""
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.sendall(b"srvr")
-            reply = b""
+            sock.sendall(word)
             while chunk := sock.recv(4096):
                 reply += chunk
     except OSError:
-        return False
-    return b"Mode:" in reply
+        return b""
+    return reply
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -249,6 +254,9 @@ class EmbeddedZooKeeper:
             "forceSync": "no",
             **self._config,
         }
+        # conf tells start() that the server answering the port is this one (by its dataDir)
+        words = {w.strip() for w in settings.get("4lw.commands.whitelist", "srvr").split(",")}
+        settings["4lw.commands.whitelist"] = ",".join(sorted(words | {"srvr", "conf"}))
         return "".join(f"{key}={value}\n" for key, value in settings.items())
 
     def _command(self) -> list[str]:
@@ -289,7 +297,7 @@ class EmbeddedZooKeeper:
             )
         atexit.register(self.stop)
         deadline = time.monotonic() + timeout
-        while not is_serving(LOOPBACK, self.port):
+        while not self._answering():
             code = self._process.poll()
             if code is not None:
                 self._process = None
@@ -302,6 +310,15 @@ class EmbeddedZooKeeper:
                 )
             time.sleep(0.1)
         return self
+
+    def _answering(self) -> bool:
+        """Whether this server (its ``conf`` names this data folder) serves the port. Not just
+        any server: the port was free when checked, but another process can bind it before
+        the JVM does (seen with two test runs on one machine); this JVM then exits, and a
+        client would otherwise talk to the other server."""
+        conf = _four_letter_word(LOOPBACK, self.port, b"conf")
+        return f"dataDir={self.data_dir / 'version-2'}\n".encode() in conf and is_serving(
+            LOOPBACK, self.port)
 
     def failure(self, message: str) -> OperationFailed:
         """The error to raise, with the end of the server log as detail lines."""

@@ -192,6 +192,23 @@ def test_serve_forever_stops_cleanly_on_sigterm() -> None:
     assert not embedded.is_serving("127.0.0.1", port)
 
 
+def test_start_never_takes_another_server_on_its_port_for_its_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The port was free when checked, but another server bound it before this JVM did (two
+    test runs on one machine met it): start fails and says so, instead of returning a server
+    whose clients would talk to the other one."""
+    with EmbeddedZooKeeper() as other:
+        monkeypatch.setattr(embedded, "_port_is_free", lambda _port: True)  # the race, forced
+        late = EmbeddedZooKeeper(port=other.port)
+        try:
+            with pytest.raises(OperationFailed, match=r"^embedded ZooKeeper exited with code "):
+                late.start()
+            assert not late.running
+        finally:
+            late.close()
+        assert other.running and embedded.is_serving("127.0.0.1", other.port)
+
+
 def test_serve_forever_reports_a_server_that_died() -> None:
     with EmbeddedZooKeeper() as server:
         assert server.pid is not None
