@@ -194,13 +194,12 @@ class _Shelves:
         return None
 
     def _keeps_racks(self, p: int, x: int, y: int) -> bool:
-        """Whether moving ``p``'s replica from ``x`` to ``y`` leaves it on as many racks as it
-        spans in the input."""
-        rack_of = self._rack_of
-        if rack_of is None or rack_of.get(y) == rack_of.get(x):
+        """Whether moving ``p``'s replica from ``x`` to ``y`` (a target) leaves it on as many
+        racks as it spans in the input."""
+        if self._rack_of is None or self._rack_of.get(y) == self._rack_of.get(x):
             return True
-        others = {rack_of.get(b) for b in self._replicas_of(p) if b != x}
-        return rack_of.get(y) not in others or len(others - {None}) >= self._diversity(p)
+        racks = self._destinations(p, x, self._replicas_of(p))
+        return racks is None or self._rack_of.get(y) in racks
 
     def _diversity(self, p: int) -> int:
         rack_of = self._rack_of
