@@ -312,13 +312,13 @@ class EmbeddedZooKeeper:
         return self
 
     def _answering(self) -> bool:
-        """Whether this server (its ``conf`` names this data folder) serves the port. Not just
-        any server: the port was free when checked, but another process can bind it before
-        the JVM does (seen with two test runs on one machine); this JVM then exits, and a
-        client would otherwise talk to the other server."""
+        """Whether this server serves the port: ``conf`` names its data folder only once it is
+        serving (before, it answers "not currently serving"). Not just any server: the port was
+        free when checked, but another process can bind it before the JVM does (seen with two
+        test runs on one machine); this JVM then exits, and a client would otherwise talk to
+        the other server."""
         conf = _four_letter_word(LOOPBACK, self.port, b"conf")
-        return f"dataDir={self.data_dir / 'version-2'}\n".encode() in conf and is_serving(
-            LOOPBACK, self.port)
+        return f"dataDir={self.data_dir / 'version-2'}\n".encode() in conf
 
     def failure(self, message: str) -> OperationFailed:
         """The error to raise, with the end of the server log as detail lines."""
