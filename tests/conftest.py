@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -216,3 +218,23 @@ def own_zk_server() -> Iterator[EmbeddedZooKeeper]:
     """A private embedded server for tests that stop, restart or misconfigure it."""
     with EmbeddedZooKeeper() as server:
         yield server
+
+
+@pytest.fixture
+def kadmin_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Starts ``python -m kadmin ARGS`` as an operator would, its temporary folders (TMPDIR)
+    under the test's ``tmp_path`` so a test can see what it leaves; killed at teardown if still
+    running."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path)}
+        started.append(subprocess.Popen([sys.executable, "-m", "kadmin", *args], env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.kill()
+        process.communicate()

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -218,18 +219,14 @@ def test_serve_forever_reports_a_server_that_died() -> None:
         assert not server.running
 
 
-def _zk_serve(tmp_path: Path, *options: str) -> subprocess.Popen[str]:
-    """``kadmin zk serve`` with its temporary folders under ``tmp_path`` (TMPDIR)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path)}
-    return subprocess.Popen([sys.executable, "-m", "kadmin", "zk", "serve", "--port", "0",
-                             *options], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+KadminProcess = Callable[..., subprocess.Popen[str]]
+"""The conftest's ``kadmin_process`` fixture."""
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_zk_serve_stopped_leaves_no_temporary_folder(tmp_path: Path, stop: signal.Signals
-                                                     ) -> None:
-    serve = _zk_serve(tmp_path)
+def test_zk_serve_stopped_leaves_no_temporary_folder(tmp_path: Path, stop: signal.Signals,
+                                                     kadmin_process: KadminProcess) -> None:
+    serve = kadmin_process("zk", "serve", "--port", "0")
     assert serve.stdout is not None
     line = serve.stdout.readline()
     assert line.startswith("ZooKeeper listening on 127.0.0.1:"), (line, serve.stderr)
@@ -245,10 +242,10 @@ def test_zk_serve_stopped_leaves_no_temporary_folder(tmp_path: Path, stop: signa
     ("/proc/kadmin-data", "/proc/kadmin-data cannot be ZooKeeper's data folder: "),
 ])
 def test_zk_serve_on_an_unusable_data_dir_exits_2_and_leaves_nothing(
-        tmp_path: Path, data_dir: str, message: str) -> None:
+        tmp_path: Path, data_dir: str, message: str, kadmin_process: KadminProcess) -> None:
     (tmp_path / "file").write_text("not a folder")
-    serve = _zk_serve(tmp_path, "--data-dir", str(tmp_path / data_dir) if data_dir == "file"
-                      else data_dir)
+    serve = kadmin_process("zk", "serve", "--port", "0", "--data-dir",
+                           str(tmp_path / data_dir) if data_dir == "file" else data_dir)
     _, err = serve.communicate(timeout=60)
     assert serve.returncode == 2, err
     assert err.startswith("kadmin: error: ") and message in err and len(err.splitlines()) == 1

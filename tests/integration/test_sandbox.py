@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -49,6 +48,8 @@ from kadmin.zk import codec, paths, reader
 
 Session = Callable[[str], AbstractContextManager[KazooClient]]
 """The conftest's ``kazoo_session`` fixture: opens another plain kazoo session."""
+KadminProcess = Callable[..., subprocess.Popen[str]]
+"""The conftest's ``kadmin_process`` fixture: starts ``python -m kadmin ARGS``."""
 
 pytestmark = pytest.mark.zk
 
@@ -615,14 +616,11 @@ def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster(kazoo_session: 
     assert not box.server.running
 
 
-def _sandbox_command(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
-    """``kadmin sandbox`` started (temporary folders under ``tmp_path``), and its connect
-    string once it has announced it."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path)}
-    command = subprocess.Popen(
-        [sys.executable, "-m", "kadmin", "sandbox", "--port", "0", "--brokers", "3", "--racks",
-         "0", "--topics", "2", "--partitions", "4"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _sandbox_command(kadmin_process: KadminProcess
+                     ) -> tuple[subprocess.Popen[str], str]:
+    """``kadmin sandbox`` started, and its connect string once it has announced it."""
+    command = kadmin_process("sandbox", "--port", "0", "--brokers", "3", "--racks", "0",
+                             "--topics", "2", "--partitions", "4")
     assert command.stdout is not None
     lines = [command.stdout.readline() for _ in range(3)]
     assert lines[0].startswith("sandbox: 3 broker(s), 2 topic(s), 8 partition(s)"), lines
@@ -645,15 +643,13 @@ def _children(pid: int) -> list[int]:
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
-        tmp_path: Path, kazoo_session: Session, stop: signal.Signals) -> None:
-    command, connect = _sandbox_command(tmp_path)
-    try:
-        with kazoo_session(connect) as client:
-            assert sorted(client.get_children(paths.BROKER_IDS)) == ["0", "1", "2"]
-        command.send_signal(stop)
-        rest, err = command.communicate(timeout=60)
-    finally:
-        command.kill()
+        tmp_path: Path, kazoo_session: Session, stop: signal.Signals,
+        kadmin_process: KadminProcess) -> None:
+    command, connect = _sandbox_command(kadmin_process)
+    with kazoo_session(connect) as client:
+        assert sorted(client.get_children(paths.BROKER_IDS)) == ["0", "1", "2"]
+    command.send_signal(stop)
+    rest, err = command.communicate(timeout=60)
     assert command.returncode == 0, err
     assert rest == "sandbox stopped\n"
     host, port = connect.rsplit(":", 1)
@@ -661,14 +657,12 @@ def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
     assert list(tmp_path.iterdir()) == []  # the server's temporary folder is gone
 
 
-def test_the_sandbox_command_fails_when_its_zookeeper_dies(tmp_path: Path) -> None:
-    command, _ = _sandbox_command(tmp_path)
-    try:
-        (jvm,) = _children(command.pid)
-        os.kill(jvm, signal.SIGKILL)
-        rest, err = command.communicate(timeout=60)
-    finally:
-        command.kill()
+def test_the_sandbox_command_fails_when_its_zookeeper_dies(
+        tmp_path: Path, kadmin_process: KadminProcess) -> None:
+    command, _ = _sandbox_command(kadmin_process)
+    (jvm,) = _children(command.pid)
+    os.kill(jvm, signal.SIGKILL)
+    rest, err = command.communicate(timeout=60)
     assert command.returncode == 1, err
     assert err.startswith("kadmin: error: the sandbox's ZooKeeper stopped unexpectedly"), err
     assert rest == ""
