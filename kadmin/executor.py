@@ -296,14 +296,37 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     rollback file a run creates, and removes again when its first batch is refused, must not be
     one that another run of the same plan relies on."""
     with files.exclusive(paths.plan):
-        return _execute_reassignment(client, plan, paths, settings, emit, sizes)
+        # the files this run may write, checked before anything is written (README, file rules)
+        for path in (paths.rollback, paths.journal):
+            files.check_target(path, True)
+        existed = {path for path in (paths.rollback, paths.journal) if path.exists()}
+        run = _Run()
+        try:
+            return _execute_reassignment(client, plan, paths, settings, emit, sizes, run)
+        except BaseException:
+            if not run.submitted:
+                # refused, failed or stopped before anything reached the controller: the run
+                # changed nothing, so it leaves none of its files behind either
+                for path in (paths.rollback, paths.journal):
+                    if path not in existed:
+                        path.unlink(missing_ok=True)
+            raise
+
+
+@dataclass
+class _Run:
+    """What one run has done so far, for the cleanup of a run that ends early."""
+
+    submitted: bool = False
+    """A batch of the plan is (or may be) in ZooKeeper: the run's files must stay."""
 
 
 def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
                           settings: ExecutionSettings, emit: Emit,
-                          sizes: Mapping[TopicPartition, int] | None) -> Outcome:
+                          sizes: Mapping[TopicPartition, int] | None, run: _Run) -> Outcome:
     targets = {m.tp: m.replicas for m in plan.moves}
     ours_in_flight = _ours_in_flight(client, targets)
+    run.submitted = bool(ours_in_flight)
     in_flight_tps = {m.tp for m in ours_in_flight}
     live = _live(client, sorted({m.topic for m in plan.moves}))
     _refuse_moving(plan, live.snapshot, in_flight_tps)
@@ -372,14 +395,13 @@ def _execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pl
             if settings.throttle is not None:
                 throttle = _set_throttles(client, batch, settings.throttle, number, emit)
                 record(done, number - 1, 0, throttle)
+            submitted_before, run.submitted = run.submitted, True  # a lost answer may hide it
             try:
                 admin.submit_reassignment(client, batch)
             except (Conflict, NotAuthorized):
+                # another process won the race for the znode, or an ACL refused it: not written
+                run.submitted = submitted_before
                 _clear_own_throttles(client, number, emit)
-                if new_rollback and number == 1:
-                    # another process won the race for the znode, or an ACL refused it: this
-                    # run changed nothing, so it leaves nothing behind either
-                    paths.rollback.unlink(missing_ok=True)
                 raise
             emit(BatchSubmitted(number, count, len(batch),
                                 None if weigh is None else sum(map(weigh, batch))))

@@ -497,7 +497,7 @@ def write_snapshot_dir(path: Path, brokers: Mapping[int, Broker],
     files.atomic_write_dir(
         path, _dir_chunks(brokers, topics, controller, controller_epoch, reassigning or {},
                           sizes or {}),
-        force=force)
+        marker=BROKERS_FILE, force=force)
 
 
 def _dir_chunks(brokers: Mapping[int, Broker],

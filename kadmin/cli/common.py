@@ -3,9 +3,8 @@ connection and its security, the consoles, and parsing of comma-separated lists.
 
 from __future__ import annotations
 
-import math
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -15,7 +14,7 @@ import typer
 from kazoo.client import KazooClient
 from rich.console import Console
 
-from kadmin import sizes, snapshots
+from kadmin import sizes, snapshots, units
 from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
 from kadmin.zk import codec, reader, security, session
 
@@ -71,12 +70,19 @@ ZookeeperOpt = Annotated[str | None, typer.Option(
          "optional /chroot (zk1:2181,zk2:2181/kafka).")]
 
 
-def finite(value: float | None) -> float | None:
-    """Typer callback for options in seconds: ``inf`` and ``nan`` parse as floats but are no
-    number of seconds (a range check lets nan through: every comparison with it is false)."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter("must be a finite number of seconds")
-    return value
+def number(minimum: float | None = None, maximum: float | None = None, unit: str = "seconds"
+           ) -> Callable[[str], float]:
+    """Typer parser for every option that takes a number that is not a count: the one rule of
+    :func:`kadmin.units.parse_number` (finite, decimal, within range), one message for ``inf``,
+    ``nan`` and a value out of range alike."""
+    def parse(text: str) -> float:
+        if isinstance(text, float):  # a default Typer passes through the parser
+            return text
+        try:
+            return units.parse_number(text, minimum=minimum, maximum=maximum, unit=unit)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return parse
 
 
 def output_path(text: str) -> Path:
@@ -101,10 +107,10 @@ MAX_ZK_SECONDS = 3600.0
 sends the timeout as a 32-bit count of milliseconds."""
 
 ConnectTimeoutOpt = Annotated[float, typer.Option(
-    "--connect-timeout", min=0.1, max=MAX_ZK_SECONDS, callback=finite,
+    "--connect-timeout", parser=number(0.1, MAX_ZK_SECONDS),
     help="Seconds to wait for a ZooKeeper session to be established.")]
 SessionTimeoutOpt = Annotated[float, typer.Option(
-    "--session-timeout", min=1.0, max=MAX_ZK_SECONDS, callback=finite,
+    "--session-timeout", parser=number(1.0, MAX_ZK_SECONDS),
     help="ZooKeeper session timeout in seconds.")]
 MaxZnodeBytesOpt = Annotated[int, typer.Option(
     "--max-znode-bytes", min=1024,
@@ -199,13 +205,21 @@ def split_names(text: str | None, what: str) -> list[str]:
 
 
 def split_ints(text: str | None, what: str) -> list[int]:
-    values = []
+    """``0,1,2`` -> [0, 1, 2]: broker ids, each a decimal non-negative integer given once (the
+    one parser of every id list on the command line; a repeated id is named, ``0,1,1`` and
+    ``0,01`` alike)."""
+    values: list[int] = []
+    seen: set[int] = set()
     for item in split_names(text, what):
         try:
-            values.append(codec.decimal_id(item, "broker id"))
+            value = codec.decimal_id(item, "broker id")
         except codec.DecodeError:
-            raise InvalidInput(f"{what}: {item!r} is not a broker id (a non-negative integer)"
-                               ) from None
+            raise InvalidInput(f"{what}: {item!r} is not a broker id (a non-negative "
+                               "integer)") from None
+        if value in seen:
+            raise InvalidInput(f"{what}: broker id {value} is given more than once")
+        seen.add(value)
+        values.append(value)
     return values
 
 

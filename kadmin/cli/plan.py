@@ -90,8 +90,6 @@ def select_brokers(snapshot: ClusterSnapshot, brokers: str | None) -> list[Broke
     if unknown:
         raise InvalidInput(f"--brokers: unknown broker id(s) {unknown}; the cluster has "
                            f"{sorted(snapshot.brokers)[:20]}")
-    if len(set(ids)) != len(ids):
-        raise InvalidInput(f"--brokers: duplicate broker id in {brokers!r}")
     return [snapshot.brokers[b] for b in sorted(ids)]
 
 

@@ -423,7 +423,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
 
 def check_output(out_dir: Path, force: bool, batch_size: int, max_znode_bytes: int) -> None:
     """The output options, refused before Spark starts."""
-    files.refuse_existing(out_dir, force)
+    files.check_target(out_dir, force, marker=MANIFEST_FILE)
     plans.batches((), len, ENVELOPE, batch_size, max_znode_bytes)  # refuses bad limits now
 
 
@@ -643,7 +643,7 @@ def write_folder(out_dir: Path, planned: RDD[Any], manifest: Callable[[Sequence[
                  *, batch_size: int, max_znode_bytes: int, force: bool, stages: Stages) -> M:
     """Step 5 into a new folder, atomically: the batch files, then ``manifest`` (made of the
     batch files and the trailing records of every Spark partition) as manifest.json."""
-    with stages("write batch files"), files.atomic_dir(out_dir, force=force) as folder:
+    with stages("write batch files"), files.atomic_dir(out_dir, marker=MANIFEST_FILE, force=force) as folder:
         written, trailers = _write_batches(planned, folder, batch_size, max_znode_bytes)
         result = manifest(written, trailers)
         files.atomic_write_json(folder / MANIFEST_FILE, result.document())
