@@ -85,8 +85,8 @@ def status(
     """
     with connected(zookeeper, connect_timeout, session_timeout) as client:
         live = reader.read_cluster(client)
-        in_force = config.read_throttles(client)
+        throttled = config.read_throttles(client)
     snap = live.snapshot
     render.status(health.cluster_health(snap), live.in_flight, snap.controller,
-                  snap.controller_epoch, health.broker_shares(snap), live.unreadable,
-                  json_output, in_force)
+                  snap.controller_epoch, health.broker_shares(snap),
+                  (*live.unreadable, *throttled.unreadable), json_output, throttled.in_force)

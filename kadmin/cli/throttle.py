@@ -39,8 +39,8 @@ def show(
     Example: kadmin throttle show -z zk1:2181/kafka
     """
     with connected(zookeeper, connect_timeout, session_timeout) as client:
-        in_force = config.read_throttles(client)
-    render.throttles(in_force, json_output)
+        throttled = config.read_throttles(client)
+    render.throttles(throttled.in_force, json_output, unreadable=throttled.unreadable)
 
 
 @app.command()
@@ -53,17 +53,20 @@ def clear(
     session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
-    --all every replication throttle; other config keys stay. Example:
+    --all every replication throttle; other config keys stay. A config or record kadmin cannot
+    decode is left as it is and named (exit 1) once the others are cleared. Example:
     kadmin throttle clear -z zk1:2181/kafka
     """
     with connected(zookeeper, connect_timeout, session_timeout) as client:
         if all_throttles:
-            entities = [t.entity for t in config.read_throttles(client)]
+            throttled = config.read_throttles(client)
+            entities = sorted({*(t.entity for t in throttled.in_force),
+                               *(config.entity_of(path) for path, _ in throttled.unreadable)})
             edit: config.Edit = throttles.remove_all
         else:
             entities = config.recorded_entities(client)
             edit = throttles.remove_own
-        changed = config.update(client, dict.fromkeys(entities, edit))
+        changed = config.update(client, dict.fromkeys(entities, edit), skip_unreadable=True)
     out.print(f"throttles removed from {len(changed)} config(s)"
               + (f": {listed(changed)}" if changed else ""), markup=False)
 
