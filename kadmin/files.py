@@ -530,9 +530,7 @@ def iter_jsonl(path: Path, *, max_bytes: int | None = None, max_line: int | None
     max_bytes = MAX_JSONL_BYTES if max_bytes is None else max_bytes
     max_line = MAX_JSONL_LINE if max_line is None else max_line
     with open_regular(path) as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > max_bytes:
-            raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
+        check_jsonl_size(path, os.fstat(handle.fileno()).st_size, max_bytes)
         total = 0
         for number in itertools.count(1):
             try:
@@ -541,15 +539,28 @@ def iter_jsonl(path: Path, *, max_bytes: int | None = None, max_line: int | None
                 raise _unreadable(path, exc) from None
             if not line:
                 return
-            if len(line) > max_line and not line.endswith(b"\n"):
-                raise InvalidInput(f"{path}:{number}: line longer than {_size(max_line)}, over "
-                                   "the limit for one record")
+            check_jsonl_line(line.rstrip(b"\r\n"), f"{path}:{number}", max_line)
             total += len(line)
             if total > max_bytes:
                 raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit "
                                    f"(at line {number})")
             if line.strip():
                 yield number, parse_json(line.rstrip(b"\r\n"), f"{path}:{number}", one_line=True)
+
+
+def check_jsonl_size(path: Path, size: int, max_bytes: int = MAX_JSONL_BYTES) -> None:
+    """The size limit of a JSON Lines file, for every reader of one (the Spark planner too)."""
+    if size > max_bytes:
+        raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
+
+
+def check_jsonl_line(line: bytes, source: str, max_line: int = MAX_JSONL_LINE) -> None:
+    """The length limit of one JSON Lines record (its line ending not counted), for every
+    reader of one: ``source`` is ``file:line``. A reader that splits the file itself (Spark)
+    may hand over the first ``max_line + 1`` bytes of a longer line."""
+    if len(line) > max_line:
+        raise InvalidInput(f"{source}: line longer than {_size(max_line)}, over the limit for "
+                           "one record")
 
 
 def _size(n: int) -> str:

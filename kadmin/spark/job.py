@@ -245,7 +245,8 @@ def scan_split(lines: Iterable[bytes], selection: frozenset[str] | None, source:
         try:
             name, assignment = snapshots.parse_topic_line(line, source)
         except InvalidInput:
-            bad = (count, line)
+            # at most one byte past the line limit travels back: enough to be refused again
+            bad = (count, line[:files.MAX_JSONL_LINE + 1])
             break
         if not _selected(name, selection):
             other_replicas.update(chain.from_iterable(assignment.values()))
@@ -442,7 +443,9 @@ def check_snapshot_folder(cluster_dir: Path, selection: frozenset[str] | None) -
                            f"({BROKERS_FILE}, {TOPICS_FILE}); write one with "
                            "`kadmin cluster snapshot --format dir`")
     snapshots.require_members(cluster_dir)
-    files.require_regular(cluster_dir / TOPICS_FILE)  # Spark opens it by name
+    topics = cluster_dir / TOPICS_FILE
+    files.require_regular(topics)  # Spark opens it by name
+    files.check_jsonl_size(topics, topics.stat().st_size)  # the limits of every reader
     path = cluster_dir / snapshots.REASSIGNING_FILE
     if path.is_file():
         reassigning = {name: moving for _, name, moving in snapshots.iter_reassigning_jsonl(path)}
