@@ -91,9 +91,9 @@ def plan(
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
+    ids = split_ints(brokers, "--brokers") if brokers else None
     with render.planner_progress() as progress:
-        manifest = run_plan(cluster, out_dir, topics=selected,
-                            brokers=split_ints(brokers, "--brokers") if brokers else None,
+        manifest = run_plan(cluster, out_dir, topics=selected, brokers=ids,
                             options=options, master=master, batch_size=batch_size,
                             max_znode_bytes=max_znode_bytes, force=force, verbose=verbose,
                             progress=None if verbose else progress)

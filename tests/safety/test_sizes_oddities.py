@@ -6,7 +6,6 @@ one line per kind, bounded (the first partitions and a count of the rest)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -110,4 +109,3 @@ def test_the_commands_show_the_notes_as_warnings(tmp_path: Path, kadmin: Any) ->
     assert len(warnings) == 3, run.err
     assert "'t0-00' as t0-0" in warnings[1]
     assert "t0-0 in broker 0 '/data/0'" in warnings[2]
-    shutil.rmtree(tmp_path / "unused", ignore_errors=True)
