@@ -26,7 +26,9 @@ INTERRUPT_ON_IMPORT = textwrap.dedent("""
         def find_spec(self, name, path=None, target=None):
             if name == module:
                 sys.meta_path.remove(self)
-                os.kill(os.getpid(), signal.SIGINT)  # as the operator's Ctrl-C
+                # as the operator's Ctrl-C, landing in code made by exec of a string, as
+                # dataclasses and namedtuple make their methods while modules are imported
+                exec("os.kill(os.getpid(), signal.SIGINT); sum(range(99))")
             return None
 
     module = sys.argv.pop(1)
@@ -41,16 +43,18 @@ INTERRUPT_ON_IMPORT = textwrap.dedent("""
                                     "kadmin.events", "kadmin.cli.render", "kadmin.zk.session"])
 def test_ctrl_c_while_the_cli_is_imported_exits_130_with_one_line(module: str,
                                                                   tmp_path: Path) -> None:
-    """The SIGINT arrives exactly when ``module`` starts importing (kadmin.events builds
-    dataclasses, whose methods CPython makes with exec: a KeyboardInterrupt there used to end
-    the process by SIGINT even after kadmin's handler chose exit 130)."""
+    """The SIGINT arrives exactly when ``module`` starts importing, inside code run by exec of
+    a string. Run with ``python -m``, as ``python -m kadmin`` is: CPython then remembers such a
+    KeyboardInterrupt and used to end the process by SIGINT even after kadmin's handler chose
+    exit 130."""
+    (tmp_path / "interrupting.py").write_text(INTERRUPT_ON_IMPORT)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    run = subprocess.run([sys.executable, "-c", INTERRUPT_ON_IMPORT, module, "status", "-z",
-                          "127.0.0.1:1", "--connect-timeout", "1"], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=TIME_LIMIT)
+    run = subprocess.run([sys.executable, "-m", "interrupting", module, "status", "-z",
+                          "127.0.0.1:1", "--connect-timeout", "1"], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=TIME_LIMIT)
     assert run.returncode == 130, run.stderr
     assert run.stderr == "kadmin: interrupted; nothing was done\n"
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["interrupting.py"]
 
 
 @pytest.mark.parametrize(("argv", "line"), [
