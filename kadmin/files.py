@@ -279,12 +279,20 @@ def open_append(path: Path) -> BinaryIO:
     except OSError as exc:
         check_target(path, True)  # a link or a folder put there meanwhile, by name
         raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    return _fdopen_regular(fd, path, "ab", "; kadmin writes only regular files")
+
+
+def _fdopen_regular(fd: int, path: Path, mode_text: str, refusal: str) -> BinaryIO:
+    """The open descriptor ``fd`` of ``path`` as a file object (``mode_text``) once fstat shows
+    a regular file; closed and refused by name (``refusal`` ends the message) otherwise."""
     try:
         mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InvalidInput(f"{path} is a folder, expected a file")
         if not stat.S_ISREG(mode):
-            raise InvalidInput(f"{path} is {_file_type(mode)}; kadmin writes only regular files")
+            raise InvalidInput(f"{path} is {_file_type(mode)}{refusal}")
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "ab")
+        return os.fdopen(fd, mode_text)  # type: ignore[return-value]
     except BaseException:
         os.close(fd)
         raise
@@ -405,17 +413,7 @@ def open_regular(path: Path) -> BinaryIO:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise _unreadable(path, exc) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise InvalidInput(f"{path} is a folder, expected a file")
-        if not stat.S_ISREG(mode):
-            raise InvalidInput(f"{path} is {_file_type(mode)}, not a regular file")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    return _fdopen_regular(fd, path, "rb", ", not a regular file")
 
 
 def require_regular(path: Path) -> None:
