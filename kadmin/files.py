@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from kadmin import jsontext
 from kadmin.model import Conflict, InvalidInput, OperationFailed
@@ -292,7 +292,7 @@ def _fdopen_regular(fd: int, path: Path, mode_text: str, refusal: str) -> Binary
         if not stat.S_ISREG(mode):
             raise InvalidInput(f"{path} is {_file_type(mode)}{refusal}")
         os.set_blocking(fd, True)
-        return os.fdopen(fd, mode_text)  # type: ignore[return-value]
+        return cast(BinaryIO, os.fdopen(fd, mode_text))
     except BaseException:
         os.close(fd)
         raise
