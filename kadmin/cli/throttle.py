@@ -59,9 +59,7 @@ def clear(
     """
     with connected(zookeeper, connect_timeout, session_timeout) as client:
         if all_throttles:
-            throttled = config.read_throttles(client)
-            entities = sorted({*(t.entity for t in throttled.in_force),
-                               *(config.entity_of(path) for path, _ in throttled.unreadable)})
+            entities = config.read_throttles(client).entities()
             edit: config.Edit = throttles.remove_all
         else:
             entities = config.recorded_entities(client)

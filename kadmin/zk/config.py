@@ -86,6 +86,13 @@ class Throttles:
     in_force: list[EntityThrottle]
     unreadable: tuple[tuple[str, str], ...] = ()
 
+    def entities(self) -> list[str]:
+        """Every entity that has or may have a throttle: those in force, and those with a
+        config znode or record that cannot be decoded (``throttle clear --all`` goes through
+        the records and names the configs it cannot rewrite)."""
+        return sorted({*(t.entity for t in self.in_force),
+                       *(entity_of(path) for path, _ in self.unreadable)})
+
 
 def update(client: KazooClient, edits: Mapping[str, Edit], *, skip_unreadable: bool = False
            ) -> list[str]:
