@@ -39,7 +39,6 @@ def check_znode_limit(max_znode_bytes: int, jute_maxbuffer: int = JUTE_MAXBUFFER
             "-Djute.maxbuffer, give it with --jute-maxbuffer")
 
 
-
 def batches(items: Sequence[T], entry_bytes: Callable[[T], int], overhead: int,
             max_items: int, max_bytes: int, *, separator: int = 1,
             label: Callable[[T], object] = str,

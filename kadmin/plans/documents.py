@@ -86,7 +86,6 @@ def kind_problem(doc: object, expected: PlanKind) -> Problem | None:
     return Problem("$", f"{_KIND_NAMES[found]}, expected {_KIND_NAMES[expected]}")
 
 
-
 # --- documents, diff, rollback -----------------------------------------------------------------
 
 
@@ -132,7 +131,6 @@ def changed_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot
     leader), and how many already match the cluster."""
     changed = tuple(m for m in plan.moves if snapshot.replicas(m.tp) != m.replicas)
     return changed, len(plan.moves) - len(changed)
-
 
 
 # --- plans built from a cluster ----------------------------------------------------------------
