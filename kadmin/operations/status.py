@@ -7,17 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kadmin import health
+from kadmin.health import ClusterHealth, Shares
 from kadmin.operations.source import Connection, connected
 from kadmin.zk import config, reader
 
 
 @dataclass(frozen=True)
 class Status:
-    health: health.ClusterHealth
+    health: ClusterHealth
     in_flight: reader.InFlight
     controller: int | None
     epoch: int | None
-    shares: health.Shares
+    shares: Shares
     unreadable: Sequence[tuple[str, str]]
     """Znodes that exist but cannot be decoded, as (path, reason)."""
     throttles: Sequence[config.EntityThrottle] = ()
