@@ -127,12 +127,16 @@ def kerberos_reason(error: BaseException | None) -> str | None:
     errors = gss_errors()
     if error is None or not errors or not isinstance(error, errors):
         return None
-    texts = [str(part[0]).strip() for part in error.args
-             if isinstance(part, tuple) and part and str(part[0]).strip()]
-    if not texts:
+    parts = [part for part in error.args if isinstance(part, tuple) and part]
+    texts = [str(part[0]).strip() for part in parts]
+    if not any(texts):
         return str(error) or type(error).__name__
-    major, *minor = texts
-    return minor[0] if minor else major  # the minor text is Kerberos' own, and the precise one
+    # the minor text is Kerberos' own and the precise one, unless it has none to give (code 0,
+    # "Success": the major text is then the whole story, e.g. "The referenced credential has
+    # expired")
+    if len(parts) > 1 and texts[1] and texts[1] != "Success" and parts[1][1:2] != (0,):
+        return texts[1]
+    return texts[0] or texts[1]
 
 
 def kerberos_hint(reason: str) -> str:

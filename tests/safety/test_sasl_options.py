@@ -45,6 +45,9 @@ def test_kerberos_reasons_are_the_minor_text_and_other_errors_are_none() -> None
         ("Server zookeeper/h@R not found in Kerberos database", -1765328377))
     assert security.kerberos_reason(error) == "Server zookeeper/h@R not found in Kerberos database"
     assert security.kerberos_reason(kerberos.GSSError(("Only major", 1))) == "Only major"
+    assert security.kerberos_reason(kerberos.GSSError(
+        ("The referenced credential has expired", 720896), ("Success", 0))) \
+        == "The referenced credential has expired"
     assert security.kerberos_reason(ValueError("x")) is None
     assert security.kerberos_reason(None) is None
     assert "KRB5CCNAME" in security.kerberos_hint("Ticket expired")
