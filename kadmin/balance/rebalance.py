@@ -48,41 +48,47 @@ class Rebalance:
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
-                  rack_of: Mapping[int, str] | None, counts: Mapping[int, int] | None = None
-                  ) -> Quota:
-    """The quota that balances ``replicas`` over ``brokers``; ``counts`` are their replicas per
-    broker when the caller has them already."""
+                  rack_of: Mapping[int, str] | None, counts: Mapping[int, int] | None = None,
+                  weights: Mapping[int, int] | None = None) -> Quota:
+    """The quota that balances ``replicas`` over ``brokers`` (by ``weights``, their
+    capacities, when given); ``counts`` are their replicas per broker when the caller has them
+    already."""
     counts = replica_counts(replicas) if counts is None else counts
     inside = {b: counts.get(b, 0) for b in brokers}
     outside = {b: n for b, n in counts.items() if b not in inside}
-    return quota(inside, groups_of(brokers, inside, outside, rack_of), outside)
+    return quota(inside, groups_of(brokers, inside, outside, rack_of, weights), outside)
 
 
-def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int]) -> Quota:
-    """Leadership is balanced over all target brokers together: a leader costs no disk, so
-    racks do not bound where it may go."""
+def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int],
+                 weights: Mapping[int, int] | None = None) -> Quota:
+    """Leadership is balanced over all target brokers together (by ``weights`` when given, the
+    same shares as replicas): a leader costs no disk, so racks do not bound where it may go."""
     leaders: dict[int, int] = {}
     for members in replicas:
         leaders[members[0]] = leaders.get(members[0], 0) + 1
     inside = {b: leaders.get(b, 0) for b in brokers}
     outside = {b: n for b, n in leaders.items() if b not in inside}
-    return quota(inside, [Group(tuple(sorted(brokers)), len(replicas))], outside)
+    ordered = tuple(sorted(brokers))
+    return quota(inside, [Group(ordered, len(replicas), None if weights is None else
+                                tuple(weights[b] for b in ordered))], outside)
 
 
 def rebalance(table: PartitionTable, brokers: Collection[int],
               rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
-              limits: Limits = Limits(), counts: Mapping[int, int] | None = None) -> Rebalance:
+              limits: Limits = Limits(), counts: Mapping[int, int] | None = None,
+              weights: Mapping[int, int] | None = None) -> Rebalance:
     """The fewest replica moves that balance ``table``'s replicas over ``brokers`` (drained
     brokers are those holding replicas but not in ``brokers``), then, with ``leaders``, the
-    fewest reorderings that balance preferred leaders."""
+    fewest reorderings that balance preferred leaders. With ``weights`` (broker capacities)
+    balanced means each broker at the floor or ceiling of its capacity share."""
     before = table.replicas
-    wanted = replica_quota(before, brokers, rack_of, counts)
+    wanted = replica_quota(before, brokers, rack_of, counts, weights)
     moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
         partial = True
-    final, cut = _with_leaders(before, moved, brokers, leaders, limits)
+    final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights)
     return Rebalance(final, replica_moves(before, final), wanted.units,
                      leader_changes(before, final), unplaced, partial or cut)
 
@@ -101,8 +107,8 @@ def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collec
 
 
 def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
-                  brokers: Collection[int], leaders: bool, limits: Limits
-                  ) -> tuple[dict[int, Replicas], bool]:
+                  brokers: Collection[int], leaders: bool, limits: Limits,
+                  weights: Mapping[int, int] | None = None) -> tuple[dict[int, Replicas], bool]:
     """``moved`` plus, with ``leaders``, the fewest reorderings that balance preferred leaders
     within ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
     after = [moved.get(i, members) for i, members in enumerate(before)]
@@ -110,7 +116,7 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
     partial = False
     if leaders:
         reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
-                                     leader_quota(after, brokers))
+                                     leader_quota(after, brokers, weights))
         forced = leader_changes(before, moved)
         if limits.max_leader_changes is not None:
             budget = limits.max_leader_changes - forced
@@ -121,7 +127,7 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
                     f"lower --max-moves")
             cost = {i: int(after[i][0] == before[i][0]) for i in reordered}
             if sum(cost.values()) > budget:
-                reordered = _within(after, reordered, leader_quota(after, brokers), budget,
+                reordered = _within(after, reordered, leader_quota(after, brokers, weights), budget,
                                     lambda i, old, new: Change(i, old[:1], cost[i]))
                 partial = True
         final.update(reordered)

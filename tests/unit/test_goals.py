@@ -1,0 +1,184 @@
+"""Balancing goals (issue 17): brokers of different sizes, every topic even, racks as they are;
+each held to the exact integer program of ``balance_oracle``."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+from balance_oracle import fewest_leader_changes, fewest_moves, share_bounds
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from test_balance import Cluster, after, check_valid, clusters, table_of
+
+from kadmin.balance.capacity import MB, parse_capacities, read_capacities
+from kadmin.balance.metrics import balance
+from kadmin.balance.rebalance import rebalance
+from kadmin.model import InvalidInput, Replicas
+
+# --- capacity files -------------------------------------------------------------------------
+
+
+def test_cruise_control_capacity_file_with_default_and_jbod(tmp_path: Path) -> None:
+    path = tmp_path / "capacity.json"
+    path.write_text(json.dumps({"brokerCapacities": [
+        {"brokerId": "-1", "capacity": {"DISK": "500000", "CPU": "100", "NW_IN": "50000"},
+         "doc": "the default"},
+        {"brokerId": "6", "capacity": {"DISK": {"/data1": "250000", "/data2": "750000.5"},
+                                       "CPU": {"num.cores": "8"}}},
+        {"brokerId": 7, "capacity": {"DISK": 2000}}]}))
+    found = read_capacities(path)
+    assert found.weights([0, 6, 7]) == {0: 500000 * MB, 6: round(1000000.5 * MB), 7: 2000 * MB}
+
+
+def test_plain_capacity_map() -> None:
+    found = parse_capacities({"0": 10**12, "1": 2 * 10**12}, "cap.json")
+    assert found.weights([0, 1]) == {0: 10**12, 1: 2 * 10**12}
+    with pytest.raises(InvalidInput, match=r"cap.json: no capacity for broker\(s\) 2 and no "
+                                           r"default"):
+        found.weights([0, 1, 2])
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ([], r"c.json: \$: expected Cruise Control's"),
+    ({}, r"c.json: \$: expected"),
+    ({"0": "12"}, r"c.json: \$\[\"0\"\]: expected a capacity in bytes .*'12'"),
+    ({"0": 0}, r"c.json: \$\[\"0\"\]: expected a capacity in bytes"),
+    ({"x": 5}, r"c.json: \$.x: expected a broker id"),
+    ({"-2": 5}, r"c.json: \$\[\"-2\"\]: expected a broker id"),
+    ({"brokerCapacities": {}}, r"c.json: \$.brokerCapacities: expected a non-empty list"),
+    ({"brokerCapacities": [5]}, r"\$.brokerCapacities\[0\]: expected an object"),
+    ({"brokerCapacities": [{"capacity": {"DISK": "1"}}]},
+     r"\$.brokerCapacities\[0\].brokerId: missing"),
+    ({"brokerCapacities": [{"brokerId": "a", "capacity": {"DISK": "1"}}]},
+     r"\$.brokerCapacities\[0\].brokerId: expected a broker id"),
+    ({"brokerCapacities": [{"brokerId": "1"}]},
+     r"\$.brokerCapacities\[0\].capacity: expected an object with DISK"),
+    ({"brokerCapacities": [{"brokerId": "1", "capacity": {"CPU": "1"}}]},
+     r"\$.brokerCapacities\[0\].capacity.DISK: missing"),
+    ({"brokerCapacities": [{"brokerId": "1", "capacity": {"DISK": "lots"}}]},
+     r"\$.brokerCapacities\[0\].capacity.DISK: expected a size in MB .*'lots'"),
+    ({"brokerCapacities": [{"brokerId": "1", "capacity": {"DISK": "-5"}}]},
+     r"\$.brokerCapacities\[0\].capacity.DISK: expected a size in MB"),
+    ({"brokerCapacities": [{"brokerId": "1", "capacity": {"DISK": {"/d": "x"}}}]},
+     r"\$.brokerCapacities\[0\].capacity.DISK\[\"/d\"\]: expected a size in MB"),
+    ({"brokerCapacities": [{"brokerId": "1", "capacity": {"DISK": {}}}]},
+     r"\$.brokerCapacities\[0\].capacity.DISK: no log dir listed"),
+    ({"brokerCapacities": [{"brokerId": "1", "capacity": {"DISK": "1"}},
+                           {"brokerId": 1, "capacity": {"DISK": "2"}}]},
+     r"\$.brokerCapacities\[1\].brokerId: broker 1 is given twice"),
+])
+def test_malformed_capacity_files_name_the_json_path(doc: object, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message) as caught:
+        parse_capacities(doc, "c.json")
+    assert "\n" not in str(caught.value)
+
+
+def test_an_unreadable_capacity_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "capacity.json"
+    path.write_text('{"brokerCapacities": [')
+    with pytest.raises(InvalidInput, match="capacity.json: not valid JSON"):
+        read_capacities(path)
+
+
+# --- capacity shares ---------------------------------------------------------------------------
+
+
+@st.composite
+def weighted(draw: st.DrawFn) -> tuple[Cluster, dict[int, int]]:
+    cluster = draw(clusters())
+    weights = {b: draw(st.sampled_from([1, 2, 3, 5])) for b in cluster[1]}
+    return cluster, weights
+
+
+def within_shares(new: Sequence[Replicas], targets: Sequence[int],
+                  weights: Mapping[int, int] | None) -> bool:
+    counts = Counter(b for r in new for b in r)
+    bounds = share_bounds(sum(map(len, new)), targets, weights)
+    return all(lo <= counts[b] <= hi for b, (lo, hi) in bounds.items())
+
+
+@settings(max_examples=200)
+@given(weighted())
+def test_capacity_shares_are_met_with_the_exact_fewest_moves(c: tuple[Cluster, dict[int, int]]
+                                                             ) -> None:
+    """Every broker ends at the floor or ceiling of ``R * w_b / sum(w)``, with exactly as
+    few moves as the integer program; the printed bound is no more than that, and equal to it
+    whenever the cheapest plan moves each replica once (the bound is the sum of excesses over
+    the best floor/ceiling choice)."""
+    (parts, targets, _), weights = c
+    optimum = fewest_moves(parts, targets, weights=weights)
+    assume(optimum is not None)
+    result = rebalance(table_of(parts), targets, leaders=False, weights=weights)
+    new = after(parts, result.final)
+    check_valid(parts, new, targets, None)
+    assert result.unplaced == 0
+    assert within_shares(new, targets, weights)
+    assert result.replica_moves == optimum
+    assert result.lower_bound <= optimum
+
+
+@settings(max_examples=120)
+@given(weighted())
+def test_preferred_leaders_follow_the_capacity_shares(c: tuple[Cluster, dict[int, int]]) -> None:
+    (parts, targets, _), weights = c
+    result = rebalance(table_of(parts), targets, weights=weights)
+    assume(result.unplaced == 0)
+    new = after(parts, result.final)
+    leaders = [(r[0],) for r in new]
+    moved_only = after(parts, rebalance(table_of(parts), targets, leaders=False,
+                                        weights=weights).final)
+    optimum = fewest_leader_changes_weighted(moved_only, [r[0] for r in parts], targets, weights)
+    assume(optimum is not None)
+    assert within_shares(leaders, targets, weights)
+    assert result.leader_changes == optimum
+
+
+def fewest_leader_changes_weighted(replicas: Sequence[Replicas], before: Sequence[int],
+                                   targets: Sequence[int], weights: Mapping[int, int]
+                                   ) -> int | None:
+    """Leaders as one replica per partition: the replica program with leaders alone, where a
+    partition may only lead with one of its replicas (brokers outside its list cost more than
+    any plan: the program then says None when no reordering can do it)."""
+    lists = [(b,) for b in before]
+    allowed = [set(r) & set(targets) for r in replicas]
+    found = fewest_moves_restricted(lists, targets, weights, allowed)
+    return found
+
+
+def fewest_moves_restricted(lists: Sequence[Replicas], targets: Sequence[int],
+                            weights: Mapping[int, int], allowed: Sequence[set[int]]
+                            ) -> int | None:
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    brokers = sorted(targets)
+    cells = [(p, b) for p in range(len(lists)) for b in brokers if b in allowed[p]]
+    if not cells:
+        return None
+    cost = np.array([float(b not in lists[p]) for p, b in cells])
+    rows, low, high = [], [], []
+    for p in range(len(lists)):
+        rows.append([1.0 if c[0] == p else 0.0 for c in cells])
+        low.append(1)
+        high.append(1)
+    for b, (lo, hi) in share_bounds(len(lists), brokers, weights).items():
+        rows.append([1.0 if c[1] == b else 0.0 for c in cells])
+        low.append(lo)
+        high.append(hi)
+    found = milp(cost, constraints=LinearConstraint(np.array(rows), low, high),
+                 integrality=np.ones(len(cells)), bounds=Bounds(0, 1))
+    return None if found.status != 0 else round(found.fun)
+
+
+def test_a_broker_twice_the_size_ends_with_twice_the_replicas() -> None:
+    parts = [(0, 1), (1, 2), (2, 0), (0, 1), (1, 2), (2, 0)] * 4
+    weights = {0: 1, 1: 1, 2: 1, 3: 3}
+    result = rebalance(table_of(parts), [0, 1, 2, 3], weights=weights)
+    counts = Counter(b for r in after(parts, result.final) for b in r)
+    assert counts == {0: 8, 1: 8, 2: 8, 3: 24}
+    assert result.replica_moves == result.lower_bound == 24
+    leaders = Counter(r[0] for r in after(parts, result.final))
+    assert leaders == {0: 4, 1: 4, 2: 4, 3: 12}
