@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from kadmin.balance.bound import lower_bound
 from kadmin.balance.budget import Change, most_loaded_first
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
@@ -84,12 +85,17 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     before = table.replicas
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
     moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
+    bound = wanted.units if not unplaced else lower_bound(
+        before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
+    """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
+    form); otherwise only what any plan is forced to move. A partial plan reports the bound
+    of the whole plan it is a step of."""
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
         partial = True
     final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights)
-    return Rebalance(final, replica_moves(before, final), wanted.units,
+    return Rebalance(final, replica_moves(before, final), bound,
                      leader_changes(before, final), unplaced, partial or cut)
 
 
@@ -138,11 +144,13 @@ def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
                   loads: Mapping[int, int], rack_of: Mapping[int, str] | None = None,
                   limits: Limits = Limits()) -> Rebalance:
     """A replication factor change (:func:`change_replication_factor`): moves are exactly the
-    replicas added, which is the lower bound; leaders stay. With ``max_moves`` the first
+    replicas added, which is the lower bound (:func:`lower_bound`: more only where the end is
+    balanced and balance alone needs more); leaders stay. With ``max_moves`` the first
     partitions in plan order, as many as the budget allows."""
     before = table.replicas
     final = change_replication_factor(table, factor, brokers, loads, rack_of)
-    needed = replica_moves(before, final)
+    needed = lower_bound(before, [final.get(i, r) for i, r in enumerate(before)], brokers,
+                         rack_of)
     partial = limits.max_moves is not None and needed > limits.max_moves
     if partial:
         budget, kept = limits.max_moves or 0, {}

@@ -9,15 +9,25 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from balance_oracle import fewest_leader_changes, fewest_moves, share_bounds
+from balance_oracle import fewest_moves, share_bounds
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_balance import Cluster, after, check_valid, clusters, table_of
 
+from kadmin import plans
 from kadmin.balance.capacity import MB, parse_capacities, read_capacities
-from kadmin.balance.metrics import balance
-from kadmin.balance.rebalance import rebalance
-from kadmin.model import InvalidInput, Replicas
+from kadmin.balance.rebalance import change_factor, rebalance
+from kadmin.balance.replicas import replica_counts
+from kadmin.balance.scope import racks
+from kadmin.balance.table import PartitionTable
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    InvalidInput,
+    PartitionMove,
+    ReassignmentPlan,
+    Replicas,
+)
 
 # --- capacity files -------------------------------------------------------------------------
 
@@ -80,7 +90,7 @@ def test_malformed_capacity_files_name_the_json_path(doc: object, message: str) 
 def test_an_unreadable_capacity_file_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "capacity.json"
     path.write_text('{"brokerCapacities": [')
-    with pytest.raises(InvalidInput, match="capacity.json: not valid JSON"):
+    with pytest.raises(InvalidInput, match=r"capacity\.json: not valid JSON"):
         read_capacities(path)
 
 
@@ -182,3 +192,63 @@ def test_a_broker_twice_the_size_ends_with_twice_the_replicas() -> None:
     assert result.replica_moves == result.lower_bound == 24
     leaders = Counter(r[0] for r in after(parts, result.final))
     assert leaders == {0: 4, 1: 4, 2: 4, 3: 12}
+
+
+# --- one lower bound (issue 20 item 7) ----------------------------------------------------------
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> tuple[ClusterSnapshot, list[int], dict[int, int] | None]:
+    """A cluster of up to three topics of mixed replication factors over registered brokers
+    (some with racks of unequal size), targets that drain some and add others, and maybe
+    capacities."""
+    parts, targets, _ = draw(clusters())
+    everyone = sorted({b for r in parts for b in r} | set(targets))
+    racks = draw(st.sampled_from(["none", "equal", "unequal"]))
+    rack_of = {b: ("a" if racks == "equal" and i % 2 else
+                   "a" if racks == "unequal" and i % 3 == 0 else "b") for i, b in
+               enumerate(everyone)} if racks != "none" else {}
+    brokers = {b: Broker(b, rack=rack_of.get(b)) for b in everyone}
+    names = [f"t{draw(st.integers(0, 2))}" for _ in parts]
+    topics: dict[str, dict[int, Replicas]] = {}
+    for name, members in zip(names, parts, strict=True):
+        topics.setdefault(name, {})[len(topics.get(name, {}))] = members
+    weights = draw(st.one_of(st.none(), st.just({b: 1 + b % 3 for b in everyone})))
+    return ClusterSnapshot(brokers, topics), targets, weights
+
+
+@settings(max_examples=100)
+@given(snapshots(), st.booleans())
+def test_plan_stats_prints_the_bound_plan_rebalance_prints(
+        c: tuple[ClusterSnapshot, list[int], dict[int, int] | None], rack_aware: bool) -> None:
+    """The same plan on the same cluster: the same lower bound from ``plan stats`` as from the
+    rebalance that made it (racks, mixed replication factors, capacities), and never more than
+    the plan's moves; a replication factor change likewise."""
+    snapshot, targets, weights = c
+    table = PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics))
+    rack_of = racks(snapshot.brokers, targets, rack_aware)
+    result = rebalance(table, targets, rack_of, weights=weights)
+    plan = ReassignmentPlan(tuple(table.moves(result.final)[0]))
+    new = after(table.replicas, result.final)
+    assume({m.topic for m in plan.moves} == set(snapshot.topics))  # the plan's topics
+    assume(set(targets) == {b for r in new for b in r})  # the brokers stats sees as targets
+    stats = plans.plan_stats(plan, snapshot, rack_aware=rack_aware, weights=weights)
+    assert stats.replica_moves == result.replica_moves
+    assert stats.lower_bound == result.lower_bound <= result.replica_moves
+    factor = max(map(len, table.replicas))
+    changed = change_factor(table, factor, targets, replica_counts(table.replicas), rack_of)
+    plan = ReassignmentPlan(tuple(table.moves(changed.final)[0]))
+    if plan.moves and {m.topic for m in plan.moves} == set(snapshot.topics) and set(
+            targets) == {b for r in after(table.replicas, changed.final) for b in r}:
+        stats = plans.plan_stats(plan, snapshot, rack_aware=rack_aware)
+        assert stats.lower_bound == changed.lower_bound <= changed.replica_moves
+
+
+def test_a_replication_factor_decrease_is_bound_by_what_it_forces() -> None:
+    """Dropping followers moves nothing, so its bound is 0, not the moves that would balance
+    the replicas as they were (the stats once said 27 for a plan of 21)."""
+    snapshot = ClusterSnapshot({b: Broker(b) for b in range(3)},
+                               {"t": {0: (0, 1, 2), 1: (0, 1, 2), 2: (0, 1)}})
+    plan = ReassignmentPlan((PartitionMove("t", 0, (0, 1)), PartitionMove("t", 1, (0, 2))))
+    stats = plans.plan_stats(plan, snapshot)
+    assert (stats.replica_moves, stats.lower_bound) == (0, 0)
