@@ -9,13 +9,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from balance_oracle import fewest_moves, share_bounds
+from balance_oracle import fewest_moves, least_topic_spread, share_bounds
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_balance import Cluster, after, check_valid, clusters, table_of
 
 from kadmin import plans
 from kadmin.balance.capacity import MB, parse_capacities, read_capacities
+from kadmin.balance.evenness import fewest_moves_within, lexicographic
+from kadmin.balance.metrics import replica_moves
 from kadmin.balance.rebalance import change_factor, rebalance
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.scope import racks
@@ -252,3 +254,85 @@ def test_a_replication_factor_decrease_is_bound_by_what_it_forces() -> None:
     plan = ReassignmentPlan((PartitionMove("t", 0, (0, 1)), PartitionMove("t", 1, (0, 2))))
     stats = plans.plan_stats(plan, snapshot)
     assert (stats.replica_moves, stats.lower_bound) == (0, 0)
+
+
+# --- every topic even ----------------------------------------------------------------------------
+
+
+@st.composite
+def topical(draw: st.DrawFn, racks: bool = False) -> tuple[Cluster, list[int]]:
+    """A cluster whose partitions belong to up to three topics (in table order)."""
+    cluster = draw(clusters(racks=racks))
+    topics = sorted(draw(st.lists(st.integers(0, 2), min_size=len(cluster[0]),
+                                  max_size=len(cluster[0]))))
+    return cluster, topics
+
+
+def topic_table(parts: Sequence[Replicas], topics: Sequence[int]) -> PartitionTable:
+    grouped: dict[str, dict[int, Replicas]] = {}
+    for t, members in zip(topics, parts, strict=True):
+        grouped.setdefault(f"t{t}", {})[len(grouped.get(f"t{t}", {}))] = members
+    return PartitionTable.of(grouped.items())
+
+
+def uniform(parts: Sequence[Replicas], targets: Sequence[int]) -> dict[int, tuple[int, int]]:
+    return share_bounds(sum(map(len, parts)), targets, None)
+
+
+def worst_topic(new: Sequence[Replicas], topics: Sequence[int], targets: Sequence[int]) -> int:
+    worst = 0
+    for t in set(topics):
+        counts = Counter(b for r, u in zip(new, topics, strict=True) if u == t for b in r)
+        worst = max(worst, max(counts[b] for b in targets) - min(counts[b] for b in targets))
+    return worst
+
+
+@settings(max_examples=150)
+@given(topical(), st.integers(0, 3))
+def test_fewest_moves_with_a_topic_spread_are_the_integer_programs(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    optimum = fewest_moves(table.replicas, targets, topics=table.topic_of, topic_spread=k)
+    found = fewest_moves_within(table, targets, uniform(parts, targets), k)
+    assert (found is None) == (optimum is None)
+    if found is None:
+        return
+    new = after(table.replicas, found.final)
+    check_valid(table.replicas, new, targets, None)
+    assert found.moves == optimum == replica_moves(table.replicas, found.final)
+    assert worst_topic(new, table.topic_of, targets) <= k
+    assert within_shares(new, targets, None)
+
+
+@settings(max_examples=100)
+@given(topical(racks=True), st.sampled_from([None, 1, 2]))
+def test_racks_and_topic_spread_together_are_the_integer_programs(
+        c: tuple[Cluster, list[int]], k: int | None) -> None:
+    (parts, targets, rack_of), topics = c
+    table = topic_table(parts, topics)
+    optimum = fewest_moves(table.replicas, targets, rack_of, topics=table.topic_of,
+                           topic_spread=k)
+    found = fewest_moves_within(table, targets, uniform(parts, targets), k, rack_of)
+    assert (found is None) == (optimum is None)
+    if found is not None:
+        new = after(table.replicas, found.final)
+        check_valid(table.replicas, new, targets, rack_of)
+        assert found.moves == optimum
+
+
+@settings(max_examples=100)
+@given(topical())
+def test_the_default_is_the_lexicographic_optimum(c: tuple[Cluster, list[int]]) -> None:
+    """The fewest moves there are, then the least worst topic spread among plans that make
+    that many: both keys equal the integer program's."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    moves = fewest_moves(table.replicas, targets)
+    assume(moves is not None)
+    found = lexicographic(table, targets, uniform(parts, targets))
+    assert found is not None
+    new = after(table.replicas, found.final)
+    assert found.moves == moves
+    assert worst_topic(new, table.topic_of, targets) == found.topic_spread == least_topic_spread(
+        table.replicas, targets, table.topic_of, moves)

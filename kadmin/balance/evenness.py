@@ -1,0 +1,312 @@
+"""Every topic even: the fewest replica moves with per-topic bounds, as one exact program. Pure.
+
+Per-topic bounds do not fit the broker-level search of :mod:`kadmin.balance.flow`, but they do
+fit a network flow modelled at partition level (spec section 7, "Per-topic evenness"):
+
+- a *leave* arc per replica ``(p, a)``: partition ``p``'s replica on broker ``a`` goes (forced
+  when ``a`` is no target), from node ``Z[t, a]`` (topic ``t`` of ``p`` on ``a``) to ``P[p]``;
+- an *arrive* arc per target ``b`` not in ``p``: a replica of ``p`` comes to ``b``, from
+  ``P[p]`` to ``Z[t, b]``, cost 1 (a copy);
+- ``P[p]`` conserves flow (a partition keeps its size); the net flow between ``Z[t, b]`` and
+  broker ``B[b]`` keeps topic ``t``'s count on ``b`` within its window ``[L_t, L_t + k]``;
+  the net flow between ``B[b]`` and the super node keeps ``b``'s count within its balanced
+  range (:meth:`kadmin.balance.targets.Group.bounds`: floor/ceiling of the mean or of its
+  capacity share).
+
+With the windows fixed that is a circulation with lower and upper bounds: its constraint matrix
+is a network matrix, totally unimodular, so the linear program has an integral optimum and the
+min-cost flow is exact. A window of width 1 is fixed by the topic's mean (``[floor, ceil]``);
+a wider one may sit anywhere that contains the mean, and which is best depends on the other
+topics, so ``L_t`` is a variable of the program. Racks add, per partition, a node ``D[p]``
+with arcs of capacity 1 to each rack's share of the partition and a lower bound of the racks
+the partition has now: still a network (no partition ends with fewer distinct racks).
+
+The program is solved by HiGHS (scipy's ``milp``; see :func:`fewest_moves_within` for the
+stages): as a linear program wherever it is a circulation, with integer arcs only where free
+windows leave a fractional optimum. A window needs no integer variable: integral counts within
+``[L, L + k]`` for a real ``L`` are within ``[min, min + k]``.
+
+Objectives:
+
+- :func:`fewest_moves_within`: the fewest moves with every topic spread at most ``k``;
+- :func:`lexicographic`: the fewest moves there are, then, among plans that make that many,
+  the least worst topic spread (searched over ``k``: the moves needed never grow with ``k``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_array
+
+from kadmin.balance.table import PartitionTable
+from kadmin.model import Replicas
+
+LIMIT = 400_000
+"""Arcs the exact program takes on (a few seconds of HiGHS); larger clusters keep the fast
+broker-level search and the local topic search of :mod:`kadmin.balance.topics`."""
+
+
+@dataclass(frozen=True)
+class Exact:
+    final: dict[int, Replicas]
+    """New replica lists by partition index, only those that change."""
+    moves: int
+    topic_spread: int | None
+    """The bound every topic was held to (None: none)."""
+
+
+def arcs(table: PartitionTable, targets: Collection[int]) -> int:
+    """The size of the program: one arc per replica and per target a partition could take."""
+    n = len(targets)
+    inside = frozenset(targets)
+    return sum(len(r) + n - len(inside.intersection(r)) for r in table.replicas)
+
+
+def fewest_moves_within(table: PartitionTable, targets: Collection[int],
+                        bounds: Mapping[int, tuple[int, int]] | None,
+                        topic_spread: int | None, rack_of: Mapping[int, str] | None = None,
+                        most: int | None = None) -> Exact | None:
+    """The fewest moves that put every replica on ``targets``, each broker within ``bounds``
+    (None: free), every topic's counts over the targets within a window of ``topic_spread``
+    (None: free) and, with ``rack_of``, every partition on at least as many racks as now (or
+    every target rack). None when no plan meets all of it, or, with ``most``, none of at most
+    that many moves.
+
+    Solved in stages, each exact where it answers: the linear program with free windows (a
+    lower bound; its optimum is the answer when integral, and no plan exists when it is
+    infeasible or above ``most``); then the windows it chose, rounded up, then down, and fixed
+    (a circulation again: integral; the answer when it meets the lower bound); else the
+    program with integer arcs (branch and bound)."""
+    program = _Program(table, targets, bounds, topic_spread, rack_of)
+    found, cost, windows = program.solve(integral=False)
+    if found is not None or cost == np.inf:
+        return None if found is None or (most is not None and found.moves > most) else found
+    least = int(np.ceil(cost - 1e-6))
+    if most is not None and least > most:
+        return None
+    for rounding in (np.ceil, np.floor) if windows and topic_spread is not None else ():
+        fixed, _, _ = _Program(table, targets, bounds, topic_spread, rack_of, {
+            t: int(rounding(w + (1e-6 if rounding is np.floor else -1e-6)))
+            for t, w in windows.items()}).solve(integral=False)
+        if fixed is not None and fixed.moves == least:
+            return fixed
+    found, _, _ = program.solve(integral=True)
+    return None if found is None or (most is not None and found.moves > most) else found
+
+
+def lexicographic(table: PartitionTable, targets: Collection[int],
+                  bounds: Mapping[int, tuple[int, int]] | None,
+                  rack_of: Mapping[int, str] | None = None, reached: int | None = None
+                  ) -> Exact | None:
+    """The lexicographic optimum (moves, then worst topic spread): the fewest moves any plan
+    balancing the brokers makes, then the smallest ``k`` whose fewest moves are still those.
+    ``k`` is tried upwards from the least any topic allows (the answer is small, and each
+    ``k`` that fails is most often refuted by the linear program alone), below ``reached``,
+    a spread some plan of the fewest moves is known to reach. None when no plan balances at
+    all, or no ``k`` below ``reached`` keeps the fewest moves."""
+    plain = fewest_moves_within(table, targets, bounds, None, rack_of)
+    if plain is None:
+        return None
+    spread = _worst_spread(table, plain.final, targets)
+    high = spread if reached is None else min(spread, reached)
+    for k in range(_least_possible(table, targets), high):
+        found = fewest_moves_within(table, targets, bounds, k, rack_of, most=plain.moves)
+        if found is not None:
+            return found
+    return Exact(plain.final, plain.moves, spread) if reached is None or spread < reached else None
+
+
+def _least_possible(table: PartitionTable, targets: Collection[int]) -> int:
+    """0 when every topic's replicas divide evenly over the targets, else 1."""
+    totals: dict[int, int] = {}
+    for t, members in zip(table.topic_of, table.replicas, strict=True):
+        totals[t] = totals.get(t, 0) + len(members)
+    return int(any(n % len(targets) for n in totals.values()))
+
+
+def _worst_spread(table: PartitionTable, final: Mapping[int, Replicas],
+                  targets: Collection[int]) -> int:
+    counts: dict[int, dict[int, int]] = {}
+    for i, members in enumerate(table.replicas):
+        cell = counts.setdefault(table.topic_of[i], {})
+        for b in final.get(i, members):
+            cell[b] = cell.get(b, 0) + 1
+    return max((max(c.get(b, 0) for b in targets) - min(c.get(b, 0) for b in targets)
+                for c in counts.values()), default=0)
+
+
+class _Program:
+    """The flow of the module docstring as a linear program: one column per arc (and per
+    window and rack flag), one row per node balance."""
+
+    def __init__(self, table: PartitionTable, targets: Collection[int],
+                 bounds: Mapping[int, tuple[int, int]] | None, topic_spread: int | None,
+                 rack_of: Mapping[int, str] | None,
+                 windows: Mapping[int, int] | None = None) -> None:
+        self.table = table
+        self.window_of: dict[int, int] = {}
+        """Column of each topic's free window (its lowest count)."""
+        self.topic_spread = topic_spread
+        self.empty = False
+        """A window that cannot exist (spread 0 for a topic that does not divide evenly)."""
+        self.targets = sorted(targets)
+        inside = frozenset(self.targets)
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        low: list[float] = []
+        high: list[float] = []
+        cost: list[float] = []
+        col_low: list[float] = []
+        col_high: list[float] = []
+        integral: list[int] = []
+        self.leave: list[tuple[int, int, int]] = []
+        self.arrive: list[tuple[int, int, int]] = []
+        """(column, partition, broker) of each arc."""
+
+        def column(c: float, lo: float, hi: float, integer: int = 0) -> int:
+            cost.append(c)
+            col_low.append(lo)
+            col_high.append(hi)
+            integral.append(integer)
+            return len(cost) - 1
+
+        def row(entries: Sequence[tuple[int, float]], lo: float, hi: float) -> None:
+            r = len(low)
+            for col, v in entries:
+                rows.append(r)
+                cols.append(col)
+                vals.append(v)
+            low.append(lo)
+            high.append(hi)
+
+        broker_net: dict[int, list[tuple[int, float]]] = {b: [] for b in self.targets}
+        cell_net: dict[tuple[int, int], list[tuple[int, float]]] = {}
+        now: dict[int, int] = dict.fromkeys(self.targets, 0)
+        cell_now: dict[tuple[int, int], int] = {}
+        for p, members in enumerate(table.replicas):
+            t = table.topic_of[p]
+            net: list[tuple[int, float]] = []
+            for a in members:
+                stays = a in inside
+                col = column(0.0, 0.0 if stays else 1.0, 1.0, integer=1)
+                self.leave.append((col, p, a))
+                net.append((col, 1.0))
+                if stays:
+                    now[a] += 1
+                    cell_now[(t, a)] = cell_now.get((t, a), 0) + 1
+                    broker_net[a].append((col, -1.0))
+                    cell_net.setdefault((t, a), []).append((col, -1.0))
+            for b in self.targets:
+                if b in members:
+                    continue
+                col = column(1.0, 0.0, 1.0, integer=1)
+                self.arrive.append((col, p, b))
+                net.append((col, -1.0))
+                broker_net[b].append((col, 1.0))
+                cell_net.setdefault((t, b), []).append((col, 1.0))
+            row(net, 0.0, 0.0)  # P[p]: replicas that leave = replicas that arrive
+        if bounds is not None:
+            for b in self.targets:
+                lo, hi = bounds[b]
+                row(broker_net[b], lo - now[b], hi - now[b])
+        if topic_spread is not None:
+            replicas: dict[int, int] = {}
+            partitions: dict[int, int] = {}
+            for t, members in zip(table.topic_of, table.replicas, strict=True):
+                replicas[t] = replicas.get(t, 0) + len(members)
+                partitions[t] = partitions.get(t, 0) + 1
+            for t in sorted(replicas):
+                whole, rest = divmod(replicas[t], len(self.targets))
+                lowest = max(0, whole + (rest > 0) - topic_spread)
+                self.empty |= lowest > whole
+                if topic_spread <= 1 or lowest == whole:  # one window: [floor, ceil] of the mean
+                    for b in self.targets:
+                        have = cell_now.get((t, b), 0)
+                        row(cell_net.get((t, b), []), whole - have, whole + (rest > 0) - have)
+                    continue
+                if windows is not None:  # fixed: a circulation again
+                    for b in self.targets:
+                        have = cell_now.get((t, b), 0)
+                        row(cell_net.get((t, b), []), windows[t] - have,
+                            windows[t] + topic_spread - have)
+                    continue
+                window = self.window_of[t] = column(0.0, lowest, whole)
+                for b in self.targets:
+                    have = cell_now.get((t, b), 0)
+                    row([*cell_net.get((t, b), []), (window, -1.0)], -have,
+                        topic_spread - have)
+        if rack_of is not None:
+            self._racks(table, rack_of, inside, row, column)
+        self.shape = (len(low), len(cost))
+        self.matrix = coo_array((vals, (rows, cols)), shape=self.shape).tocsr()
+        self.bounds = (np.array(low), np.array(high))
+        self.cost = np.array(cost)
+        self.columns = Bounds(np.array(col_low), np.array(col_high))
+        self.integral = np.array(integral)
+
+    def _racks(self, table: PartitionTable, rack_of: Mapping[int, str],
+               inside: frozenset[int], row: object, column: object) -> None:
+        """Per partition with replicas on two racks or more: a flag per target rack that may
+        be 1 only if the partition ends with a replica there, and at least as many flags as
+        the racks it has now (or every target rack)."""
+        target_racks = sorted({rack_of[b] for b in self.targets})
+        leave_of: dict[int, list[tuple[int, int]]] = {}
+        for col, p, a in self.leave:
+            leave_of.setdefault(p, []).append((col, a))
+        arrive_of: dict[int, list[tuple[int, int]]] = {}
+        for col, p, b in self.arrive:
+            arrive_of.setdefault(p, []).append((col, b))
+        add_row, add_column = row, column
+        for p, members in enumerate(table.replicas):
+            has = {rack_of[b] for b in members if rack_of.get(b) is not None}
+            need = min(len(has), len(target_racks))
+            if need < 2:
+                continue
+            flags = []
+            for rack in target_racks:
+                flag = add_column(0.0, 0.0, 1.0)  # type: ignore[operator]
+                flags.append((flag, 1.0))
+                kept = [(c, 1.0) for c, a in leave_of.get(p, []) if a in inside
+                        and rack_of[a] == rack]
+                came = [(c, -1.0) for c, b in arrive_of.get(p, []) if rack_of[b] == rack]
+                # flag <= replicas kept there + replicas arriving there
+                add_row([(flag, 1.0), *kept, *came], -np.inf, len(kept))  # type: ignore[operator]
+            add_row(flags, need, np.inf)  # type: ignore[operator]
+
+    def solve(self, integral: bool) -> tuple[Exact | None, float, dict[int, float]]:
+        """The plan (None when the optimum is fractional, or there is none), the optimum's
+        cost (infinite when no plan exists) and the windows chosen. Without ``integral`` the
+        linear program alone: on a network matrix its vertex optimum is integral."""
+        if self.empty:
+            return None, np.inf, {}
+        found = milp(self.cost, constraints=LinearConstraint(self.matrix, *self.bounds),
+                     integrality=self.integral if integral else None, bounds=self.columns)
+        if found.status != 0 or found.x is None:
+            return None, np.inf, {}
+        x = found.x
+        windows = {t: float(x[col]) for t, col in self.window_of.items()}
+        arcs = [col for col, _, _ in (*self.leave, *self.arrive)]
+        if np.abs(x[arcs] - np.rint(x[arcs])).max(initial=0.0) > 1e-6:
+            return None, float(found.fun), windows
+        chosen = np.rint(x).astype(int)
+        gone: dict[int, list[int]] = {}
+        for col, p, a in self.leave:
+            if chosen[col]:
+                gone.setdefault(p, []).append(a)
+        came: dict[int, list[int]] = {}
+        for col, p, b in self.arrive:
+            if chosen[col]:
+                came.setdefault(p, []).append(b)
+        final: dict[int, Replicas] = {}
+        for p, left in gone.items():
+            members = list(self.table.replicas[p])
+            for a, b in zip(left, came[p], strict=True):
+                members[members.index(a)] = b
+            final[p] = tuple(members)
+        moves = sum(len(c) for c in came.values())
+        return Exact(final, moves, self.topic_spread), float(moves), windows
