@@ -66,16 +66,14 @@ def balanced(after: Sequence[Replicas], groups: Sequence[Group]) -> bool:
     return seen == sum(end.values())
 
 
-def balance_moves(inside: Mapping[int, int], groups: Sequence[Group]) -> int:
-    """The least ``sum max(0, end_b - now_b)`` over end states within the groups' ranges."""
-    total = 0
-    for group in groups:
-        bounds = group.bounds()
-        ceilings = group.total - sum(low for low, _ in bounds.values())
-        free = sum(1 for b, (low, high) in bounds.items() if high > low and inside[b] >= high)
-        total += sum(max(0, low - inside[b]) for b, (low, _) in bounds.items())
-        total += max(0, ceilings - free)
-    return total
+def balance_moves(inside: Mapping[int, int], groups: Sequence[Group], total: int) -> int:
+    """The least ``sum max(0, end_b - now_b)`` over end states of ``total`` replicas with every
+    broker within its range (the ranges bound each broker; only the total is conserved)."""
+    ranges = {b: r for group in groups for b, r in group.bounds().items()}
+    ceilings = total - sum(low for low, _ in ranges.values())
+    free = sum(1 for b, (low, high) in ranges.items() if high > low and inside[b] >= high)
+    return (sum(max(0, low - inside[b]) for b, (low, _) in ranges.items())
+            + max(0, ceilings - free))
 
 
 def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],
@@ -87,7 +85,7 @@ def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],
     inside, groups = balance_groups(before, after, targets, rack_of, weights)
     if not balanced(after, groups):
         return forced
-    return max(forced, balance_moves(inside, groups))
+    return max(forced, balance_moves(inside, groups, sum(map(len, after))))
 
 
 def _counts(lists: Sequence[Replicas]) -> dict[int, int]:

@@ -39,15 +39,24 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+from scipy.sparse import coo_array, vstack
 
 from kadmin.balance.table import PartitionTable
-from kadmin.model import Replicas
+from kadmin.model import InvalidInput, Replicas
 
 LIMIT = 400_000
 """Arcs the exact program takes on (a few seconds of HiGHS); larger clusters keep the fast
 broker-level search and the local topic search of :mod:`kadmin.balance.topics`."""
+
+
+class OutOfTime(Exception):
+    """Branch and bound ran out of its time: ``best`` is the best plan it found (None: none),
+    not proven the fewest."""
+
+    def __init__(self, best: Exact | None) -> None:
+        super().__init__("out of time")
+        self.best = best
 
 
 @dataclass(frozen=True)
@@ -69,7 +78,7 @@ def arcs(table: PartitionTable, targets: Collection[int]) -> int:
 def fewest_moves_within(table: PartitionTable, targets: Collection[int],
                         bounds: Mapping[int, tuple[int, int]] | None,
                         topic_spread: int | None, rack_of: Mapping[int, str] | None = None,
-                        most: int | None = None) -> Exact | None:
+                        most: int | None = None, seconds: float | None = None) -> Exact | None:
     """The fewest moves that put every replica on ``targets``, each broker within ``bounds``
     (None: free), every topic's counts over the targets within a window of ``topic_spread``
     (None: free) and, with ``rack_of``, every partition on at least as many racks as now (or
@@ -80,7 +89,8 @@ def fewest_moves_within(table: PartitionTable, targets: Collection[int],
     lower bound; its optimum is the answer when integral, and no plan exists when it is
     infeasible or above ``most``); then the windows it chose, rounded up, then down, and fixed
     (a circulation again: integral; the answer when it meets the lower bound); else the
-    program with integer arcs (branch and bound)."""
+    program with integer arcs (branch and bound, raising :class:`OutOfTime` after
+    ``seconds``)."""
     program = _Program(table, targets, bounds, topic_spread, rack_of)
     found, cost, windows = program.solve(integral=False)
     if found is not None or cost == np.inf:
@@ -94,30 +104,44 @@ def fewest_moves_within(table: PartitionTable, targets: Collection[int],
             for t, w in windows.items()}).solve(integral=False)
         if fixed is not None and fixed.moves == least:
             return fixed
-    found, _, _ = program.solve(integral=True)
+    found, _, _ = program.solve(integral=True, seconds=seconds)
     return None if found is None or (most is not None and found.moves > most) else found
 
 
 def lexicographic(table: PartitionTable, targets: Collection[int],
                   bounds: Mapping[int, tuple[int, int]] | None,
-                  rack_of: Mapping[int, str] | None = None, reached: int | None = None
-                  ) -> Exact | None:
+                  rack_of: Mapping[int, str] | None = None, reached: int | None = None,
+                  seconds: float | None = None, fewest: int | None = None) -> Exact | None:
     """The lexicographic optimum (moves, then worst topic spread): the fewest moves any plan
     balancing the brokers makes, then the smallest ``k`` whose fewest moves are still those.
     ``k`` is tried upwards from the least any topic allows (the answer is small, and each
     ``k`` that fails is most often refuted by the linear program alone), below ``reached``,
-    a spread some plan of the fewest moves is known to reach. None when no plan balances at
-    all, or no ``k`` below ``reached`` keeps the fewest moves."""
-    plain = fewest_moves_within(table, targets, bounds, None, rack_of)
-    if plain is None:
-        return None
-    spread = _worst_spread(table, plain.final, targets)
+    a spread some plan of the fewest moves is known to reach; ``fewest``, those moves when the
+    caller knows them (the broker-level search is exact without racks). None when no plan
+    balances at all, or no ``k`` below ``reached`` keeps the fewest moves. :class:`OutOfTime` when branch
+    and bound could neither find nor refute a plan for some ``k`` within ``seconds``."""
+    if fewest is None:
+        plain = fewest_moves_within(table, targets, bounds, None, rack_of)
+        if plain is None:
+            return None
+        spread = _worst_spread(table, plain.final, targets)
+        fewest = plain.moves
+    else:  # the caller's plan of the fewest moves reaches ``reached``
+        plain, spread = None, reached if reached is not None else 1 << 30
     high = spread if reached is None else min(spread, reached)
     for k in range(_least_possible(table, targets), high):
-        found = fewest_moves_within(table, targets, bounds, k, rack_of, most=plain.moves)
+        try:
+            found = fewest_moves_within(table, targets, bounds, k, rack_of, most=fewest,
+                                        seconds=seconds)
+        except OutOfTime as out:
+            if out.best is not None and out.best.moves <= fewest:
+                return out.best  # every smaller k refuted: this k is the least
+            raise
         if found is not None:
             return found
-    return Exact(plain.final, plain.moves, spread) if reached is None or spread < reached else None
+    if plain is None or (reached is not None and spread >= reached):
+        return None
+    return Exact(plain.final, plain.moves, spread)
 
 
 def _least_possible(table: PartitionTable, targets: Collection[int]) -> int:
@@ -225,9 +249,10 @@ class _Program:
                 lowest = max(0, whole + (rest > 0) - topic_spread)
                 self.empty |= lowest > whole
                 if topic_spread <= 1 or lowest == whole:  # one window: [floor, ceil] of the mean
+                    top = whole + (rest > 0) if topic_spread <= 1 else whole + topic_spread
                     for b in self.targets:
                         have = cell_now.get((t, b), 0)
-                        row(cell_net.get((t, b), []), whole - have, whole + (rest > 0) - have)
+                        row(cell_net.get((t, b), []), whole - have, top - have)
                     continue
                 if windows is not None:  # fixed: a circulation again
                     for b in self.targets:
@@ -278,21 +303,51 @@ class _Program:
                 add_row([(flag, 1.0), *kept, *came], -np.inf, len(kept))  # type: ignore[operator]
             add_row(flags, need, np.inf)  # type: ignore[operator]
 
-    def solve(self, integral: bool) -> tuple[Exact | None, float, dict[int, float]]:
+    def solve(self, integral: bool, seconds: float | None = None
+              ) -> tuple[Exact | None, float, dict[int, float]]:
         """The plan (None when the optimum is fractional, or there is none), the optimum's
         cost (infinite when no plan exists) and the windows chosen. Without ``integral`` the
-        linear program alone: on a network matrix its vertex optimum is integral."""
+        linear program alone: on a network matrix its vertex optimum is integral. With
+        ``seconds``, branch and bound stops then: :class:`OutOfTime` carries what it found."""
         if self.empty:
             return None, np.inf, {}
+        if not integral:
+            return self._linear()
         found = milp(self.cost, constraints=LinearConstraint(self.matrix, *self.bounds),
-                     integrality=self.integral if integral else None, bounds=self.columns)
+                     integrality=self.integral, bounds=self.columns,
+                     options={} if seconds is None else {"time_limit": seconds})
+        if found.status == 1:  # the time limit: the best plan found so far, if any
+            best = None if found.x is None else self._plan(found.x)
+            raise OutOfTime(best)
         if found.status != 0 or found.x is None:
             return None, np.inf, {}
-        x = found.x
-        windows = {t: float(x[col]) for t, col in self.window_of.items()}
+        return (*self._plan_and_cost(found.x, float(found.fun)),
+                {t: float(found.x[col]) for t, col in self.window_of.items()})
+
+    def _linear(self) -> tuple[Exact | None, float, dict[int, float]]:
+        """The linear program by HiGHS: dual simplex on a circulation; with free windows the
+        program is very degenerate (dual simplex took ten times as long there), and the
+        interior point method with crossover to a vertex is used."""
+        low, high = self.bounds
+        upper, lower = np.isfinite(high), np.isfinite(low)
+        found = linprog(self.cost, A_ub=vstack([self.matrix[upper], -self.matrix[lower]]),
+                        b_ub=np.concatenate([high[upper], -low[lower]]),
+                        bounds=np.column_stack([self.columns.lb, self.columns.ub]),
+                        method="highs-ipm" if self.window_of else "highs-ds")
+        if found.status != 0 or found.x is None:
+            return None, np.inf, {}
+        return (*self._plan_and_cost(found.x, float(found.fun)),
+                {t: float(found.x[col]) for t, col in self.window_of.items()})
+
+    def _plan_and_cost(self, x: np.ndarray, cost: float) -> tuple[Exact | None, float]:
+        plan = self._plan(x)
+        return plan, cost if plan is None else float(plan.moves)
+
+    def _plan(self, x: np.ndarray) -> Exact | None:
+        """The plan of an integral solution (None for a fractional one)."""
         arcs = [col for col, _, _ in (*self.leave, *self.arrive)]
         if np.abs(x[arcs] - np.rint(x[arcs])).max(initial=0.0) > 1e-6:
-            return None, float(found.fun), windows
+            return None
         chosen = np.rint(x).astype(int)
         gone: dict[int, list[int]] = {}
         for col, p, a in self.leave:
@@ -308,5 +363,78 @@ class _Program:
             for a, b in zip(left, came[p], strict=True):
                 members[members.index(a)] = b
             final[p] = tuple(members)
-        moves = sum(len(c) for c in came.values())
-        return Exact(final, moves, self.topic_spread), float(moves), windows
+        return Exact(final, sum(len(c) for c in came.values()), self.topic_spread)
+
+
+@dataclass(frozen=True)
+class TopicGoal:
+    """What a rebalance says of its topics' evenness."""
+
+    asked: int | None
+    """``--topic-spread N``; None for the default objective."""
+    spread: int
+    """The worst topic spread the plan ends with."""
+    plain_bound: int
+    """The fewest moves that balance the brokers without a topic constraint."""
+    fewest: int | None
+    """With ``asked``: the fewest moves that also keep every topic within it (or within the
+    smallest spread reachable, ``spread``, when racks or partition sizes forbid ``asked``)."""
+    exact: bool
+    """Whether the spread is the proven optimum (the program ran) or what the local topic
+    search reached (the cluster is larger than :data:`LIMIT`)."""
+
+    @property
+    def reachable(self) -> bool:
+        return self.asked is None or self.spread <= self.asked
+
+
+SECONDS = 5.0
+"""Branch and bound's time per ``k`` for the default objective; ``--topic-spread`` allows
+:data:`ASKED_SECONDS`. Most ``k`` are settled by linear programs in well under a second."""
+
+ASKED_SECONDS = 120.0
+
+
+def even_topics(table: PartitionTable, targets: Collection[int],
+                bounds: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str] | None,
+                moved: Mapping[int, Replicas], plain_bound: int, asked: int | None
+                ) -> tuple[dict[int, Replicas], TopicGoal] | None:
+    """The replica plan with the topic goal on top of ``moved`` (the fast search's plan of the
+    fewest moves, brokers balanced): the lexicographic optimum by default, the fewest moves
+    with every topic within ``asked`` (the smallest spread above it that some plan reaches,
+    when none reaches ``asked``). None when the program is too large for the default
+    objective; with ``asked`` that is an input error."""
+    reached = _worst_spread(table, moved, targets)
+    moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())
+    if arcs(table, targets) > LIMIT:
+        if asked is not None:
+            raise InvalidInput(
+                f"--topic-spread: {len(table):,} partitions over {len(targets):,} brokers are "
+                f"more than the exact program takes ({LIMIT:,} partition-broker pairs); select "
+                f"fewer topics (--topics), or use spark rebalance, whose chunks hold whole topics")
+        return None
+    if asked is None:
+        if reached <= _least_possible(table, targets):
+            return dict(moved), TopicGoal(None, reached, plain_bound, None, True)
+        try:
+            best = lexicographic(table, targets, bounds, rack_of, reached, SECONDS,
+                                 None if rack_of is not None else moves)
+        except OutOfTime:
+            return dict(moved), TopicGoal(None, reached, plain_bound, None, False)
+        if best is None or best.moves > moves:
+            return dict(moved), TopicGoal(None, reached, plain_bound, None, True)
+        return best.final, TopicGoal(None, _worst_spread(table, best.final, targets),
+                                     plain_bound, None, True)
+    for k in range(asked, max(asked, reached) + 1):
+        try:
+            found = fewest_moves_within(table, targets, bounds, k, rack_of,
+                                        seconds=ASKED_SECONDS)
+        except OutOfTime as out:
+            if out.best is None:
+                continue
+            return out.best.final, TopicGoal(asked, _worst_spread(table, out.best.final, targets),
+                                              plain_bound, out.best.moves, False)
+        if found is not None:
+            return found.final, TopicGoal(asked, _worst_spread(table, found.final, targets),
+                                          plain_bound, found.moves, True)
+    return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from kadmin.balance import evenness
 from kadmin.balance.bound import lower_bound
 from kadmin.balance.budget import Change, most_loaded_first
+from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
-from kadmin.balance.replicas import move_replicas, replica_counts
+from kadmin.balance.replicas import leader_kept, move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, groups_of, quota
 from kadmin.balance.weighted import balance_bytes
@@ -46,6 +48,8 @@ class Rebalance:
     """True when a limit cut the plan short: running again continues."""
     bytes_moved: int | None = None
     """With ``--balance bytes``: the bytes the plan copies (``lower_bound`` is then in bytes)."""
+    topics: TopicGoal | None = None
+    """What the plan does for each topic's evenness (None where no goal was pursued)."""
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -77,12 +81,19 @@ def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int],
 def rebalance(table: PartitionTable, brokers: Collection[int],
               rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
               limits: Limits = Limits(), counts: Mapping[int, int] | None = None,
-              weights: Mapping[int, int] | None = None) -> Rebalance:
+              weights: Mapping[int, int] | None = None, topic_spread: int | None = None,
+              even_topics: bool = True) -> Rebalance:
     """The fewest replica moves that balance ``table``'s replicas over ``brokers`` (drained
     brokers are those holding replicas but not in ``brokers``), then, with ``leaders``, the
     fewest reorderings that balance preferred leaders. With ``weights`` (broker capacities)
-    balanced means each broker at the floor or ceiling of its capacity share."""
+    balanced means each broker at the floor or ceiling of its capacity share.
+
+    Topics (:mod:`kadmin.balance.evenness`): by default (``even_topics``), among the plans of
+    the fewest moves the one whose worst topic spread is least, exactly where the program is
+    small enough (else what the local search reaches); with ``topic_spread``, the fewest moves
+    that keep every topic within it, which is then the lower bound."""
     before = table.replicas
+    counts = replica_counts(before) if counts is None else counts
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
     moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
     bound = wanted.units if not unplaced else lower_bound(
@@ -90,13 +101,33 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
     form); otherwise only what any plan is forced to move. A partial plan reports the bound
     of the whole plan it is a step of."""
+    goal = None
+    if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
+        evened = evenness.even_topics(table, brokers, _ranges(counts, brokers, rack_of, weights),
+                                      rack_of, moved, bound, topic_spread)
+        if evened is not None:
+            moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
+            goal = evened[1]
+            bound = goal.fewest if goal.fewest is not None else bound
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
         partial = True
     final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights)
     return Rebalance(final, replica_moves(before, final), bound,
-                     leader_changes(before, final), unplaced, partial or cut)
+                     leader_changes(before, final), unplaced, partial or cut, topics=goal)
+
+
+def _ranges(counts: Mapping[int, int], brokers: Collection[int],
+            rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None
+            ) -> dict[int, tuple[int, int]]:
+    """Each target broker's balanced range, as the replica quota states it."""
+    inside = {b: counts.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    ranges: dict[int, tuple[int, int]] = {}
+    for group in groups_of(brokers, inside, outside, rack_of, weights):
+        ranges.update(group.bounds())
+    return ranges
 
 
 def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],

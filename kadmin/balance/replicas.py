@@ -47,11 +47,11 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     solve(problem, cost=1, limit=1 if single_copies else None)
     even_out_topics(problem.original, problem.current, problem.topic_of, problem.topic_count,
                     problem.targets, problem.rack_ok)
-    return {i: _leader_kept(problem.original[i], r) for i, r in problem.current.items()}, \
+    return {i: leader_kept(problem.original[i], r) for i, r in problem.current.items()}, \
         problem.ledger.pending
 
 
-def _leader_kept(original: Replicas, members: list[int]) -> Replicas:
+def leader_kept(original: Replicas, members: list[int]) -> Replicas:
     """``members`` with the partition's leader of today first when it stays. A chain of hops can
     move a partition's leader to another position (``x -> c`` then ``c -> y`` in the same
     partition); the leader search must start from a state where no leader changed that need

@@ -334,5 +334,9 @@ def test_the_default_is_the_lexicographic_optimum(c: tuple[Cluster, list[int]]) 
     assert found is not None
     new = after(table.replicas, found.final)
     assert found.moves == moves
-    assert worst_topic(new, table.topic_of, targets) == found.topic_spread == least_topic_spread(
-        table.replicas, targets, table.topic_of, moves)
+    least = least_topic_spread(table.replicas, targets, table.topic_of, moves)
+    assert worst_topic(new, table.topic_of, targets) == found.topic_spread == least
+    result = rebalance(table, targets)  # the default of plan rebalance
+    new = after(table.replicas, result.final)
+    assert result.replica_moves == moves and result.topics is not None and result.topics.exact
+    assert worst_topic(new, table.topic_of, targets) == result.topics.spread == least
