@@ -14,6 +14,10 @@ Two things no plan can avoid:
   broker below its floor takes up to it, and the ceilings beyond those that brokers holding
   at least their ceiling keep for free each cost one more.
 
+Across racks of unequal size (the end balanced over the whole cluster, not rack by rack) the
+balance term is the exact program's fewest moves with rack diversity
+(:func:`kadmin.balance.evenness.fewest_moves_within`), where it is small enough to run.
+
 The bound is the larger of the two when the end state is balanced, else ``forced``: a plan
 that does not balance (a partial step, a replication factor change, a hand-written plan) is
 held only to what it cannot avoid. Either way a plan never moves fewer replicas than its bound.
@@ -23,6 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from kadmin.balance.evenness import LIMIT, arcs, fewest_moves_within
+from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, groups_of
 from kadmin.model import Replicas
 
@@ -83,6 +89,16 @@ def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],
     ``after`` on ``targets`` and, when ``after`` is balanced, to a balanced end state."""
     forced = forced_moves(before, after, targets)
     inside, groups = balance_groups(before, after, targets, rack_of, weights)
+    if len(groups) > 1 and sum(map(len, after)) == sum(map(len, before)):
+        whole = balance_groups(before, after, targets, None, weights)[1]
+        if balanced(after, whole):  # balanced across racks of unequal size: the exact program
+            table = PartitionTable(("",), [0] * len(before), list(range(len(before))),
+                                   list(before))
+            if arcs(table, targets) <= LIMIT:
+                exact = fewest_moves_within(table, targets, whole[0].bounds(), None, rack_of)
+                if exact is not None:
+                    return max(forced, exact.moves)
+            return max(forced, balance_moves(inside, whole, sum(map(len, after))))
     if not balanced(after, groups):
         return forced
     return max(forced, balance_moves(inside, groups, sum(map(len, after))))

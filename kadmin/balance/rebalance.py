@@ -50,6 +50,17 @@ class Rebalance:
     """With ``--balance bytes``: the bytes the plan copies (``lower_bound`` is then in bytes)."""
     topics: TopicGoal | None = None
     """What the plan does for each topic's evenness (None where no goal was pursued)."""
+    racks: RackBalance | None = None
+    """With racks of unequal size: whether brokers were balanced across racks."""
+
+
+@dataclass(frozen=True)
+class RackBalance:
+    across: bool
+    """True: every broker within its range of the whole cluster, no partition losing a rack;
+    False: no such plan exists, so each rack is balanced inside (as even as the rule allows)."""
+    rack_free_bound: int
+    """The lower bound racks aside: the plan's bound exceeds it by what rack diversity costs."""
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -95,16 +106,28 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     before = table.replicas
     counts = replica_counts(before) if counts is None else counts
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
-    moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
-    bound = wanted.units if not unplaced else lower_bound(
-        before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
+    ranges = _ranges(counts, brokers, rack_of, weights)
+    racks = None
+    across = _across_racks(table, brokers, counts, rack_of, weights)
+    if across is not None:
+        racks, exact = across
+        moved, unplaced = (exact.final, 0) if exact is not None else move_replicas(
+            table, brokers, wanted, rack_of)
+        if exact is not None:
+            ranges = _ranges(counts, brokers, None, weights)
+    else:
+        moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
+    bound = wanted.units if not unplaced and (racks is None or not racks.across) else \
+        lower_bound(before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of,
+                    weights)
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
-    form); otherwise only what any plan is forced to move. A partial plan reports the bound
-    of the whole plan it is a step of."""
+    form); across racks of unequal size the exact program's fewest moves (also
+    :func:`lower_bound`); otherwise only what any plan is forced to move. A partial plan
+    reports the bound of the whole plan it is a step of."""
     goal = None
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
-        evened = evenness.even_topics(table, brokers, _ranges(counts, brokers, rack_of, weights),
-                                      rack_of, moved, bound, topic_spread)
+        evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
+                                      topic_spread)
         if evened is not None:
             moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
             goal = evened[1]
@@ -115,7 +138,30 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
         partial = True
     final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights)
     return Rebalance(final, replica_moves(before, final), bound,
-                     leader_changes(before, final), unplaced, partial or cut, topics=goal)
+                     leader_changes(before, final), unplaced, partial or cut, topics=goal,
+                     racks=racks)
+
+
+def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
+                  rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None
+                  ) -> tuple[RackBalance, evenness.Exact | None] | None:
+    """Racks of unequal size, as real clusters have them: every broker within its range of
+    the whole cluster whenever some plan can do that without a partition ending on fewer
+    racks than it has, with the fewest moves such plans make (the exact program, rack
+    diversity as its per-partition lower bounds); otherwise each rack balanced inside, as the
+    broker-level search does. None when racks are equal in size (the search is exact there)
+    or the program is too large (the search's per-rack balance, which may not be the most
+    even)."""
+    inside = {b: counts.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    if rack_of is None or len(groups_of(brokers, inside, outside, rack_of, weights)) < 2:
+        return None
+    free = quota(inside, groups_of(brokers, inside, outside, None, weights), outside).units
+    if evenness.arcs(table, brokers) > evenness.LIMIT:
+        return None
+    exact = evenness.fewest_moves_within(table, brokers, _ranges(counts, brokers, None, weights),
+                                         None, rack_of)
+    return RackBalance(exact is not None, free), exact
 
 
 def _ranges(counts: Mapping[int, int], brokers: Collection[int],

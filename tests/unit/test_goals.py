@@ -340,3 +340,69 @@ def test_the_default_is_the_lexicographic_optimum(c: tuple[Cluster, list[int]]) 
     new = after(table.replicas, result.final)
     assert result.replica_moves == moves and result.topics is not None and result.topics.exact
     assert worst_topic(new, table.topic_of, targets) == result.topics.spread == least
+
+
+# --- racks as they really are -----------------------------------------------------------------
+
+
+@st.composite
+def uneven_racks(draw: st.DrawFn) -> Cluster:
+    """Racks of any size: a new rack of one broker, racks of different sizes."""
+    parts, targets, _ = draw(clusters())
+    everyone = sorted({b for r in parts for b in r} | set(targets))
+    rack_of = {b: f"r{draw(st.integers(0, 2))}" for b in everyone}
+    return parts, targets, rack_of
+
+
+def rack_spreads(new: Sequence[Replicas], targets: Sequence[int], rack_of: Mapping[int, str]
+                 ) -> list[int]:
+    counts = Counter(b for r in new for b in r)
+    out = []
+    for rack in {rack_of[b] for b in targets}:
+        inside = [counts[b] for b in targets if rack_of[b] == rack]
+        out.append(max(inside) - min(inside))
+    return out
+
+
+@settings(max_examples=150)
+@given(uneven_racks())
+def test_racks_of_any_size_balance_all_brokers_whenever_the_rule_allows(c: Cluster) -> None:
+    """No partition ends on fewer racks than it has; the brokers end within one of each other
+    with exactly the integer program's fewest moves whenever some plan can; otherwise each rack
+    is balanced inside and the result says so."""
+    parts, targets, rack_of = c
+    assert rack_of is not None
+    optimum = fewest_moves(parts, targets, rack_of)
+    result = rebalance(table_of(parts), targets, rack_of, leaders=False)
+    new = after(parts, result.final)
+    if result.unplaced:
+        assume(False)  # partitions as wide as a rack's brokers: nothing to compare
+    check_valid(parts, new, targets, None)
+    kept = len({rack_of[b] for b in targets})
+    for old, now in zip(parts, new, strict=True):  # a rack with no target left cannot be kept
+        assert len({rack_of[b] for b in now}) >= min(kept, len({rack_of[b] for b in old}))
+    if result.racks is None:  # equal racks: the broker-level search, exact
+        assert optimum is not None and result.replica_moves == optimum
+        return
+    assert result.racks.across == (optimum is not None)
+    if optimum is not None:
+        assert result.replica_moves == result.lower_bound == optimum
+        assert within_shares(new, targets, None)
+        assert result.lower_bound >= result.racks.rack_free_bound
+    else:
+        assert max(rack_spreads(new, targets, rack_of)) <= 1
+
+
+def test_a_new_rack_of_one_broker_fills_up() -> None:
+    """Racks a {0,1,2}, b {3,4,5} and a new rack c {6}; every partition spans a and b. Moving
+    replicas onto 6 loses no partition a rack (it adds one): every broker ends within one."""
+    rack_of = {b: "a" if b < 3 else "b" if b < 6 else "c" for b in range(7)}
+    parts = [(i % 3, 3 + (i * 7) % 3) for i in range(60)]
+    targets = list(range(7))
+    result = rebalance(table_of(parts), targets, rack_of)
+    new = after(parts, result.final)
+    check_valid(parts, new, targets, rack_of)
+    counts = Counter(b for r in new for b in r)
+    assert max(counts.values()) - min(counts.values()) <= 1 and counts[6] == 17
+    assert result.racks is not None and result.racks.across
+    assert result.replica_moves == result.lower_bound == fewest_moves(parts, targets, rack_of) == 17
