@@ -14,9 +14,10 @@ Two things no plan can avoid:
   broker below its floor takes up to it, and the ceilings beyond those that brokers holding
   at least their ceiling keep for free each cost one more.
 
-Across racks of unequal size (the end balanced over the whole cluster, not rack by rack) the
-balance term is the exact program's fewest moves with rack diversity
-(:func:`kadmin.balance.evenness.fewest_moves_within`), where it is small enough to run.
+With racks of unequal size (the end balanced over the whole cluster, or rack by rack when
+rack diversity allows no better) the balance term is the exact program's fewest moves with
+rack diversity (:func:`kadmin.balance.evenness.fewest_moves_within`), where it is small enough
+to run.
 
 The bound is the larger of the two when the end state is balanced, else ``forced``: a plan
 that does not balance (a partial step, a replication factor change, a hand-written plan) is
@@ -89,19 +90,30 @@ def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],
     ``after`` on ``targets`` and, when ``after`` is balanced, to a balanced end state."""
     forced = forced_moves(before, after, targets)
     inside, groups = balance_groups(before, after, targets, rack_of, weights)
-    if len(groups) > 1 and sum(map(len, after)) == sum(map(len, before)):
+    total = sum(map(len, after))
+    if len(groups) > 1 and total == sum(map(len, before)):
         whole = balance_groups(before, after, targets, None, weights)[1]
-        if balanced(after, whole):  # balanced across racks of unequal size: the exact program
-            table = PartitionTable(("",), [0] * len(before), list(range(len(before))),
-                                   list(before))
-            if arcs(table, targets) <= LIMIT:
-                exact = fewest_moves_within(table, targets, whole[0].bounds(), None, rack_of)
-                if exact is not None:
-                    return max(forced, exact.moves)
-            return max(forced, balance_moves(inside, whole, sum(map(len, after))))
+        for chosen in (whole, groups):  # across racks of unequal size, or rack by rack
+            if balanced(after, chosen):
+                exact = _with_racks(before, targets, chosen, rack_of)
+                closed = balance_moves(inside, chosen, total)
+                return max(forced, closed if exact is None else exact)
+        return forced
     if not balanced(after, groups):
         return forced
-    return max(forced, balance_moves(inside, groups, sum(map(len, after))))
+    return max(forced, balance_moves(inside, groups, total))
+
+
+def _with_racks(before: Sequence[Replicas], targets: Collection[int], groups: Sequence[Group],
+                rack_of: Mapping[int, str] | None) -> int | None:
+    """The exact program's fewest moves into the groups' ranges with rack diversity, where it
+    is small enough to run (else None)."""
+    table = PartitionTable(("",), [0] * len(before), list(range(len(before))), list(before))
+    if arcs(table, targets) > LIMIT:
+        return None
+    ranges = {b: r for group in groups for b, r in group.bounds().items()}
+    exact = fewest_moves_within(table, targets, ranges, None, rack_of)
+    return None if exact is None else exact.moves
 
 
 def _counts(lists: Sequence[Replicas]) -> dict[int, int]:

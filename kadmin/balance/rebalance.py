@@ -109,17 +109,16 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     ranges = _ranges(counts, brokers, rack_of, weights)
     racks = None
     across = _across_racks(table, brokers, counts, rack_of, weights)
-    if across is not None:
-        racks, exact = across
-        moved, unplaced = (exact.final, 0) if exact is not None else move_replicas(
-            table, brokers, wanted, rack_of)
-        if exact is not None:
+    if across is not None and across[1] is not None:
+        racks, exact = across[0], across[1]
+        moved, unplaced = exact.final, 0
+        if racks.across:
             ranges = _ranges(counts, brokers, None, weights)
     else:
+        racks = None if across is None else across[0]
         moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
-    bound = wanted.units if not unplaced and (racks is None or not racks.across) else \
-        lower_bound(before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of,
-                    weights)
+    bound = wanted.units if not unplaced and racks is None else lower_bound(
+        before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
     form); across racks of unequal size the exact program's fewest moves (also
     :func:`lower_bound`); otherwise only what any plan is forced to move. A partial plan
@@ -151,7 +150,8 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
     diversity as its per-partition lower bounds); otherwise each rack balanced inside, as the
     broker-level search does. None when racks are equal in size (the search is exact there)
     or the program is too large (the search's per-rack balance, which may not be the most
-    even)."""
+    even). Rack by rack, too, the program gives the fewest moves (the search's may be more
+    when diversity blocks its hops)."""
     inside = {b: counts.get(b, 0) for b in brokers}
     outside = {b: n for b, n in counts.items() if b not in inside}
     if rack_of is None or len(groups_of(brokers, inside, outside, rack_of, weights)) < 2:
@@ -161,7 +161,10 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
         return None
     exact = evenness.fewest_moves_within(table, brokers, _ranges(counts, brokers, None, weights),
                                          None, rack_of)
-    return RackBalance(exact is not None, free), exact
+    if exact is not None:
+        return RackBalance(True, free), exact
+    return RackBalance(False, free), evenness.fewest_moves_within(
+        table, brokers, _ranges(counts, brokers, rack_of, weights), None, rack_of)
 
 
 def _ranges(counts: Mapping[int, int], brokers: Collection[int],
