@@ -29,6 +29,7 @@ from pathlib import Path
 from kadmin import files
 from kadmin.jsontext import json_path
 from kadmin.model import InvalidInput, listed
+from kadmin.units import human_bytes as human
 
 MB = 1 << 20
 """Bytes in Cruise Control's MB (its disk capacities and sizes are in 2**20 bytes)."""
@@ -160,3 +161,27 @@ def _kind(value: object) -> str:
 def _shown(value: object) -> str:
     text = repr(value) if not isinstance(value, (dict, list)) else _kind(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def refuse_overfull(total_bytes: int, capacities: Mapping[int, int], brokers: Collection[int]
+                    ) -> None:
+    """``--balance bytes`` with capacities: bytes beyond the targets' total capacity cannot be
+    balanced into it (exit 2, nothing written)."""
+    room = sum(capacities[b] for b in brokers)
+    if total_bytes > room:
+        raise InvalidInput(f"the selected topics hold {human(total_bytes)}, more than the "
+                           f"{human(room)} capacity of the {len(brokers)} target broker(s): "
+                           f"no plan fits them; add brokers or capacity")
+
+
+def over_capacity(held: Mapping[int, int], capacities: Mapping[int, int]
+                  ) -> list[tuple[int, int, int]]:
+    """``(broker, bytes, capacity)`` of every broker holding more bytes than its capacity, in
+    broker order: what a plan's summary warns about."""
+    return [(b, held[b], capacities[b]) for b in sorted(held)
+            if b in capacities and held[b] > capacities[b]]
+
+
+def used_share(held: Mapping[int, int], capacities: Mapping[int, int]) -> dict[int, float]:
+    """Each broker's bytes over its capacity (1.0 = full), for status and plan stats."""
+    return {b: held.get(b, 0) / capacities[b] for b in sorted(capacities) if capacities[b]}

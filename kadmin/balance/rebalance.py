@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from kadmin.balance import evenness
 from kadmin.balance.bound import lower_bound
 from kadmin.balance.budget import Change, most_loaded_first
+from kadmin.balance.capacity import refuse_overfull
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
@@ -180,14 +181,20 @@ def _ranges(counts: Mapping[int, int], brokers: Collection[int],
 
 
 def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],
-                    rack_of: Mapping[int, str] | None = None, *, leaders: bool = True
-                    ) -> Rebalance:
+                    rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
+                    capacities: Mapping[int, int] | None = None) -> Rebalance:
     """``--balance bytes``: bytes per broker within one largest partition of each other, moving
     as few bytes as :func:`kadmin.balance.weighted.balance_bytes` finds, then the same leader
-    step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``."""
+    step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``.
+    With ``capacities`` (bytes per target broker) bytes per unit of capacity are balanced, and
+    leaders follow the same shares; a cluster holding more bytes than the targets' capacity
+    is refused."""
     before = table.replicas
-    moved = balance_bytes(table, sizes, brokers, rack_of)
-    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits())
+    if capacities is not None:
+        refuse_overfull(sum(size * len(r) for size, r in zip(sizes, before, strict=True)),
+                        capacities, brokers)
+    moved = balance_bytes(table, sizes, brokers, rack_of, capacities)
+    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits(), capacities)
     return Rebalance(final, replica_moves(before, final), moved.lower_bound,
                      leader_changes(before, final), 0, False, moved.bytes_moved)
 

@@ -4,6 +4,7 @@ each held to the exact integer program of ``balance_oracle``."""
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,10 +16,16 @@ from hypothesis import strategies as st
 from test_balance import Cluster, after, check_valid, clusters, table_of
 
 from kadmin import plans
-from kadmin.balance.capacity import MB, parse_capacities, read_capacities
+from kadmin.balance.capacity import (
+    MB,
+    over_capacity,
+    parse_capacities,
+    read_capacities,
+    used_share,
+)
 from kadmin.balance.evenness import fewest_moves_within, lexicographic
 from kadmin.balance.metrics import replica_moves
-from kadmin.balance.rebalance import change_factor, rebalance
+from kadmin.balance.rebalance import change_factor, rebalance, rebalance_bytes
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.scope import racks
 from kadmin.balance.table import PartitionTable
@@ -30,6 +37,7 @@ from kadmin.model import (
     ReassignmentPlan,
     Replicas,
 )
+from kadmin.synthetic import synthetic_cluster
 
 # --- capacity files -------------------------------------------------------------------------
 
@@ -406,3 +414,40 @@ def test_a_new_rack_of_one_broker_fills_up() -> None:
     assert max(counts.values()) - min(counts.values()) <= 1 and counts[6] == 17
     assert result.racks is not None and result.racks.across
     assert result.replica_moves == result.lower_bound == fewest_moves(parts, targets, rack_of) == 17
+
+
+# --- bytes and capacity -------------------------------------------------------------------------
+
+
+@settings(max_examples=30)
+@given(st.integers(0, 10_000), st.sampled_from([None, 3]))
+def test_bytes_per_unit_of_capacity_end_within_one_largest_partition(
+        seed: int, drained: int | None) -> None:
+    """Brokers of three sizes: bytes over capacity end within one largest partition over the
+    smallest capacity of each other, no byte left on a drained broker, and no plan moves fewer
+    bytes than the bound."""
+    snapshot = synthetic_cluster(9, 40, 10, 3, seed=seed)
+    table = PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics))
+    rng = random.Random(seed)
+    sizes = [int(rng.lognormvariate(16, 1.0)) for _ in table.replicas]
+    targets = [b for b in range(12) if b != drained]
+    capacity = {b: (1 + b % 3) * 10**12 for b in targets}
+    result = rebalance_bytes(table, sizes, targets, capacities=capacity)
+    new = after(table.replicas, result.final)
+    check_valid(table.replicas, new, targets, None)
+    held = {b: sum(s for s, r in zip(sizes, new, strict=True) if b in r) for b in targets}
+    loads = [held[b] / capacity[b] for b in targets]
+    assert max(loads) - min(loads) <= max(sizes) / min(capacity.values())
+    assert result.bytes_moved is not None and result.bytes_moved >= result.lower_bound
+
+
+def test_bytes_beyond_the_total_capacity_are_refused() -> None:
+    table = table_of([(0, 1), (1, 2), (2, 0)])
+    with pytest.raises(InvalidInput, match=r"hold 60 B, more than the 45 B capacity of the 3 "
+                                           r"target broker\(s\)"):
+        rebalance_bytes(table, [10, 10, 10], [0, 1, 2], capacities={0: 15, 1: 15, 2: 15})
+
+
+def test_brokers_over_capacity_are_named_with_their_use() -> None:
+    assert over_capacity({0: 10, 1: 30, 2: 5}, {0: 20, 1: 20, 2: 20}) == [(1, 30, 20)]
+    assert used_share({0: 10, 1: 30}, {0: 20, 1: 20}) == {0: 0.5, 1: 1.5}
