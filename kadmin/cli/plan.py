@@ -13,6 +13,7 @@ from kadmin.cli.common import (
     AllTopicsDefaultOpt,
     AllTopicsOpt,
     BrokersOpt,
+    CapacityOpt,
     ClusterOpt,
     ConnectTimeoutOpt,
     ForceOpt,
@@ -27,6 +28,7 @@ from kadmin.cli.common import (
     SkipUnreadableOpt,
     TopicsFileOpt,
     TopicsOpt,
+    TopicSpreadOpt,
     ZookeeperOpt,
     info,
     load_cluster,
@@ -127,19 +129,23 @@ def stats(
     cluster: ClusterOpt = None,
     zookeeper: ZookeeperOpt = None,
     sizes_path: SizesOpt = None,
+    capacity: CapacityOpt = None,
+    disable_rack_aware: RackOpt = False,
     json_output: JsonOpt = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Per-broker replica and leader counts before and after a reassignment plan; with
-    partition sizes also bytes moved and bytes per broker.
+    partition sizes also bytes moved and bytes per broker. The lower bound is the one
+    plan rebalance prints for the same plan.
 
     Example: kadmin plan stats plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
     snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False,
                             skip_unreadable=skip_unreadable)
-    render.plan_stats(validating.stats(plan_file, snapshot, partition_sizes(sizes_path, snapshot)),
+    render.plan_stats(validating.stats(plan_file, snapshot, partition_sizes(sizes_path, snapshot),
+                                       rack_aware=not disable_rack_aware, capacity=capacity),
                       json_output)
 
 
@@ -211,6 +217,8 @@ def plan_rebalance(
         "--max-leader-changes", min=0, help="At most N partitions change preferred leader "
                                             "(moving a leader's replica counts).")] = None,
     disable_rack_aware: RackOpt = False,
+    topic_spread: TopicSpreadOpt = None,
+    capacity: CapacityOpt = None,
     sizes_path: SizesOpt = None,
     balance: Annotated[str, typer.Option(
         "--balance", help="replicas: replica counts per broker with the fewest moves (the "
@@ -237,7 +245,7 @@ def plan_rebalance(
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         replication_factor=replication_factor, leaders=leaders, max_moves=max_moves,
         max_leader_changes=max_leader_changes, rack_aware=not disable_rack_aware,
-        by_bytes=balance == "bytes")
+        by_bytes=balance == "bytes", topic_spread=topic_spread, capacity=capacity)
     request.check()
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
         snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
