@@ -147,3 +147,14 @@ def test_bytes_beyond_capacity_are_refused_and_brokers_above_it_named(kadmin, tm
                  "--capacity", "capacity.json", "--sizes", "sizes.txt", "--force")
     assert run.code == 0, run.err
     assert "warning: above capacity after the plan: broker 0 1 GB of 500 MB" in run.out
+
+
+def test_the_demo_evens_every_topic_and_says_what_it_cost(kadmin, tmp_path):
+    """The demo's story holds: its rebalance evens every topic, says how many moves beyond
+    the brokers' own bound that took, and the last status shows it."""
+    run = kadmin("demo", "--topics", "8", "--partitions", "12", "--latency-ms", "1")
+    assert run.code == 0, run.err
+    assert "every topic within spread 1:" in run.out and " over the " in run.out
+    last_status = run.out.split("7. status")[1]
+    worst = int(last_status.split("worst topic ")[1].split()[0])
+    assert worst <= 1
