@@ -37,8 +37,8 @@ from kadmin.sizes import moved_bytes
 @dataclass(frozen=True)
 class RebalanceRequest:
     """What to balance: the options ``kadmin plan rebalance`` and ``kadmin spark rebalance``
-    share. Spark honours all but ``replication_factor``, ``max_leader_changes`` and
-    ``by_bytes`` (and refuses a request for them)."""
+    share. Spark honours all but ``replication_factor``, ``max_leader_changes``, ``by_bytes``
+    and ``topic_spread`` (its command has no option for them)."""
 
     topics: TopicSelection = field(default_factory=TopicSelection)
     """No topic option given: every topic."""
