@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from kadmin.balance.evenness import LIMIT, arcs, fewest_moves_within
+from kadmin.balance.replicas import replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, groups_of
 from kadmin.model import Replicas
@@ -47,13 +48,13 @@ def balance_groups(before: Sequence[Replicas], after: Sequence[Replicas],
                    weights: Mapping[int, int] | None) -> tuple[dict[int, int], list[Group]]:
     """Replicas per target broker now, and the groups whose ranges the end state must meet
     (their totals those of ``after``: a replication factor change resizes them)."""
-    now = _counts(before)
+    now = replica_counts(before)
     inside = {b: now.get(b, 0) for b in targets}
     outside = {b: n for b, n in now.items() if b not in inside}
     groups = groups_of(targets, inside, outside, rack_of, weights)
     change = sum(map(len, after)) - sum(map(len, before))
     if change and len(groups) > 1:  # racks keep their units: resize them in the same ratio
-        end = _counts(after)
+        end = replica_counts(after)
         groups = [Group(g.brokers, sum(end.get(b, 0) for b in g.brokers), g.weights)
                   for g in groups]
     elif change:
@@ -63,7 +64,7 @@ def balance_groups(before: Sequence[Replicas], after: Sequence[Replicas],
 
 def balanced(after: Sequence[Replicas], groups: Sequence[Group]) -> bool:
     """Every broker of every group within its range, and no replica outside the groups."""
-    end = _counts(after)
+    end = replica_counts(after)
     seen = 0
     for group in groups:
         for b, (low, high) in group.bounds().items():
@@ -114,11 +115,3 @@ def _with_racks(before: Sequence[Replicas], targets: Collection[int], groups: Se
     ranges = {b: r for group in groups for b, r in group.bounds().items()}
     exact = fewest_moves_within(table, targets, ranges, None, rack_of)
     return None if exact is None else exact.moves
-
-
-def _counts(lists: Sequence[Replicas]) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    for members in lists:
-        for b in members:
-            counts[b] = counts.get(b, 0) + 1
-    return counts
