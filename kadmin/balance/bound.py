@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from kadmin.balance.evenness import LIMIT, arcs, fewest_moves_within
+from kadmin.balance.evenness import DEFAULT_LIMIT, arcs, fewest_moves_within
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, groups_of
@@ -110,7 +110,7 @@ def _with_racks(before: Sequence[Replicas], targets: Collection[int], groups: Se
     """The exact program's fewest moves into the groups' ranges with rack diversity, where it
     is small enough to run (else None)."""
     table = PartitionTable(("",), [0] * len(before), list(range(len(before))), list(before))
-    if arcs(table, targets) > LIMIT:
+    if arcs(table, targets) > DEFAULT_LIMIT:
         return None
     ranges = {b: r for group in groups for b, r in group.bounds().items()}
     exact = fewest_moves_within(table, targets, ranges, None, rack_of)

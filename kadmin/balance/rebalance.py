@@ -158,7 +158,7 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
     if rack_of is None or len(groups_of(brokers, inside, outside, rack_of, weights)) < 2:
         return None
     free = quota(inside, groups_of(brokers, inside, outside, None, weights), outside).units
-    if evenness.arcs(table, brokers) > evenness.LIMIT:
+    if evenness.arcs(table, brokers) > evenness.DEFAULT_LIMIT:
         return None
     exact = evenness.fewest_moves_within(table, brokers, _ranges(counts, brokers, None, weights),
                                          None, rack_of)
