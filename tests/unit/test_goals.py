@@ -37,6 +37,7 @@ from kadmin.model import (
     ReassignmentPlan,
     Replicas,
 )
+from kadmin.placement import PlacementOptions, Strategy, place
 from kadmin.synthetic import synthetic_cluster
 
 # --- capacity files -------------------------------------------------------------------------
@@ -451,3 +452,36 @@ def test_bytes_beyond_the_total_capacity_are_refused() -> None:
 def test_brokers_over_capacity_are_named_with_their_use() -> None:
     assert over_capacity({0: 10, 1: 30, 2: 5}, {0: 20, 1: 20, 2: 20}) == [(1, 30, 20)]
     assert used_share({0: 10, 1: 30}, {0: 20, 1: 20}) == {0: 0.5, 1: 1.5}
+
+
+def test_three_racks_of_seven_one_new_and_partitions_placed_before_rack_awareness() -> None:
+    """21 brokers in 3 racks of 7 and a new broker in the first rack; 100 of 1,000 partitions
+    were placed before rack awareness (two replicas in one rack). Every broker ends within one
+    of the others with the integer program's fewest moves under the diversity rule (more than
+    the rack-free bound, and the summary's bound is that minimum); the topics end as even as
+    plans of those moves allow."""
+    rack_of = {b: f"r{b % 3}" for b in range(21)}
+    rack_of[21] = "r0"
+    current = {f"t{i:02d}": {p: (0, 0, 0) for p in range(20)} for i in range(50)}
+    topics = {t: dict(parts) for t, parts in place(
+        current, sorted(current), [Broker(b, rack=rack_of[b]) for b in range(21)],
+        PlacementOptions(strategy=Strategy.KAFKA)).items()}
+    rng = random.Random(1)
+    names = sorted(topics)
+    for k in range(100):
+        a, b = rng.sample([x for x in range(21) if rack_of[x] == "r1"], 2)
+        topics[names[k % 50]][k // 50] = (a, b, rng.choice([x for x in range(21)
+                                                             if rack_of[x] == "r2"]))
+    table = PartitionTable.from_topics(topics, sorted(topics))
+    targets = list(range(22))
+    result = rebalance(table, targets, rack_of)
+    new = after(table.replicas, result.final)
+    check_valid(table.replicas, new, targets, rack_of)
+    assert result.racks is not None and result.racks.across
+    assert result.replica_moves == result.lower_bound == fewest_moves(table.replicas, targets,
+                                                                       rack_of)
+    assert result.lower_bound > result.racks.rack_free_bound
+    counts = Counter(b for r in new for b in r)
+    assert max(counts.values()) - min(counts.values()) <= 1
+    assert result.topics is not None and result.topics.exact
+    assert worst_topic(new, table.topic_of, targets) == result.topics.spread
