@@ -112,18 +112,30 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
                         f"{stats.replica_moves} replica move(s){bound}, {stats.leader_changes} "
                         f"leader change(s){moved}{topics}")
     sized = stats.bytes_moved is not None
+    used = sized and any(load.capacity for load in stats.brokers)
     for column in ("broker", "replicas before", "replicas after", "leaders before",
-                   "leaders after") + (("bytes before", "bytes after") if sized else ()):
+                   "leaders after") + (("bytes before", "bytes after") if sized else ()) + (
+                       ("capacity", "used after") if used else ()):
         table.add_column(column, justify="right")
     shown = sample_of(stats.brokers)
     for load in shown.items:
         table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
                       str(load.leaders_before), str(load.leaders_after),
                       *((human_bytes(load.bytes_before or 0), human_bytes(load.bytes_after or 0))
-                        if sized else ()))
+                        if sized else ()),
+                      *((human_bytes(load.capacity), f"{(load.bytes_after or 0) / load.capacity:.0%}")
+                        if used and load.capacity else ("", "") if used else ()))
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
+    over = [(load.broker, load.bytes_after or 0, load.capacity) for load in stats.brokers
+            if used and load.capacity and (load.bytes_after or 0) > load.capacity]
+    if over:
+        listed_over = sample_of(over)
+        out.print("warning: above capacity after the plan: " + ", ".join(
+            f"broker {b} {human_bytes(held)} of {human_bytes(cap)}"
+            for b, held, cap in listed_over.items)
+            + (f", {and_more(listed_over.rest)}" if listed_over.rest else ""), markup=False)
 
 
 def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: bool) -> None:

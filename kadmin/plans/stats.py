@@ -34,6 +34,8 @@ class BrokerLoad:
     bytes_before: int | None = None
     bytes_after: int | None = None
     """Bytes of the replicas on the broker (None without partition sizes)."""
+    capacity: int | None = None
+    """The broker's capacity in bytes (``--capacity``; None without)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,8 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
     bound, before, after = _topic_balance(plan, snapshot, rack_aware, weights)
     return PlanStats(len(plan.moves), unchanged, replica_moves, leader_changes, tuple(
         BrokerLoad(b, replicas_before[b], replicas_after[b], leaders_before[b], leaders_after[b],
-                   bytes_before[b] if sized else None, bytes_after[b] if sized else None)
+                   bytes_before[b] if sized else None, bytes_after[b] if sized else None,
+                   None if weights is None else weights.get(b))
         for b in brokers), bytes_moved if sized else None, bound, before.worst_topic_spread,
         after.worst_topic_spread, after.worst_topic)
 

@@ -158,3 +158,16 @@ def test_the_demo_evens_every_topic_and_says_what_it_cost(kadmin, tmp_path):
     last_status = run.out.split("7. status")[1]
     worst = int(last_status.split("worst topic ")[1].split()[0])
     assert worst <= 1
+
+
+def test_plan_stats_shows_each_brokers_used_share_of_its_capacity(kadmin, tmp_path):
+    doc = cluster([0, 1, 2, 3], {"t": [[0, 1], [1, 2], [2, 0]]})
+    (tmp_path / "sizes.txt").write_text(log_dirs({("t", p): 10**9 for p in range(3)}))
+    write(tmp_path, {"-1": 4 * 10**9, "0": 5 * 10**8}, "capacity.json")
+    write(tmp_path, {"version": 1, "partitions": [{"topic": "t", "partition": 1,
+                                                   "replicas": [3, 2]}]}, "p.json")
+    run = kadmin("plan", "stats", "p.json", "--cluster", str(write(tmp_path, doc)), "--sizes",
+                 "sizes.txt", "--capacity", "capacity.json")
+    assert run.code == 0, run.err
+    assert "used" in run.out and "25%" in run.out  # broker 3: 1 GB of 4 GB
+    assert "warning: above capacity after the plan: broker 0 2 GB of 500 MB" in run.out
