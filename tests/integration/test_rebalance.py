@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from kadmin.model import Broker, ClusterSnapshot
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths
+
+pytestmark = pytest.mark.zk
 
 
 def grown_cluster() -> ClusterSnapshot:

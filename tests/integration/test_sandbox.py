@@ -45,11 +45,10 @@ from kadmin.sandbox import (
 )
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths, reader
+from tests.helpers import KadminProcesses, eventually
 
 Session = Callable[[str], AbstractContextManager[KazooClient]]
 """The conftest's ``kazoo_session`` fixture: opens another plain kazoo session."""
-KadminProcess = Callable[..., subprocess.Popen[str]]
-"""The conftest's ``kadmin_process`` fixture: starts ``python -m kadmin ARGS``."""
 
 pytestmark = pytest.mark.zk
 
@@ -68,18 +67,6 @@ CLUSTER = ClusterSnapshot(
 )
 """orders-0 is led by its second replica (an election repairs that); orders-1's preferred
 replica 2 is out of the ISR. Partitions without a state start led by their first replica."""
-
-TIMEOUT = 30.0
-
-
-def eventually(condition: Callable[[], Any], what: str, timeout: float = TIMEOUT) -> Any:
-    """Poll until ``condition()`` is truthy; the waiting is the controller's, not under test."""
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, f"not reached within {timeout:g} s: {what}"
-        time.sleep(0.02)
-    return result
-
 
 def topic_doc(zk: KazooClient, topic: str) -> dict[str, Any]:
     return json.loads(zk.get(paths.topic(topic))[0])
@@ -616,7 +603,7 @@ def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster(kazoo_session: 
     assert not box.server.running
 
 
-def _sandbox_command(kadmin_process: KadminProcess
+def _sandbox_command(kadmin_process: KadminProcesses
                      ) -> tuple[subprocess.Popen[str], str]:
     """``kadmin sandbox`` started, and its connect string once it has announced it."""
     command = kadmin_process("sandbox", "--port", "0", "--brokers", "3", "--racks", "0",
@@ -644,7 +631,7 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
         tmp_path: Path, kazoo_session: Session, stop: signal.Signals,
-        kadmin_process: KadminProcess) -> None:
+        kadmin_process: KadminProcesses) -> None:
     command, connect = _sandbox_command(kadmin_process)
     with kazoo_session(connect) as client:
         assert sorted(client.get_children(paths.BROKER_IDS)) == ["0", "1", "2"]
@@ -658,7 +645,7 @@ def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
 
 
 def test_the_sandbox_command_fails_when_its_zookeeper_dies(
-        tmp_path: Path, kadmin_process: KadminProcess) -> None:
+        tmp_path: Path, kadmin_process: KadminProcesses) -> None:
     command, _ = _sandbox_command(kadmin_process)
     (jvm,) = _children(command.pid)
     os.kill(jvm, signal.SIGKILL)

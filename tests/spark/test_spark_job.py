@@ -46,13 +46,8 @@ DEAD_BROKER = 99
 """Holds replicas in the snapshot but is not registered: it must count in the stats."""
 
 
-@pytest.fixture(autouse=True)
-def small_units(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Driver-side sizes, shrunk: 16 KB input splits, 800 partitions per sorted Spark partition,
-    windows of 50 entries (so open batches are carried from window to window)."""
-    monkeypatch.setattr(job, "BYTES_PER_SPLIT", 16_384)
-    monkeypatch.setattr(job, "PARTITIONS_PER_TASK", 800)
-    monkeypatch.setattr(job, "WINDOW_ENTRIES", 50)
+PARTITIONS_PER_TASK = 800
+"""Partitions per sorted Spark partition in this module's jobs (the conftest's small_units)."""
 
 
 def random_topics(rng: random.Random, n: int, broker_ids: Sequence[int]

@@ -34,12 +34,9 @@ from kadmin.synthetic import synthetic_cluster
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(autouse=True)
-def small_units(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Chunks of about 150 partitions, so a cluster of 1,500 makes ten of them."""
-    monkeypatch.setattr(job, "BYTES_PER_SPLIT", 16_384)
-    monkeypatch.setattr(job, "PARTITIONS_PER_TASK", 150)
-    monkeypatch.setattr(job, "WINDOW_ENTRIES", 50)
+PARTITIONS_PER_TASK = 150
+"""Chunks of about 150 partitions, so a cluster of 1,500 makes ten of them (the conftest's
+small_units)."""
 
 
 def write(folder: Path, brokers: dict[int, Broker], topics: dict[str, TopicAssignment]) -> Path:
