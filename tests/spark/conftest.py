@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from kadmin.spark import job
+from kadmin.operations import folder
+from kadmin.spark import pipeline
+from kadmin.spark.session import spark_session
 
 
 @pytest.fixture(autouse=True)
@@ -17,13 +19,13 @@ def small_units(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     the test module's ``PARTITIONS_PER_TASK`` (default 800) partitions per sorted Spark
     partition (a rebalance chunk), windows of 50 entries (so open batches are carried from
     window to window)."""
-    monkeypatch.setattr(job, "BYTES_PER_SPLIT", 16_384)
-    monkeypatch.setattr(job, "PARTITIONS_PER_TASK",
+    monkeypatch.setattr(pipeline, "BYTES_PER_SPLIT", 16_384)
+    monkeypatch.setattr(pipeline, "PARTITIONS_PER_TASK",
                         getattr(request.module, "PARTITIONS_PER_TASK", 800))
-    monkeypatch.setattr(job, "WINDOW_ENTRIES", 50)
+    monkeypatch.setattr(folder, "WINDOW_ENTRIES", 50)
 
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    with job.spark_session("local[2]") as session:
+    with spark_session("local[2]") as session:
         yield session
