@@ -10,13 +10,11 @@ import typer
 from kadmin.cli import render
 from kadmin.cli.common import (
     ClusterOpt,
-    ConnectTimeoutOpt,
+    Connection,
     JsonOpt,
-    SessionTimeoutOpt,
     SizesOpt,
     SkipUnreadableOpt,
-    ZookeeperOpt,
-    connection,
+    connects,
     info,
     load_cluster,
     output_path,
@@ -31,19 +29,18 @@ app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
 
 
 @app.command()
+@connects
 def snapshot(
+    zk: Connection,
     out_path: Annotated[Path, typer.Option("--out", "-o", parser=output_path,
                                            help="Snapshot file or folder to write ('-': the JSON "
                                                 "file on stdout).")],
-    zookeeper: ZookeeperOpt = None,
     cluster: ClusterOpt = None,
     fmt: Annotated[str, typer.Option(
         "--format", help="json: one file; dir: brokers.json + topics.jsonl (+ states.jsonl), "
                          "for very large clusters and `kadmin spark plan`.")] = "json",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing snapshot.")] = False,
     sizes_path: SizesOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write the cluster's brokers, topics and partition states as a snapshot; --sizes embeds
@@ -56,8 +53,7 @@ def snapshot(
         raise typer.BadParameter("must be json or dir", param_hint="--format")
     to_stdout = stdout_is_data(out_path)
     snapshotting.check_output(out_path, fmt)
-    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                        skip_unreadable=skip_unreadable)
+    data = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
     if sizes_path is not None:
         found = partition_sizes(sizes_path, data)
         data = snapshotting.with_sizes(data, found)
@@ -67,15 +63,13 @@ def snapshot(
          f"{data.partition_count} partition(s) -> {out_path}", to_stderr=to_stdout)
 
 
+@connects
 def status(
-    zookeeper: ZookeeperOpt = None,
+    zk: Connection,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Controller, live brokers, partition health and admin work in progress.
 
     Example: kadmin status -z zk1:2181/kafka
     """
-    render.status(statuses.status(connection(zookeeper, connect_timeout, session_timeout)),
-                  json_output)
+    render.status(statuses.status(zk), json_output)

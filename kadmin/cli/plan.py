@@ -14,7 +14,7 @@ from kadmin.cli.common import (
     AllTopicsOpt,
     BrokersOpt,
     ClusterOpt,
-    ConnectTimeoutOpt,
+    Connection,
     ForceOpt,
     JsonOpt,
     LeadersOpt,
@@ -22,12 +22,11 @@ from kadmin.cli.common import (
     OutOpt,
     RackOpt,
     RemoveBrokersOpt,
-    SessionTimeoutOpt,
     SizesOpt,
     SkipUnreadableOpt,
     TopicsFileOpt,
     TopicsOpt,
-    ZookeeperOpt,
+    connects,
     info,
     load_cluster,
     out,
@@ -46,9 +45,10 @@ app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_
 
 
 @app.command()
+@connects
 def generate(
+    zk: Connection,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
     all_topics: AllTopicsOpt = False,
@@ -68,8 +68,6 @@ def generate(
     out_path: OutOpt = None,
     force: ForceOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Generate a balanced reassignment plan and its rollback file.
@@ -80,8 +78,7 @@ def generate(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
-        snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                                states=False, skip_unreadable=skip_unreadable)
+        snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
         made = generating.generate(
             snapshot, GenerateRequest(TopicSelection(topics, topics_file, all_topics), brokers,
                                       options),
@@ -92,18 +89,17 @@ def generate(
 
 
 @app.command()
+@connects
 def validate(
+    zk: Connection,
     plan_file: Annotated[Path, typer.Argument(
         help="Plan file to check, or a `kadmin spark` output folder or its manifest.json.")],
     kind: Annotated[PlanKind | None, typer.Option("--kind", help="Default: detected.")] = None,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
     allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Check a plan against its schema and, with --cluster or -z, the cluster (the CI dry run).
@@ -112,24 +108,22 @@ def validate(
     """
     report = validating.validate(
         validating.ValidateRequest(plan_file, kind, allow_rf_change, allow_internal),
-        lambda: load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                             skip_unreadable=skip_unreadable)
-        if cluster is not None or zookeeper else None)
+        lambda: load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
+        if cluster is not None or zk.zookeeper else None)
     render.validation_report(report, str(plan_file), json_output, strict=strict)
     if not report.ok(strict):
         raise typer.Exit(2)
 
 
 @app.command()
+@connects
 def stats(
+    zk: Connection,
     plan_file: Annotated[Path, typer.Argument(
         help="Reassignment plan file, or a `kadmin spark` output folder or its manifest.json.")],
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     sizes_path: SizesOpt = None,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Per-broker replica and leader counts before and after a reassignment plan; with
@@ -137,27 +131,24 @@ def stats(
 
     Example: kadmin plan stats plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False,
-                            skip_unreadable=skip_unreadable)
+    snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
     render.plan_stats(validating.stats(plan_file, snapshot, partition_sizes(sizes_path, snapshot)),
                       json_output)
 
 
 @app.command()
+@connects
 def election(
+    zk: Connection,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     topics: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a preferred replica election plan for the given topics (or every partition)."""
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                            skip_unreadable=skip_unreadable)
+    snapshot = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
     plan, written = generating.election(snapshot, TopicSelection(topics, None, all_topics),
                                         Output(out_path, force, write_stdout))
     if not plan.partitions:
@@ -169,22 +160,20 @@ def election(
 
 
 @app.command()
+@connects
 def deletion(
+    zk: Connection,
     topics: Annotated[str, typer.Option("--topics", help="Comma-separated topics to delete.")],
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a topic deletion plan ({"version":1,"topics":[...]}), validated first."""
     plan = generating.deletion_plan(topics)
-    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                             skip_unreadable=skip_unreadable)
-                if cluster is not None or zookeeper else None)
+    snapshot = (load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
+                if cluster is not None or zk.zookeeper else None)
     written = generating.deletion(plan, snapshot, Output(out_path, force, write_stdout),
                                   allow_internal=allow_internal)
     if written:
@@ -192,9 +181,10 @@ def deletion(
 
 
 @app.command("rebalance")
+@connects
 def plan_rebalance(
+    zk: Connection,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
     all_topics: AllTopicsDefaultOpt = False,
@@ -220,8 +210,6 @@ def plan_rebalance(
     out_path: OutOpt = None,
     force: ForceOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Balance replicas and preferred leaders with the fewest replica moves, and write the plan
@@ -240,8 +228,7 @@ def plan_rebalance(
         by_bytes=balance == "bytes")
     request.check()
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
-        snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                                states=False, skip_unreadable=skip_unreadable)
+        snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
         figures = rebalance(snapshot, request, partition_sizes(sizes_path, snapshot),
                             Output(out_path, force, write_stdout))
     render.rebalanced(figures, json_output)

@@ -9,11 +9,9 @@ import typer
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
-    ConnectTimeoutOpt,
+    Connection,
     JsonOpt,
-    SessionTimeoutOpt,
-    ZookeeperOpt,
-    connection,
+    connects,
     out,
 )
 from kadmin.model import listed
@@ -25,48 +23,43 @@ app = typer.Typer(help="Replication throttles (spec section 5).", no_args_is_hel
 
 
 @app.command()
+@connects
 def show(
-    zookeeper: ZookeeperOpt = None,
+    zk: Connection,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Every topic and broker config with a replication throttle, and which kadmin set.
 
     Example: kadmin throttle show -z zk1:2181/kafka
     """
-    render.throttles(throttling.show(connection(zookeeper, connect_timeout, session_timeout)),
-                     json_output)
+    render.throttles(throttling.show(zk), json_output)
 
 
 @app.command()
+@connects
 def clear(
-    zookeeper: ZookeeperOpt = None,
+    zk: Connection,
     all_throttles: Annotated[bool, typer.Option(
         "--all", help="Every replication throttle, whoever set it (as Kafka's tool does on "
                       "--verify); default: only the entries kadmin added.")] = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
     --all every replication throttle; other config keys stay. Example:
     kadmin throttle clear -z zk1:2181/kafka
     """
-    changed = throttling.clear(connection(zookeeper, connect_timeout, session_timeout),
-                               everything=all_throttles)
+    changed = throttling.clear(zk, everything=all_throttles)
     out.print(f"throttles removed from {len(changed)} config(s)"
               + (f": {listed(changed)}" if changed else ""), markup=False)
 
 
 @app.command("set")
+@connects
 def set_rate(
+    zk: Connection,
     rate: Annotated[str, typer.Option("--rate", help=f"Bytes/s: {RATE_FORMS}.")],
     brokers: Annotated[str | None, typer.Option(
         "--brokers", help="Broker ids, comma-separated (default: every broker kadmin "
                           "throttled).")] = None,
-    zookeeper: ZookeeperOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Change the replication rate of a running reassignment; kadmin records what it set, so
     the batch's cleanup (or throttle clear) puts the previous rate back. Example:
@@ -74,7 +67,6 @@ def set_rate(
     """
     value = parse_rate(rate, "--rate")
     ids = split_ints(brokers, "--brokers")
-    change = throttling.set_rate(connection(zookeeper, connect_timeout, session_timeout), value,
-                                 ids)
+    change = throttling.set_rate(zk, value, ids)
     out.print(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} broker(s) "
               f"({len(change.changed)} changed)", markup=False)
