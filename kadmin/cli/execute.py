@@ -156,7 +156,8 @@ def elect(
     zk: Connection,
     plan_path: PlanOpt = None,
     topics: Annotated[str | None, typer.Option("--topics", help="Comma-separated topics.")] = None,
-    all_partitions: Annotated[bool, typer.Option("--all", help="Every partition.")] = False,
+    all_partitions: Annotated[bool, typer.Option(
+        "--all-topics", help="Every partition of every topic.")] = False,
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
@@ -165,9 +166,9 @@ def elect(
     json_output: JsonOpt = False,
 ) -> None:
     """Run a preferred replica election and report partitions still not led by their preferred
-    replica, with the reason. Example: kadmin elect --all -z zk1:2181 --timeout 300"""
+    replica, with the reason. Example: kadmin elect --all-topics -z zk1:2181 --timeout 300"""
     if sum([plan_path is not None, topics is not None, all_partitions]) != 1:
-        raise InvalidInput("choose exactly one of --plan, --topics and --all")
+        raise InvalidInput("choose exactly one of --plan, --topics and --all-topics")
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     explicit = load_plan(plan_path, PlanKind.ELECTION) if plan_path else None
     names = split_names(topics, "--topics")

@@ -212,7 +212,7 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             f"before it starts)")
     if r.leader_changes and not figures.resized:
         say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
-            "--all' so that they lead")
+            "--all-topics' so that they lead")
 
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,

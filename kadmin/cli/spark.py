@@ -35,7 +35,7 @@ app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
 ClusterDirOpt = Annotated[Path, typer.Option(
     "--cluster", help="Snapshot folder (brokers.json, topics.jsonl); see `kadmin cluster "
                       "snapshot --format dir`.")]
-OutDirOpt = Annotated[Path, typer.Option("--out", parser=named_output,
+OutDirOpt = Annotated[Path, typer.Option("--out", "-o", parser=named_output,
                                           help="Output folder (batch files + manifest).")]
 MasterOpt = Annotated[str, typer.Option("--master", help="Spark master URL.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output folder.")]

@@ -40,11 +40,11 @@ def show(
 def clear(
     zk: Connection,
     all_throttles: Annotated[bool, typer.Option(
-        "--all", help="Every replication throttle, whoever set it (as Kafka's tool does on "
+        "--all-throttles", help="Every replication throttle, whoever set it (as Kafka's tool does on "
                       "--verify); default: only the entries kadmin added.")] = False,
 ) -> None:
     """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
-    --all every replication throttle; other config keys stay. Example:
+    --all-throttles every replication throttle; other config keys stay. Example:
     kadmin throttle clear -z zk1:2181/kafka
     """
     changed = throttling.clear(zk, everything=all_throttles)
@@ -56,16 +56,17 @@ def clear(
 @connects
 def set_rate(
     zk: Connection,
-    rate: Annotated[str, typer.Option("--rate", help=f"Bytes/s: {RATE_FORMS}.")],
+    rate: Annotated[str, typer.Option(
+        "--throttle", help=f"The replication throttle, bytes/s: {RATE_FORMS}.")],
     brokers: Annotated[str | None, typer.Option(
         "--brokers", help="Broker ids, comma-separated (default: every broker kadmin "
                           "throttled).")] = None,
 ) -> None:
     """Change the replication rate of a running reassignment; kadmin records what it set, so
     the batch's cleanup (or throttle clear) puts the previous rate back. Example:
-    kadmin throttle set --rate 100MB -z zk1:2181/kafka --brokers 1,2,3
+    kadmin throttle set --throttle 100MB -z zk1:2181/kafka --brokers 1,2,3
     """
-    value = parse_rate(rate, "--rate")
+    value = parse_rate(rate, "--throttle")
     ids = split_ints(brokers, "--brokers")
     change = throttling.set_rate(zk, value, ids)
     out.print(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} broker(s) "

@@ -291,7 +291,7 @@ def test_elect_moves_leaders_and_explains_the_rest(kadmin, zk, zk_connect):
     snapshot = ClusterSnapshot(brokers, topics, states, controller=0, controller_epoch=1)
     hosts, chroot = zk_connect.split("/", 1)
     with Sandbox(snapshot, zookeeper=hosts, chroot="/" + chroot, latency=0.01) as box:
-        run = kadmin("elect", "--all", "-z", box.connect_string, "--timeout", "60")
+        run = kadmin("elect", "--all-topics", "-z", box.connect_string, "--timeout", "60")
         assert run.code == 1
         assert "t-1: leader is 2, not preferred replica 1" in run.err
         assert "not in the ISR" in run.err

@@ -35,7 +35,7 @@ def test_a_new_broker_takes_its_share_end_to_end(kadmin, start_sandbox, tmp_path
     assert kadmin("plan", "validate", "p.json", "-z", zk).code == 0
     run = kadmin("reassign", "--plan", "p.json", "-z", zk, "--timeout", "120")
     assert run.code == 0, run.err
-    run = kadmin("elect", "--all", "-z", zk, "--timeout", "120")
+    run = kadmin("elect", "--all-topics", "-z", zk, "--timeout", "120")
     assert run.code == 0, run.err
 
     replicas: Counter[int] = Counter()

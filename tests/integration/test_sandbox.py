@@ -608,8 +608,8 @@ def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster(kazoo_session: 
 def _sandbox_command(kadmin_process: KadminProcesses
                      ) -> tuple[subprocess.Popen[str], str]:
     """``kadmin sandbox`` started, and its connect string once it has announced it."""
-    command = kadmin_process("sandbox", "--port", "0", "--brokers", "3", "--racks", "0",
-                             "--topics", "2", "--partitions", "4")
+    command = kadmin_process("sandbox", "--port", "0", "--broker-count", "3", "--rack-count", "0",
+                             "--topic-count", "2", "--partitions", "4")
     assert command.stdout is not None
     lines = [command.stdout.readline() for _ in range(3)]
     assert lines[0].startswith("sandbox: 3 broker(s), 2 topic(s), 8 partition(s)"), lines

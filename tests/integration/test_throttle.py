@@ -211,7 +211,7 @@ def test_throttle_show_set_and_clear_all(box: tuple[Sandbox, ManualClock], zk: K
     sandbox, _ = box
     operator_configs(zk)
     zk_connect = sandbox.connect_string
-    changed = kadmin("throttle", "set", "--rate", "10MiB", "--brokers", "1,4", "-z", zk_connect)
+    changed = kadmin("throttle", "set", "--throttle", "10MiB", "--brokers", "1,4", "-z", zk_connect)
     assert changed.code == 0, changed.err
     assert config_doc(zk, "brokers/4") == {"version": 1, "config": {
         "leader.replication.throttled.rate": "10485760",
@@ -230,7 +230,7 @@ def test_throttle_show_set_and_clear_all(box: tuple[Sandbox, ManualClock], zk: K
     own = kadmin("throttle", "clear", "-z", zk_connect)
     assert own.code == 0 and "from 2 config(s)" in own.out
     assert config_doc(zk, "brokers/1")["config"]["leader.replication.throttled.rate"] == "1000"
-    everything = kadmin("throttle", "clear", "--all", "-z", zk_connect)
+    everything = kadmin("throttle", "clear", "--all-throttles", "-z", zk_connect)
     assert everything.code == 0 and "from 2 config(s)" in everything.out
     assert config_doc(zk, "topics/orders") == {"version": 1, "config": {
         "retention.ms": "86400000"}}
