@@ -19,6 +19,7 @@ from kadmin.model import ClusterSnapshot, and_more, printable, sample_of
 from kadmin.operations import source
 from kadmin.operations.planfiles import to_stdout
 from kadmin.operations.source import Connection
+from kadmin.placement import Strategy
 
 
 class OutputClosed(Exception):
@@ -224,3 +225,20 @@ MaxMovesOpt = Annotated[int | None, typer.Option(
     "--max-moves", min=0, help="A partial plan of at most N replica moves, the most loaded "
                                "brokers relieved first; run again to continue.")]
 RackOpt = Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore racks.")]
+AllowRfChangeOpt = Annotated[bool, typer.Option(
+    "--allow-rf-change", help="Accept partitions whose replica count the plan changes.")]
+AllowInternalOpt = Annotated[bool, typer.Option(
+    "--allow-internal", help="Accept deleting Kafka's internal topics (__consumer_offsets, "
+                             "__transaction_state).")]
+
+# the options of `plan generate` that `spark plan` shares
+TargetBrokersOpt = Annotated[str | None, typer.Option(
+    "--brokers", help="Target broker ids, comma-separated (default: every broker).")]
+StrategyOpt = Annotated[Strategy, typer.Option(
+    "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")]
+PlacementRfOpt = Annotated[int | None, typer.Option(
+    "--replication-factor", help="Default: every partition keeps its own replica count.")]
+StartIndexOpt = Annotated[int | None, typer.Option(
+    "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")]
+StartPartitionOpt = Annotated[int, typer.Option(
+    "--start-partition", min=0, help="kafka: startPartitionId.")]

@@ -11,6 +11,8 @@ from kadmin import executor, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
+    AllowInternalOpt,
+    AllowRfChangeOpt,
     BatchSizeOpt,
     Connection,
     JsonOpt,
@@ -71,7 +73,7 @@ def reassign(
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
-    allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
+    allow_rf_change: AllowRfChangeOpt = False,
     throttle: Annotated[str | None, typer.Option(
         "--throttle", help=f"Replication throttle for each batch, bytes/s: {RATE_FORMS}. Set "
                            "before a batch, removed after it (spec section 5).")] = None,
@@ -191,7 +193,7 @@ def delete_topics(
     names: Annotated[list[str] | None, typer.Argument(help="Topics to delete.")] = None,
     plan_path: PlanOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_internal: AllowInternalOpt = False,
     allow_reassigning: Annotated[bool, typer.Option(
         "--allow-reassigning",
         help="Queue the deletion even while a reassignment moves some of the topics' "

@@ -10,6 +10,8 @@ import typer
 from kadmin import files, placement
 from kadmin.cli import render
 from kadmin.cli.common import (
+    AllowInternalOpt,
+    AllowRfChangeOpt,
     AllTopicsDefaultOpt,
     AllTopicsOpt,
     BrokersOpt,
@@ -20,10 +22,15 @@ from kadmin.cli.common import (
     LeadersOpt,
     MaxMovesOpt,
     OutOpt,
+    PlacementRfOpt,
     RackOpt,
     RemoveBrokersOpt,
     SizesOpt,
     SkipUnreadableOpt,
+    StartIndexOpt,
+    StartPartitionOpt,
+    StrategyOpt,
+    TargetBrokersOpt,
     TopicsFileOpt,
     TopicsOpt,
     connects,
@@ -52,19 +59,12 @@ def generate(
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
     all_topics: AllTopicsOpt = False,
-    brokers: Annotated[str | None, typer.Option(
-        "--brokers", help="Target broker ids, comma-separated (default: every broker).")] = None,
-    strategy: Annotated[placement.Strategy, typer.Option(
-        "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")
-    ] = placement.Strategy.ROUNDROBIN,
-    replication_factor: Annotated[int | None, typer.Option(
-        "--replication-factor", help="Default: every partition keeps its own replica count.")] = None,
-    start_index: Annotated[int | None, typer.Option(
-        "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")
-    ] = None,
-    start_partition: Annotated[int, typer.Option(
-        "--start-partition", min=0, help="kafka: startPartitionId.")] = 0,
-    disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware")] = False,
+    brokers: TargetBrokersOpt = None,
+    strategy: StrategyOpt = placement.Strategy.ROUNDROBIN,
+    replication_factor: PlacementRfOpt = None,
+    start_index: StartIndexOpt = None,
+    start_partition: StartPartitionOpt = 0,
+    disable_rack_aware: RackOpt = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
     json_output: JsonOpt = False,
@@ -96,8 +96,8 @@ def validate(
         help="Plan file to check, or a `kadmin spark` output folder or its manifest.json.")],
     kind: Annotated[PlanKind | None, typer.Option("--kind", help="Default: detected.")] = None,
     cluster: ClusterOpt = None,
-    allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
-    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_rf_change: AllowRfChangeOpt = False,
+    allow_internal: AllowInternalOpt = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
     json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
@@ -165,7 +165,7 @@ def deletion(
     zk: Connection,
     topics: Annotated[str, typer.Option("--topics", help="Comma-separated topics to delete.")],
     cluster: ClusterOpt = None,
-    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_internal: AllowInternalOpt = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
