@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
@@ -28,6 +29,13 @@ from kadmin.operations import status as statuses
 app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
 
 
+class SnapshotFormat(str, Enum):
+    """``cluster snapshot --format``: one JSON file, or a folder of JSON Lines files."""
+
+    JSON = "json"
+    DIR = "dir"
+
+
 @app.command()
 @connects
 def snapshot(
@@ -36,9 +44,10 @@ def snapshot(
                                            help="Snapshot file or folder to write ('-': the JSON "
                                                 "file on stdout).")],
     cluster: ClusterOpt = None,
-    fmt: Annotated[str, typer.Option(
+    fmt: Annotated[SnapshotFormat, typer.Option(
         "--format", help="json: one file; dir: brokers.json + topics.jsonl (+ states.jsonl), "
-                         "for very large clusters and `kadmin spark plan`.")] = "json",
+                         "for very large clusters and `kadmin spark plan`.")
+    ] = SnapshotFormat.JSON,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing snapshot.")] = False,
     sizes_path: SizesOpt = None,
     skip_unreadable: SkipUnreadableOpt = False,
@@ -49,16 +58,13 @@ def snapshot(
     Reads ZooKeeper with -z, or converts an existing snapshot with --cluster. Example:
     kadmin cluster snapshot -z zk1:2181/kafka --format dir --out snap/ --sizes log-dirs.txt
     """
-    if fmt not in ("json", "dir"):
-        raise typer.BadParameter("must be json or dir", param_hint="--format")
     to_stdout = stdout_is_data(out_path)
-    snapshotting.check_output(out_path, fmt)
+    snapshotting.check_output(out_path, fmt.value)
     data = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
     if sizes_path is not None:
         found = partition_sizes(sizes_path, data)
         data = snapshotting.with_sizes(data, found)
-    style: Literal["json", "dir"] = "dir" if fmt == "dir" else "json"
-    snapshotting.write(data, out_path, style, force=force, stdout=write_stdout)
+    snapshotting.write(data, out_path, fmt.value, force=force, stdout=write_stdout)
     info(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
          f"{data.partition_count} partition(s) -> {out_path}", to_stderr=to_stdout)
 

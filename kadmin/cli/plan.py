@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -49,6 +50,13 @@ from kadmin.operations.rebalance import RebalanceRequest, rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
+
+
+class Balance(str, Enum):
+    """``plan rebalance --balance``: what is balanced over the brokers."""
+
+    REPLICAS = "replicas"
+    BYTES = "bytes"
 
 
 @app.command()
@@ -202,11 +210,11 @@ def plan_rebalance(
                                             "(moving a leader's replica counts).")] = None,
     disable_rack_aware: RackOpt = False,
     sizes_path: SizesOpt = None,
-    balance: Annotated[str, typer.Option(
+    balance: Annotated[Balance, typer.Option(
         "--balance", help="replicas: replica counts per broker with the fewest moves (the "
                           "default); bytes: bytes per broker within one largest partition of "
                           "each other, moving as few bytes as it finds (needs sizes).")
-    ] = "replicas",
+    ] = Balance.REPLICAS,
     out_path: OutOpt = None,
     force: ForceOpt = False,
     json_output: JsonOpt = False,
@@ -218,14 +226,12 @@ def plan_rebalance(
     Examples: kadmin plan rebalance -z zk1:2181/kafka (fix skew, or fill new brokers);
     kadmin plan rebalance -z zk1:2181/kafka --remove-brokers 5 (drain broker 5)
     """
-    if balance not in ("replicas", "bytes"):
-        raise typer.BadParameter("must be replicas or bytes", param_hint="--balance")
     request = RebalanceRequest(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         replication_factor=replication_factor, leaders=leaders, max_moves=max_moves,
         max_leader_changes=max_leader_changes, rack_aware=not disable_rack_aware,
-        by_bytes=balance == "bytes")
+        by_bytes=balance is Balance.BYTES)
     request.check()
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
         snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)

@@ -234,7 +234,8 @@ def test_replica_balance_with_sizes_reports_bytes_too(kadmin, tmp_path):
     (["--balance", "bytes"], "--balance bytes needs partition sizes: give --sizes FILE"),
     (["--balance", "bytes", "--sizes", "sizes.txt", "--max-moves", "3"],
      "--balance bytes makes a whole plan: it does not combine with"),
-    (["--balance", "disk"], "Invalid value for --balance: must be replicas or bytes"),
+    (["--balance", "disk"],
+     "Invalid value for '--balance': Value error, 'disk' is not one of 'replicas', 'bytes'"),
     (["--sizes", "missing.txt"], "missing.txt"),
 ])
 def test_byte_balancing_mistakes_exit_2(kadmin, tmp_path, args, message):
