@@ -16,7 +16,6 @@ from kadmin.cli.common import (
     SizesOpt,
     SkipUnreadableOpt,
     connects,
-    info,
     load_cluster,
     output_path,
     partition_sizes,
@@ -50,6 +49,7 @@ def snapshot(
     ] = SnapshotFormat.JSON,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing snapshot.")] = False,
     sizes_path: SizesOpt = None,
+    json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write the cluster's brokers, topics and partition states as a snapshot; --sizes embeds
@@ -65,8 +65,11 @@ def snapshot(
         found = partition_sizes(sizes_path, data)
         data = snapshotting.with_sizes(data, found)
     snapshotting.write(data, out_path, fmt.value, force=force, stdout=write_stdout)
-    info(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
-         f"{data.partition_count} partition(s) -> {out_path}", to_stderr=to_stdout)
+    render.summary(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
+                   f"{data.partition_count} partition(s) -> {out_path}",
+                   {"snapshot": str(out_path), "format": fmt.value, "brokers": len(data.brokers),
+                    "topics": len(data.topics), "partitions": data.partition_count},
+                   json_output, to_stderr=to_stdout)
 
 
 @connects

@@ -35,9 +35,7 @@ from kadmin.cli.common import (
     TopicsFileOpt,
     TopicsOpt,
     connects,
-    info,
     load_cluster,
-    out,
     partition_sizes,
     stdout_is_data,
     write_stdout,
@@ -153,6 +151,7 @@ def election(
     all_topics: AllTopicsOpt = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
+    json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a preferred replica election plan for the given topics (or every partition)."""
@@ -160,11 +159,12 @@ def election(
     plan, written = generating.election(snapshot, TopicSelection(topics, None, all_topics),
                                         Output(out_path, force, write_stdout))
     if not plan.partitions:
-        info("nothing to elect: the selected topics have no partitions; no plan written",
-             to_stderr=stdout_is_data(out_path))
-        return
-    if written:
-        out.print(f"{len(plan.partitions)} partition(s); plan {written}", markup=False)
+        render.summary("nothing to elect: the selected topics have no partitions; no plan "
+                       "written", {"plan": None, "partitions": 0}, json_output,
+                       to_stderr=stdout_is_data(out_path))
+    elif written:
+        render.summary(f"{len(plan.partitions)} partition(s); plan {written}",
+                       {"plan": str(written), "partitions": len(plan.partitions)}, json_output)
 
 
 @app.command()
@@ -176,6 +176,7 @@ def deletion(
     allow_internal: AllowInternalOpt = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
+    json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a topic deletion plan ({"version":1,"topics":[...]}), validated first."""
@@ -185,7 +186,8 @@ def deletion(
     written = generating.deletion(plan, snapshot, Output(out_path, force, write_stdout),
                                   allow_internal=allow_internal)
     if written:
-        out.print(f"{len(plan.topics)} topic(s); plan {written}", markup=False)
+        render.summary(f"{len(plan.topics)} topic(s); plan {written}",
+                       {"plan": str(written), "topics": len(plan.topics)}, json_output)
 
 
 @app.command("rebalance")

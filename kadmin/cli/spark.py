@@ -30,7 +30,6 @@ from kadmin.cli.common import (
     TopicsFileOpt,
     TopicsOpt,
     named_output,
-    out,
 )
 from kadmin.operations.generate import SparkRun, spark_generate
 from kadmin.operations.rebalance import RebalanceRequest, spark_rebalance
@@ -67,6 +66,7 @@ def plan(
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     force: ForceOpt = False,
+    json_output: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Compute a balanced plan for a very large cluster on Spark, written as znode-sized batch
@@ -84,8 +84,10 @@ def plan(
                                  split_ints(brokers, "--brokers") if brokers else None, options,
                                  SparkRun(master, batch_size, max_znode_bytes, force, verbose),
                                  progress=None if verbose else progress)
-    out.print(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
-              f"-> {planned.manifest}", markup=False)
+    render.summary(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
+                   f"-> {planned.manifest}",
+                   {"manifest": str(planned.manifest), "partitions": planned.partitions,
+                    "batches": planned.batches}, json_output)
 
 
 @app.command("rebalance")

@@ -12,7 +12,6 @@ from kadmin.cli.common import (
     Connection,
     JsonOpt,
     connects,
-    out,
 )
 from kadmin.model import listed
 from kadmin.operations import throttle as throttling
@@ -40,16 +39,19 @@ def show(
 def clear(
     zk: Connection,
     all_throttles: Annotated[bool, typer.Option(
-        "--all-throttles", help="Every replication throttle, whoever set it (as Kafka's tool does on "
-                      "--verify); default: only the entries kadmin added.")] = False,
+        "--all-throttles", help="Every replication throttle, whoever set it (as Kafka's tool "
+                                "does on --verify); default: only the entries kadmin added.")
+    ] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
     --all-throttles every replication throttle; other config keys stay. Example:
     kadmin throttle clear -z zk1:2181/kafka
     """
     changed = throttling.clear(zk, everything=all_throttles)
-    out.print(f"throttles removed from {len(changed)} config(s)"
-              + (f": {listed(changed)}" if changed else ""), markup=False)
+    render.summary(f"throttles removed from {len(changed)} config(s)"
+                   + (f": {listed(changed)}" if changed else ""), {"cleared": list(changed)},
+                   json_output)
 
 
 @app.command("set")
@@ -61,6 +63,7 @@ def set_rate(
     brokers: Annotated[str | None, typer.Option(
         "--brokers", help="Broker ids, comma-separated (default: every broker kadmin "
                           "throttled).")] = None,
+    json_output: JsonOpt = False,
 ) -> None:
     """Change the replication rate of a running reassignment; kadmin records what it set, so
     the batch's cleanup (or throttle clear) puts the previous rate back. Example:
@@ -69,5 +72,7 @@ def set_rate(
     value = parse_rate(rate, "--throttle")
     ids = split_ints(brokers, "--brokers")
     change = throttling.set_rate(zk, value, ids)
-    out.print(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} broker(s) "
-              f"({len(change.changed)} changed)", markup=False)
+    render.summary(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} "
+                   f"broker(s) ({len(change.changed)} changed)",
+                   {"rate": change.rate, "brokers": change.brokers,
+                    "changed": list(change.changed)}, json_output)

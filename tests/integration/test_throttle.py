@@ -211,8 +211,11 @@ def test_throttle_show_set_and_clear_all(box: tuple[Sandbox, ManualClock], zk: K
     sandbox, _ = box
     operator_configs(zk)
     zk_connect = sandbox.connect_string
-    changed = kadmin("throttle", "set", "--throttle", "10MiB", "--brokers", "1,4", "-z", zk_connect)
+    changed = kadmin("throttle", "set", "--throttle", "10MiB", "--brokers", "1,4", "-z",
+                     zk_connect, "--json")
     assert changed.code == 0, changed.err
+    assert json.loads(changed.out) == {"rate": 10485760, "brokers": 2,
+                                       "changed": ["brokers/1", "brokers/4"]}
     assert config_doc(zk, "brokers/4") == {"version": 1, "config": {
         "leader.replication.throttled.rate": "10485760",
         "follower.replication.throttled.rate": "10485760"}}
@@ -227,8 +230,9 @@ def test_throttle_show_set_and_clear_all(box: tuple[Sandbox, ManualClock], zk: K
     status = kadmin("status", "-z", zk_connect, "--json")
     assert len(json.loads(status.out)["throttles"]) == 3
 
-    own = kadmin("throttle", "clear", "-z", zk_connect)
-    assert own.code == 0 and "from 2 config(s)" in own.out
+    own = kadmin("throttle", "clear", "-z", zk_connect, "--json")
+    assert own.code == 0, own.err
+    assert json.loads(own.out) == {"cleared": ["brokers/1", "brokers/4"]}
     assert config_doc(zk, "brokers/1")["config"]["leader.replication.throttled.rate"] == "1000"
     everything = kadmin("throttle", "clear", "--all-throttles", "-z", zk_connect)
     assert everything.code == 0 and "from 2 config(s)" in everything.out

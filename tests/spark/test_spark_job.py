@@ -345,6 +345,12 @@ def test_main_runs_the_cli_command(spark, racked_cluster, tmp_path, capsys):
         submit.main(args)
     assert exit_info.value.code == 2
     assert "already exists (use --force to overwrite)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        submit.main([*args, "--force", "--json"])
+    assert exit_info.value.code == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "manifest": str(out / "manifest.json"), "partitions": sum(map(len, expected)),
+        "batches": len(expected)}
 
 
 def test_spark_submit(racked_cluster, tmp_path):
