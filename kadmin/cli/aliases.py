@@ -28,7 +28,8 @@ OLD_SPELLINGS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 
 def add_old_spellings(root: Any) -> None:
     """Give every renamed option of ``root`` (the Click command Typer builds from the app) a
-    hidden copy under its old names."""
+    hidden copy under its old names, and leave hidden arguments out of the usage lines."""
+    _hide_arguments(root)
     for path, renamed in OLD_SPELLINGS.items():
         command = root
         for word in path.split():
@@ -38,3 +39,12 @@ def add_old_spellings(root: Any) -> None:
             alias = copy(option)
             alias.opts, alias.secondary_opts, alias.hidden = list(old), [], True
             command.params.append(alias)
+
+
+def _hide_arguments(command: Any) -> None:
+    """Click hides an argument from the help's list but still names it in ``Usage:``."""
+    for sub in getattr(command, "commands", {}).values():
+        _hide_arguments(sub)
+    for param in command.params:
+        if param.param_type_name == "argument" and param.hidden:
+            param.get_usage_pieces = lambda ctx: []

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from kadmin import sizes
-from kadmin.model import ClusterSnapshot, and_more, printable, sample_of
+from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
 from kadmin.operations import source
 from kadmin.operations.planfiles import to_stdout
 from kadmin.operations.source import Connection
@@ -225,6 +225,22 @@ MaxMovesOpt = Annotated[int | None, typer.Option(
     "--max-moves", min=0, help="A partial plan of at most N replica moves, the most loaded "
                                "brokers relieved first; run again to continue.")]
 RackOpt = Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore racks.")]
+ReassignmentPlanOpt = Annotated[Path | None, typer.Option(
+    "--plan", help="Reassignment plan file, or a `kadmin spark` output folder or its "
+                   "manifest.json.")]
+PlanArgument = Annotated[Path | None, typer.Argument(
+    hidden=True, help="The plan file as a bare argument: the old spelling of --plan.")]
+
+
+def one_plan(option: Path | None, argument: Path | None) -> Path:
+    """The plan a command reads: ``--plan FILE``, or the bare argument of its old spelling."""
+    if option is not None and argument is not None:
+        raise InvalidInput(f"give the plan once: --plan {option} or {argument}, not both")
+    if option is None and argument is None:
+        raise InvalidInput("which plan? give --plan FILE")
+    return cast(Path, option or argument)
+
+
 AllowRfChangeOpt = Annotated[bool, typer.Option(
     "--allow-rf-change", help="Accept partitions whose replica count the plan changes.")]
 AllowInternalOpt = Annotated[bool, typer.Option(

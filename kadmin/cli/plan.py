@@ -24,7 +24,9 @@ from kadmin.cli.common import (
     MaxMovesOpt,
     OutOpt,
     PlacementRfOpt,
+    PlanArgument,
     RackOpt,
+    ReassignmentPlanOpt,
     RemoveBrokersOpt,
     SizesOpt,
     SkipUnreadableOpt,
@@ -36,6 +38,7 @@ from kadmin.cli.common import (
     TopicsOpt,
     connects,
     load_cluster,
+    one_plan,
     partition_sizes,
     stdout_is_data,
     write_stdout,
@@ -125,8 +128,8 @@ def validate(
 @connects
 def stats(
     zk: Connection,
-    plan_file: Annotated[Path, typer.Argument(
-        help="Reassignment plan file, or a `kadmin spark` output folder or its manifest.json.")],
+    plan_path: ReassignmentPlanOpt = None,
+    plan_file: PlanArgument = None,
     cluster: ClusterOpt = None,
     sizes_path: SizesOpt = None,
     json_output: JsonOpt = False,
@@ -135,10 +138,11 @@ def stats(
     """Per-broker replica and leader counts before and after a reassignment plan; with
     partition sizes also bytes moved and bytes per broker.
 
-    Example: kadmin plan stats plans/x.json --cluster cluster.json --sizes log-dirs.txt
+    Example: kadmin plan stats --plan plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
+    plan = one_plan(plan_path, plan_file)
     snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
-    render.plan_stats(validating.stats(plan_file, snapshot, partition_sizes(sizes_path, snapshot)),
+    render.plan_stats(validating.stats(plan, snapshot, partition_sizes(sizes_path, snapshot)),
                       json_output)
 
 

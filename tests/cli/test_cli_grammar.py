@@ -130,3 +130,27 @@ def test_plan_election_deletion_and_snapshot_report_json(kadmin: Any, tmp_path: 
     assert to_stdout.code == 0, to_stdout.err
     assert json.loads(to_stdout.out) == {"version": 1, "partitions": [
         {"topic": "audit", "partition": 0}]}
+
+
+READS_A_PLAN = {"reassign", "verify", "elect", "topics delete", "plan stats"}
+"""plan validate reads plans too: its FILE... arguments are issue 19's."""
+
+
+@pytest.mark.parametrize("path", sorted(READS_A_PLAN))
+def test_the_plan_a_command_reads_is_plan_file(path: str) -> None:
+    assert "--plan" in names(COMMANDS[path])
+
+
+def test_plan_stats_takes_its_old_bare_argument_too(kadmin: Any, tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text(json.dumps({"version": 1, "brokers": {"0": {}, "1": {}},
+                                                       "topics": {"t": {"0": [0]}}}))
+    (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [1]}]}))
+    runs = [kadmin("plan", "stats", *where, "--cluster", "cluster.json", "--json")
+            for where in (["--plan", "p.json"], ["p.json"])]
+    assert runs[0].code == runs[1].code == 0, runs[1].err
+    assert runs[0].out == runs[1].out and json.loads(runs[0].out)["replica_moves"] == 1
+    twice = kadmin("plan", "stats", "p.json", "--plan", "p.json", "--cluster", "cluster.json")
+    assert (twice.code, twice.err) == (
+        2, "kadmin: error: give the plan once: --plan p.json or p.json, not both\n")
+    assert "plan_file" not in kadmin("plan", "stats", "--help").out  # hidden

@@ -174,7 +174,7 @@ def test_an_error_with_many_details_shows_a_hundred_and_counts_the_rest(kadmin, 
                                                                         tmp_path):
     (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
         {"topic": "orders", "partition": p, "replicas": [0, 1, 2]} for p in range(100, 400)]}))
-    run = kadmin("plan", "stats", "p.json", "--cluster", str(cluster_file))
+    run = kadmin("plan", "stats", "--plan", "p.json", "--cluster", str(cluster_file))
     assert run.code == 2
     lines = run.err.splitlines()
     assert lines[0] == "kadmin: error: p.json: invalid plan (300 errors)"
@@ -261,7 +261,7 @@ def test_validate_missing_file(kadmin):
 def test_stats_table_and_json(kadmin, cluster_file, tmp_path):
     (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
         {"topic": "payments", "partition": 0, "replicas": [3, 4, 5]}]}))
-    run = kadmin("plan", "stats", "p.json", "--cluster", str(cluster_file), "--json")
+    run = kadmin("plan", "stats", "--plan", "p.json", "--cluster", str(cluster_file), "--json")
     assert run.code == 0, run.err
     stats = json.loads(run.out)
     loads = {b["broker"]: b for b in stats["brokers"]}
@@ -310,7 +310,7 @@ def test_stats_with_sizes_and_a_snapshot_carrying_them(kadmin, cluster_file, tmp
     (tmp_path / "plan.json").write_text(json.dumps({"version": 1, "partitions": [
         {"topic": "orders", "partition": 7, "replicas": [3, 4, 5]}]}))
 
-    run = kadmin("plan", "stats", "plan.json", "--cluster", str(cluster_file), "--sizes",
+    run = kadmin("plan", "stats", "--plan", "plan.json", "--cluster", str(cluster_file), "--sizes",
                  "sizes.txt", "--json")
     assert run.code == 0, run.err
     stats = json.loads(run.out)
@@ -324,7 +324,7 @@ def test_stats_with_sizes_and_a_snapshot_carrying_them(kadmin, cluster_file, tmp
                   "--out", "sized.json")
     assert snap.code == 0, snap.err
     assert read(tmp_path / "sized.json")["sizes"]["orders"]["7"] == 8000
-    again = kadmin("plan", "stats", "plan.json", "--cluster", "sized.json", "--json")
+    again = kadmin("plan", "stats", "--plan", "plan.json", "--cluster", "sized.json", "--json")
     assert json.loads(again.out)["bytes_moved"] == 3 * 8000
 
 
