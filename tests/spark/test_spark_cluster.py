@@ -24,6 +24,7 @@ from pyspark.sql import SparkSession
 from kadmin import snapshots
 from kadmin.model import Broker, ClusterSnapshot, OperationFailed
 from kadmin.spark.failures import SHIP_AN_ENVIRONMENT, executor_imports
+from kadmin.spark.session import spark_session
 from kadmin.synthetic import synthetic_cluster
 from tests.helpers import KadminProcesses, eventually
 
@@ -162,6 +163,14 @@ def test_an_import_that_fails_on_an_executor_is_one_line(spark: SparkSession) ->
         "Spark's executors cannot import 'kadmin_absent_module': their Python lacks it; "
         + SHIP_AN_ENVIRONMENT)
     assert "\n" not in str(failed.value)
+
+
+def test_the_spark_commands_say_it_so(spark: SparkSession) -> None:
+    """Every Spark command runs its jobs in ``spark_session``, which reports it."""
+    with pytest.raises(OperationFailed, match=r"^Spark's executors cannot import 'kadmin_absent"), \
+            spark_session("local[2]") as session:
+        session.sparkContext.parallelize([0], 1).map(
+            lambda _: importlib.import_module("kadmin_absent_module")).collect()
 
 
 def test_other_failures_pass_through(spark: SparkSession) -> None:
