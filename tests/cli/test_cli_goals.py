@@ -91,7 +91,7 @@ def test_a_new_rack_of_one_broker_takes_its_share(kadmin, tmp_path):
     assert max(counts.values()) - min(counts.values()) <= 1 and counts[6] in (51, 52)
     assert all(len({racks[b] for b in r}) >= 2 for r in after.values())
     assert "every broker balanced across them" in run.out
-    stats = kadmin("plan", "stats", "p.json", "--cluster", "cluster.json", "--json")
+    stats = kadmin("plan", "stats", "--plan", "p.json", "--cluster", "cluster.json", "--json")
     assert json.loads(stats.out)["lower_bound"] == int(run.out.split("lower bound ")[1]
                                                        .split(")")[0])
 
@@ -114,7 +114,7 @@ def test_a_broker_three_times_the_size_takes_three_shares(kadmin, tmp_path):
     assert summary["replica_moves"] == summary["lower_bound"] == 30
     leaders = Counter(r[0] for r in after.values())
     assert leaders == {0: 5, 1: 5, 2: 5, 3: 15}
-    stats = kadmin("plan", "stats", "p.json", "--cluster", "cluster.json", "--capacity",
+    stats = kadmin("plan", "stats", "--plan", "p.json", "--cluster", "cluster.json", "--capacity",
                    "capacity.json", "--json")
     assert json.loads(stats.out)["lower_bound"] == 30
 
@@ -166,7 +166,7 @@ def test_plan_stats_shows_each_brokers_used_share_of_its_capacity(kadmin, tmp_pa
     write(tmp_path, {"-1": 4 * 10**9, "0": 5 * 10**8}, "capacity.json")
     write(tmp_path, {"version": 1, "partitions": [{"topic": "t", "partition": 1,
                                                    "replicas": [3, 2]}]}, "p.json")
-    run = kadmin("plan", "stats", "p.json", "--cluster", str(write(tmp_path, doc)), "--sizes",
+    run = kadmin("plan", "stats", "--plan", "p.json", "--cluster", str(write(tmp_path, doc)), "--sizes",
                  "sizes.txt", "--capacity", "capacity.json")
     assert run.code == 0, run.err
     assert "used" in run.out and "25%" in run.out  # broker 3: 1 GB of 4 GB
