@@ -24,6 +24,7 @@ from kadmin.balance.capacity import (
     used_share,
 )
 from kadmin.balance.evenness import fewest_moves_within, lexicographic
+from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.metrics import replica_moves
 from kadmin.balance.rebalance import change_factor, rebalance, rebalance_bytes
 from kadmin.balance.replicas import replica_counts
@@ -485,3 +486,16 @@ def test_three_racks_of_seven_one_new_and_partitions_placed_before_rack_awarenes
     assert max(counts.values()) - min(counts.values()) <= 1
     assert result.topics is not None and result.topics.exact
     assert worst_topic(new, table.topic_of, targets) == result.topics.spread
+
+
+def test_a_factor_increase_keeps_the_topic_even() -> None:
+    """--replication-factor 3 --topics t0 on a cluster where other topics load brokers 4-7:
+    t0's new replicas go where t0 has fewest, so it ends within one with the same 24 moves
+    (on the least loaded brokers cluster-wide they all went to 0-3: spread 0 -> 6)."""
+    parts = [(p % 8, (p + 3) % 8) for p in range(24)]  # t0: 6 per broker
+    loads = {b: 2 + (500 if b >= 4 else 0) for b in range(8)}
+    final = change_replication_factor(table_of(parts), 3, range(8), loads)
+    new = after(parts, final)
+    counts = Counter(b for r in new for b in r)
+    assert max(counts.values()) - min(counts.values()) <= 1
+    assert replica_moves(parts, final) == 24
