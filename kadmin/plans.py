@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, pairwise
 from typing import Any, TypeVar
@@ -553,6 +553,18 @@ def validate(doc: object, kind: PlanKind | None = None, snapshot: ClusterSnapsho
             allow_internal=allow_internal)):
         findings.add(problem)
     return findings.report(report.kind, None if findings.errors.total else report.plan)
+
+
+def with_problems(report: ValidationReport, more: Iterable[Problem]) -> ValidationReport:
+    """``report`` and problems found outside it (another plan of the run moving the same
+    partitions), kept and counted under the same caps; the plan only while no error."""
+    findings = _Findings()
+    for problem in chain(report.problems, more):
+        findings.add(problem)
+    errors = findings.errors.total + report.omitted_errors
+    return ValidationReport(report.kind, tuple(findings.kept), None if errors else report.plan,
+                            report.omitted_errors + findings.samplers[Severity.ERROR].rest,
+                            report.omitted_warnings + findings.samplers[Severity.WARNING].rest)
 
 
 def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapshot | None = None,

@@ -39,6 +39,9 @@ from kadmin.model import (
     ReassignmentPlan,
     listed,
 )
+from kadmin.operations.validate import ValidateOptions, validate_plans
+from kadmin.plan_folders import batch_files, plan_folder
+from kadmin.reports import ReportFormat
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
 
@@ -200,40 +203,44 @@ def generate(
 
 @app.command()
 def validate(
-    plan_file: Annotated[Path, typer.Argument(
-        help="Plan file to check, or a `kadmin spark` output folder or its manifest.json.")],
-    kind: Annotated[PlanKind | None, typer.Option("--kind", help="Default: detected.")] = None,
+    plan_files: Annotated[list[Path], typer.Argument(
+        help="Plan files to check; folders of plans (their *.json, journals aside) and `kadmin "
+             "spark` output folders (or their manifest.json) too.", show_default=False)],
+    kind: Annotated[PlanKind | None, typer.Option(
+        "--kind", help="The kind every plan must be (default: detected for each).")] = None,
     cluster: ClusterOpt = None,
     zookeeper: ZookeeperOpt = None,
-    allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
-    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_rf_change: Annotated[bool, typer.Option(
+        "--allow-rf-change", help="Plans may change a partition's replication factor.")] = False,
+    allow_internal: Annotated[bool, typer.Option(
+        "--allow-internal", help="Deletion plans may delete internal topics.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
-    json_output: JsonOpt = False,
+    report_format: Annotated[ReportFormat, typer.Option(
+        "--format", help="text for people; json (one object a plan, one a line); github "
+                         "(GitHub Actions annotations); junit (one JUnit XML document).")
+    ] = ReportFormat.TEXT,
+    json_output: Annotated[bool, typer.Option("--json", help="Short for --format json.")] = False,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
-    """Check a plan against its schema and, with --cluster or -z, the cluster (the CI dry run).
+    """Check plans against their schema and, with --cluster or -z, the cluster (the CI dry
+    run): every plan in one run, against one read of the cluster, a verdict each.
 
-    Exit 0 when valid, 2 when not. Example: kadmin plan validate plans/x.json --cluster c.json
+    Exit 0 when every plan is valid, 2 when any is not.
+    Example: kadmin plan validate plans/ --cluster cluster.json --format github
     """
-    manifest = plan_folder(plan_file)
-    if manifest is not None and kind not in (None, PlanKind.REASSIGN):
-        raise InvalidInput(f"{plan_file}: a plan folder holds a reassignment plan, not "
-                           f"--kind {kind.value}")
-    with files.gc_paused():  # a million entries and their values hold no reference cycles
-        batches = ([(b.name, files.read_json(b)) for b in batch_files(manifest)] if manifest
-                   else [])
-        doc = None if manifest else files.read_json(plan_file)
-        snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                                 skip_unreadable=skip_unreadable)
-                    if cluster is not None or zookeeper else None)
-        report = (plans.validate_batches(batches, snapshot, allow_rf_change=allow_rf_change)
-                  if manifest else plans.validate(doc, kind, snapshot,
-                                                  allow_rf_change=allow_rf_change,
-                                                  allow_internal=allow_internal))
-    render.validation_report(report, str(plan_file), json_output, strict=strict)
-    if not report.ok(strict):
+    if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
+        raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
+                           f"{report_format.value}")
+    chosen = ReportFormat.JSON if json_output else report_format
+    options = ValidateOptions(kind, allow_rf_change, allow_internal)
+    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
+                             skip_unreadable=skip_unreadable)
+                if cluster is not None or zookeeper else None)
+    failed = render.verdicts(validate_plans(plan_files, snapshot, options), chosen,
+                             strict=strict)
+    if failed:
         raise typer.Exit(2)
 
 
@@ -335,36 +342,6 @@ def load_plan(path: Path, kind: PlanKind, snapshot: ClusterSnapshot | None = Non
     if report.plan is None:
         raise report.invalid(f"{path}: invalid plan")
     return report.plan
-
-
-MANIFEST = "manifest.json"
-"""The file that names the batch files of a Spark planner's output folder."""
-
-
-def plan_folder(path: Path) -> Path | None:
-    """The manifest of a Spark planner's output folder, given as the folder or as its
-    manifest.json; None for a plan file."""
-    if path.is_dir():
-        if not (path / MANIFEST).exists():
-            raise InvalidInput(f"{path} is a folder, expected a file (or a kadmin spark output "
-                               f"folder, which holds {MANIFEST})")
-        return path / MANIFEST
-    return path if path.name == MANIFEST else None
-
-
-def batch_files(manifest: Path) -> list[Path]:
-    """The batch files a manifest lists, in order."""
-    doc = files.read_json(manifest)
-    names = doc.get("batches") if isinstance(doc, dict) else None
-    if not isinstance(names, list):  # empty: the cluster was already balanced
-        raise InvalidInput(f"{manifest}: $.batches must list the batch files")
-    out = []
-    for entry in names:
-        name = entry.get("file") if isinstance(entry, dict) else entry
-        if not isinstance(name, str):
-            raise InvalidInput(f"{manifest}: $.batches has an entry that is not a file name")
-        out.append(manifest.parent / name)
-    return out
 
 
 def load_reassignment(path: Path, snapshot: ClusterSnapshot | None = None, **options: bool

@@ -1,0 +1,134 @@
+"""``kadmin plan validate FILE...``: every plan named (files, folders of plans, Spark planner
+output folders) checked in one process against one read of the cluster, a verdict each.
+
+One plan is held at a time (its text, document and positions), so a run over a thousand files
+takes the memory of the largest; what is kept across plans is the verdicts (each bounded) and,
+with more than one plan, the partitions the reassignment plans move (to warn about two plans
+moving one partition: they cannot run at once).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from kadmin import files, plans, verdicts
+from kadmin.files import LocatedJson
+from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind
+from kadmin.plan_folders import MANIFEST, batch_files, plan_folder
+from kadmin.verdicts import Verdict
+
+NOT_PLANS = (".journal.json",)
+"""Files of a folder of plans that are not plans: the journals ``kadmin reassign`` keeps next
+to the plan it runs."""
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    kind: PlanKind | None = None
+    allow_rf_change: bool = False
+    allow_internal: bool = False
+
+
+def plan_paths(paths: Sequence[Path]) -> list[Path]:
+    """The plans to check, in the order named: a file as it is; a folder holding
+    ``manifest.json`` (a Spark planner's output) as one plan; any other folder as the plans in
+    it and its subfolders (``*.json`` but journals, names sorted, hidden entries and links to
+    folders skipped). A path named twice is checked once, and a batch file of a Spark folder
+    also named is checked as part of its folder only. A folder without any plan is an input
+    error: a typo in a CI job must not pass as "all valid"."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir() and not (path / MANIFEST).exists():
+            inside = list(_plans_in(path))
+            if not inside:
+                raise InvalidInput(f"{path} is a folder without plans (*.json files or kadmin "
+                                   "spark output folders)")
+            found.extend(inside)
+        else:
+            found.append(path)
+    in_folders: set[str] = set()
+    for path in found:
+        manifest = _manifest_of(path)
+        if manifest is not None:
+            with suppress(InvalidInput):  # the folder's own verdict says why
+                in_folders.update(os.path.realpath(b) for b in batch_files(manifest))
+    seen: set[str] = set()
+    out = []
+    for path in found:
+        real = os.path.realpath(path)
+        if real in seen or (real in in_folders and _manifest_of(path) is None):
+            continue
+        seen.add(real)
+        out.append(path)
+    return out
+
+
+def _manifest_of(path: Path) -> Path | None:
+    try:
+        return plan_folder(path)
+    except InvalidInput:
+        return None
+
+
+def _plans_in(folder: Path) -> Iterator[Path]:
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            if (entry / MANIFEST).exists():
+                yield entry
+            elif not entry.is_symlink():
+                yield from _plans_in(entry)
+        elif entry.name.endswith(".json") and not entry.name.endswith(NOT_PLANS):
+            yield entry
+
+
+def validate_plans(paths: Sequence[Path], snapshot: ClusterSnapshot | None,
+                   options: ValidateOptions = ValidateOptions()) -> Iterator[Verdict]:
+    """A verdict per plan of ``paths`` (as :func:`plan_paths` expands them), lazily: one plan
+    is read, checked, placed and let go before the next."""
+    chosen = plan_paths(paths)
+    moved = verdicts.MovedBy() if len(chosen) > 1 else None
+    for path in chosen:
+        with files.gc_paused():  # a million entries and their values hold no reference cycles
+            yield _verdict(path, snapshot, options, moved)
+
+
+def _verdict(path: Path, snapshot: ClusterSnapshot | None, options: ValidateOptions,
+             moved: verdicts.MovedBy | None) -> Verdict:
+    plan = str(path)
+    try:
+        manifest = plan_folder(path)
+        if manifest is not None and options.kind not in (None, PlanKind.REASSIGN):
+            raise InvalidInput(f"{plan}: a plan folder holds a reassignment plan, not --kind "
+                               f"{options.kind.value}")
+        batches = batch_files(manifest) if manifest is not None else [path]
+    except InvalidInput as exc:
+        return verdicts.unreadable(plan, _unprefixed(str(exc), plan))
+    sources: list[tuple[str, LocatedJson]] = []
+    for batch in batches:
+        try:
+            sources.append((str(batch), files.read_json_located(batch)))
+        except InvalidInput as exc:
+            return verdicts.unreadable(plan, _unprefixed(str(exc), str(batch)),
+                                       None if manifest is None else str(batch),
+                                       getattr(exc, "at", None))
+    if manifest is not None:
+        report = plans.validate_batches([(name, source.doc) for name, source in sources],
+                                        snapshot, allow_rf_change=options.allow_rf_change)
+    else:
+        report = plans.validate(sources[0][1].doc, options.kind, snapshot,
+                                allow_rf_change=options.allow_rf_change,
+                                allow_internal=options.allow_internal)
+    if moved is not None:
+        report = plans.with_problems(report, moved.warnings(plan, report.kind, sources))
+    return verdicts.locate(plan, report, sources)
+
+
+def _unprefixed(message: str, name: str) -> str:
+    """A read error without the file name it starts with: the verdict names the file."""
+    return message.removeprefix(f"{name}: ")
