@@ -3,6 +3,8 @@ default)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -30,8 +32,22 @@ from kadmin.cli.rebalance import (
     RackOpt,
     RemoveBrokersOpt,
 )
+from kadmin.embedded import SPARK_EXTRA_HINT
 from kadmin.files import read_json
-from kadmin.model import InvalidInput
+from kadmin.model import InvalidInput, OperationFailed
+
+
+@contextmanager
+def needs_pyspark() -> Iterator[None]:
+    """PySpark is an extra (``kadmin[spark]``): without it, one line saying how to get it."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in ("pyspark", "py4j"):
+            raise
+        raise OperationFailed(f"kadmin spark needs PySpark, which is not installed "
+                              f"({SPARK_EXTRA_HINT})") from None
+
 
 app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
 
@@ -84,7 +100,8 @@ def plan(
 
     Example: kadmin spark plan --cluster snap/ --all-topics --out plans/big/
     """
-    from kadmin.spark.job import run_plan  # pyspark starts a JVM: only when this command runs
+    with needs_pyspark():  # pyspark starts a JVM: imported only when this command runs
+        from kadmin.spark.job import run_plan
 
     selected = _selection(topics, topics_file, all_topics, default_all=False)
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
@@ -127,7 +144,8 @@ def rebalance(
 
     Example: kadmin spark rebalance --cluster snap/ --remove-brokers 7 --out plans/drain-7/
     """
-    from kadmin.spark.rebalance import Options, run_rebalance  # starts a JVM: only here
+    with needs_pyspark():  # starts a JVM: only here
+        from kadmin.spark.rebalance import Options, run_rebalance
 
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     options = Options(
