@@ -302,3 +302,53 @@ repos:
     passed = run()
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "kadmin plan validate" in passed.stdout and "Passed" in passed.stdout
+
+
+# --- the README's CI jobs, run as written ----------------------------------------------------------
+
+def ci_blocks() -> dict[str, object]:
+    """The YAML blocks of the README's "Validate plans in CI" section, parsed."""
+    import yaml  # pre-commit's own dependency
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Validate plans in CI"):]
+    section = section[:section.index("\n## ", 1)]
+    blocks = section.split("```yaml\n")[1:]
+    return {name: yaml.safe_load(block.split("```")[0])
+            for name, block in zip(("pre-commit", "github", "gitlab"), blocks, strict=True)}
+
+
+def test_the_readme_ci_jobs_run_as_written(tmp_path):
+    """The commands the GitHub and GitLab jobs run, in a repository of plans (kadmin itself is
+    installed here already): the exit code fails the job on an invalid plan, the JUnit report is
+    written either way, and the pre-commit snippet names this repository's hook."""
+    blocks = ci_blocks()
+    hook = blocks["pre-commit"]["repos"][0]["hooks"][0]
+    import yaml
+
+    ours = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == ours[0]["id"] == "kadmin-validate"
+    github = blocks["github"]["jobs"]["validate"]["steps"][-1]["run"]
+    gitlab = blocks["gitlab"]["validate-plans"]["script"][-1]
+    assert blocks["gitlab"]["validate-plans"]["artifacts"]["reports"]["junit"] == "kadmin-plans.xml"
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "good.json").write_text(GOOD)
+    (tmp_path / "cluster.json").write_text(json.dumps(CLUSTER))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+    def job(command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    assert job(github).returncode == 0
+    assert job(gitlab).returncode == 0
+    (tmp_path / "plans" / "bad.json").write_text(BAD)
+    failed = job(github)
+    assert failed.returncode == 2
+    assert failed.stdout.splitlines()[0].startswith(
+        "::error file=plans/bad.json,line=4,col=3::$.partitions[1].replicas (orders-2)")
+    assert job(gitlab).returncode == 2
+    report = ET.parse(tmp_path / "kadmin-plans.xml").getroot()
+    assert [(case.get("name"), case.find("failure") is not None)
+            for case in report.iter("testcase")] == [("plans/bad.json", True),
+                                                     ("plans/good.json", False)]
