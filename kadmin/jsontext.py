@@ -23,10 +23,10 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from json.decoder import scanstring
-from typing import Any
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from typing import Any, cast
 
 
 class NotJson(ValueError):
@@ -121,7 +121,8 @@ class _Syntax(Exception):
     """The walk of the top levels met text ``json`` refuses: its own parse says why."""
 
 
-_SPACE = re.compile(r"[ \t\n\r]*").match
+_SPACE: Callable[[str, int], re.Match[str]] = cast(Any, re.compile(r"[ \t\n\r]*").match)
+"""JSON's whitespace from an offset: it always matches (perhaps nothing)."""
 
 
 def loads_located(text: str) -> tuple[Any, Positions]:
@@ -142,14 +143,15 @@ def loads_located(text: str) -> tuple[Any, Positions]:
             raise _Repeated
         return obj
 
-    scan = json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=unique).scan_once
+    scan = json.JSONDecoder(parse_constant=_refuse_constant,
+                            object_pairs_hook=unique).scan_once  # type: ignore[attr-defined]
     try:
         return _walk(text, scan)
     except (_Syntax, StopIteration):
         pass
     except _Duplicate as duplicate:
-        key, parts = _first_duplicate(json.JSONDecoder(object_pairs_hook=_Pairs).scan_once(
-            text, duplicate.offset)[0])
+        rescan = json.JSONDecoder(object_pairs_hook=_Pairs).scan_once  # type: ignore[attr-defined]
+        key, parts = _first_duplicate(rescan(text, duplicate.offset)[0])
         raise DuplicateKey(key, json_path((*duplicate.where, *parts)), duplicate.offset) from None
     # json's own parse names the error as it always does (and, should the walk ever refuse
     # what json accepts, the document is still read, only without positions)

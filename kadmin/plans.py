@@ -115,7 +115,7 @@ class ValidationReport:
                             details=map(str, self.errors), more=self.omitted_errors)
 
     def to_json(self, strict: bool = False) -> dict[str, Any]:
-        def items(problems: tuple[Problem, ...]) -> list[dict[str, str]]:
+        def items(problems: tuple[Problem, ...]) -> list[dict[str, str | None]]:
             return [{"path": p.where, "partition": p.subject, "message": p.message}
                     for p in problems]
 

@@ -97,12 +97,13 @@ def _entries_named(sources: Sequence[tuple[str, LocatedJson]], problems: Sequenc
     its entry (a partition's last, for the one repeated in a later batch file; a topic's
     first)."""
     topics = {p.where for p in problems}
-    partitions: dict[tuple[str, int], str] = {}
+    partitions: dict[tuple[str, Any], str] = {}
     for where in topics:
-        topic, _, number = where.rpartition("-")
-        if topic and number.isdigit():
-            partitions[(topic, int(number))] = where
+        head, _, number = where.rpartition("-")
+        if head and number.isdigit():
+            partitions[(head, int(number))] = where
     found: dict[str, tuple[str, LocatedJson, int]] = {}
+    topics_found: set[str] = set()  # a topic named like a partition ("a-1") is the topic
     for name, source in sources:
         doc = source.doc
         key = "topics" if isinstance(doc, dict) and "topics" in doc else "partitions"
@@ -111,15 +112,16 @@ def _entries_named(sources: Sequence[tuple[str, LocatedJson]], problems: Sequenc
         if not isinstance(items, list) or starts is None:
             continue
         for i, entry in enumerate(items):
-            topic = entry.get("topic") if isinstance(entry, dict) else entry
+            topic: Any = entry.get("topic") if isinstance(entry, dict) else entry
             if type(topic) is not str:
                 continue
-            if topic in topics and topic not in found:
+            if topic in topics and topic not in topics_found:
                 found[topic] = (name, source, starts[i])
-            where = partitions.get((topic, entry.get("partition"))) if isinstance(entry, dict) \
+                topics_found.add(topic)
+            named = partitions.get((topic, entry.get("partition"))) if isinstance(entry, dict) \
                 else None
-            if where is not None:
-                found[where] = (name, source, starts[i])
+            if named is not None and named not in topics_found:
+                found[named] = (name, source, starts[i])
     return found
 
 
