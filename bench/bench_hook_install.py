@@ -25,37 +25,13 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from machine import append_results, describe_machine  # noqa: E402
+from hook_repo import commit_all, hook_repo  # noqa: E402
+from machine import publish  # noqa: E402
 
 PLAN = '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2]}]}\n'
 CLUSTER = {"version": 1, "brokers": {"0": {}, "1": {}, "2": {}},
            "topics": {"orders": {"0": [0, 1]}}}
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=b@example.com",
-                           *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
-def hook_repo(where: Path, with_spark: bool) -> str:
-    where.mkdir()
-    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
-        shutil.copy(ROOT / name, where / name)
-    for tree in ("kadmin", "schemas"):
-        shutil.copytree(ROOT / tree, where / tree,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    if with_spark:
-        pyproject = where / "pyproject.toml"
-        text = pyproject.read_text()
-        pyproject.write_text(text.replace('dependencies = [\n', 'dependencies = [\n'
-                                          '    "pyspark>=3.5",\n', 1))
-    git(where, "init", "-q")
-    git(where, "add", "-A")
-    git(where, "commit", "-qm", "kadmin")
-    return git(where, "rev-parse", "HEAD")
 
 
 def du(path: Path) -> int:
@@ -74,7 +50,7 @@ def main() -> None:
         for label, with_spark in (("kadmin (PySpark an extra, as shipped)", False),
                                   ("kadmin with PySpark a dependency", True)):
             name = "spark" if with_spark else "plain"
-            rev = hook_repo(work / f"hooks-{name}", with_spark)
+            rev = hook_repo(work / f"hooks-{name}", with_spark=with_spark)
             repo = work / f"plans-{name}"
             (repo / "plans").mkdir(parents=True)
             (repo / "plans" / "p.json").write_text(PLAN)
@@ -83,9 +59,7 @@ def main() -> None:
                 f"repos:\n  - repo: {work / f'hooks-{name}'}\n    rev: {rev}\n    hooks:\n"
                 "      - id: kadmin-validate\n        files: ^plans/\n"
                 "        args: [--cluster, cluster.json]\n")
-            git(repo, "init", "-q")
-            git(repo, "add", "-A")
-            git(repo, "commit", "-qm", "plans")
+            commit_all(repo, "plans")
             cache = work / f"cache-{name}"
             env = {**os.environ, "PRE_COMMIT_HOME": str(cache), "PIP_NO_CACHE_DIR": "1"}
             env.pop("VIRTUAL_ENV", None)
@@ -99,9 +73,7 @@ def main() -> None:
                     sys.exit(f"{label}: pre-commit failed:\n{run.stdout}{run.stderr}")
             lines.append(f"- {label}: first run (install + check) **{times[0]:.1f} s**, "
                          f"environment {du(cache) / 2**20:.0f} MB; second run {times[1]:.1f} s")
-    append_results("pre-commit hook install, with and without PySpark (issue 19)",
-                   describe_machine(), lines)
-    print("\n".join(lines))
+    publish("pre-commit hook install, with and without PySpark (issue 19)", lines)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import append_results, describe_machine  # noqa: E402
+from machine import publish  # noqa: E402
 
 TARGET_RATIO = 3.0
 
@@ -97,9 +97,7 @@ def main() -> None:
                          + ("" if ok else " **over target**"))
     lines.append(f"- target: {args.files:,} files within {TARGET_RATIO:g}x one file: "
                  f"**{'PASS' if all(verdicts) else 'FAIL'}**")
-    append_results("plan validate, many small plans in one run (issue 19)", describe_machine(),
-                   lines)
-    print("\n".join(lines))
+    publish("plan validate, many small plans in one run (issue 19)", lines)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.hook_repo import commit_all, git, hook_repo
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CLUSTER = {"version": 1, "brokers": {str(b): {} for b in range(3)},
@@ -238,12 +240,6 @@ def test_without_pyspark_plans_are_still_validated(tmp_path):
 
 # --- the real pre-commit ------------------------------------------------------------------------
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=kadmin", "-c", "user.email=k@example.com",
-                           "-c", "init.defaultBranch=main", *args], cwd=cwd, check=True,
-                          capture_output=True, text=True).stdout.strip()
-
-
 def test_the_pre_commit_hook_under_the_real_pre_commit(tmp_path):
     """kadmin's source as it is now, committed to a repository of its own, is the hook
     repository; a repository of plans uses it as a user would, from an empty pre-commit cache
@@ -252,16 +248,7 @@ def test_the_pre_commit_hook_under_the_real_pre_commit(tmp_path):
         or shutil.which("pre-commit")
     assert pre_commit, "pre-commit is in the test extra (pip install -e '.[test]')"
     hooks = tmp_path / "kadmin-src"
-    hooks.mkdir()
-    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
-        shutil.copy(ROOT / name, hooks / name)
-    for tree in ("kadmin", "schemas"):
-        shutil.copytree(ROOT / tree, hooks / tree,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    git(hooks, "init", "-q")
-    git(hooks, "add", "-A")
-    git(hooks, "commit", "-qm", "kadmin")
-    rev = git(hooks, "rev-parse", "HEAD")
+    rev = hook_repo(hooks)
 
     repo = tmp_path / "ops"
     (repo / "plans").mkdir(parents=True)
@@ -279,9 +266,7 @@ repos:
         files: ^plans/
         args: [--cluster, cluster.json]
 """)
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "plans")
+    commit_all(repo, "plans")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
     env.pop("VIRTUAL_ENV", None)
 
