@@ -75,7 +75,11 @@ def _manifest_of(path: Path) -> Path | None:
 
 
 def _plans_in(folder: Path) -> Iterator[Path]:
-    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+    try:
+        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        raise InvalidInput(f"{folder}: cannot list the folder ({exc.strerror})") from None
+    for entry in entries:
         if entry.name.startswith("."):
             continue
         if entry.is_dir():

@@ -337,3 +337,26 @@ def test_the_readme_ci_jobs_run_as_written(tmp_path):
     assert [(case.get("name"), case.find("failure") is not None)
             for case in report.iter("testcase")] == [("plans/bad.json", True),
                                                      ("plans/good.json", False)]
+
+
+def test_odd_entries_in_a_folder_of_plans(kadmin, tmp_path):
+    """A FIFO named like a plan is refused by name without blocking, a link to a folder is not
+    followed (a loop would never end), a link to a plan is read."""
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    (plans / "good.json").write_text(GOOD)
+    os.mkfifo(plans / "pipe.json")
+    (plans / "loop").symlink_to(plans)
+    (plans / "link.json").symlink_to(plans / "good.json")
+    run = kadmin("plan", "validate", "plans", "--format", "github")
+    assert run.code == 2
+    assert run.out.splitlines() == [
+        "::error file=plans/pipe.json::plans/pipe.json is a named pipe (FIFO), not a regular file"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")
+def test_a_folder_that_cannot_be_listed_is_named(kadmin, tmp_path):
+    (tmp_path / "plans").mkdir(mode=0)
+    run = kadmin("plan", "validate", "plans")
+    assert run.code == 2
+    assert run.err.strip() == "kadmin: error: plans: cannot list the folder (Permission denied)"
