@@ -128,3 +128,6 @@ def test_a_folder_of_plans_is_its_plans(tmp_path: Path) -> None:
     p = tmp_path / "p"
     assert plan_paths([p, p / "a.json", p / "spark" / "batch-1.json"]) == [
         p / "a.json", p / "b.json", p / "spark", p / "sub" / "c.json"]
+    # what pre-commit passes: the manifest and its batch files, each by name
+    assert plan_paths([p / "spark" / "batch-1.json", p / "spark" / "manifest.json"]) == [
+        p / "spark" / "manifest.json"]
