@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator
 from enum import Enum
 from typing import Any
 
-from kadmin.model import Severity, and_more
+from kadmin.model import Severity, and_more, printable
+from kadmin.plans import ValidationReport
 from kadmin.verdicts import Finding, Verdict
 
 
@@ -53,6 +54,10 @@ def _escape_property(text: str) -> str:
 
 def _command(severity: Severity, file: str, line: int | None, column: int | None,
              message: str) -> str:
+    """A workflow command; control characters in the name or message (a file name can hold
+    any) are escaped as everywhere kadmin prints (:func:`~kadmin.model.printable`) before
+    GitHub's own escapes, so none can end the command or start another."""
+    file, message = printable(file), printable(message)
     props = [f"file={_escape_property(file)}"]
     if line is not None:
         props.append(f"line={line}")
@@ -65,12 +70,17 @@ def github_lines(verdict: Verdict) -> Iterator[str]:
     """A workflow command per problem shown, then one per severity with problems left out."""
     for f in verdict.findings:
         yield _command(f.problem.severity, f.file, f.line, f.column, str(f.problem))
-    report = verdict.report
+    for severity, omitted in _omitted(verdict.report):
+        yield _command(severity, verdict.plan, None, None,
+                       f"{and_more(omitted)} {severity.value}(s) not shown")
+
+
+def _omitted(report: ValidationReport) -> Iterator[tuple[Severity, int]]:
+    """How many errors and warnings the report only counts, where any."""
     for severity, omitted in ((Severity.ERROR, report.omitted_errors),
                               (Severity.WARNING, report.omitted_warnings)):
         if omitted:
-            yield _command(severity, verdict.plan, None, None,
-                           f"{and_more(omitted)} {severity.value}(s) not shown")
+            yield severity, omitted
 
 
 def finding_line(finding: Finding) -> str:
@@ -78,7 +88,7 @@ def finding_line(finding: Finding) -> str:
     and linters write it, which editors and CI logs link."""
     place = finding.file + "".join(f":{n}" for n in (finding.line, finding.column)
                                    if n is not None)
-    return f"{place}: {finding.problem.severity.value}: {finding.problem}"
+    return printable(f"{place}: {finding.problem.severity.value}: {finding.problem}")
 
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -103,12 +113,11 @@ def junit_document(verdicts: Iterable[Verdict], strict: bool = False) -> bytes:
         tests += 1
         report = verdict.report
         case = ET.SubElement(suite, "testcase", classname="kadmin.plan.validate",
-                             name=_xml_safe(verdict.plan), file=_xml_safe(verdict.plan))
+                             name=printable(verdict.plan), file=printable(verdict.plan))
         lines = [finding_line(f) for f in verdict.findings]
-        lines.extend(f"{verdict.plan}: {severity.value}: {and_more(omitted)} {severity.value}(s) "
-                     "not shown" for severity, omitted in ((Severity.ERROR, report.omitted_errors),
-                                                          (Severity.WARNING,
-                                                           report.omitted_warnings)) if omitted)
+        lines.extend(printable(f"{verdict.plan}: {severity.value}: {and_more(omitted)} "
+                               f"{severity.value}(s) not shown")
+                     for severity, omitted in _omitted(report))
         counts = f"{report.error_count:,} error(s), {report.warning_count:,} warning(s)"
         if not verdict.ok(strict):
             failures += 1

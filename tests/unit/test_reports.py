@@ -32,7 +32,10 @@ def test_github_escapes_as_the_actions_toolkit_does() -> None:
     verdict = verdicts.Verdict("p:1,2%.json", plans.ValidationReport(None, (problem,), None),
                                (verdicts.Finding(problem, "p:1,2%.json", 3, 4),))
     assert list(reports.github_lines(verdict)) == [
-        "::error file=p%3A1%2C2%25.json,line=3,col=4::$: 50%25 done%0D%0Anext: a, b"]
+        "::error file=p%3A1%2C2%25.json,line=3,col=4::$: 50%25 done\\r\\nnext: a, b"]
+    # control characters are escaped as kadmin escapes them everywhere, before GitHub's rules
+    assert reports._escape_data("a%\r\nb") == "a%25%0D%0Ab"
+    assert reports._escape_property("a%\r\n:,b") == "a%25%0D%0A%3A%2Cb"
 
 
 def test_problems_left_out_are_counted_in_every_format(monkeypatch: pytest.MonkeyPatch) -> None:
