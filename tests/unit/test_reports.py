@@ -7,6 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kadmin import model, plans, reports, verdicts
 from kadmin.files import LocatedJson
@@ -134,3 +136,24 @@ def test_a_folder_of_plans_is_its_plans(tmp_path: Path) -> None:
     # what pre-commit passes: the manifest and its batch files, each by name
     assert plan_paths([p / "spark" / "batch-1.json", p / "spark" / "manifest.json"]) == [
         p / "spark" / "manifest.json"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 3),
+                          st.lists(st.integers(-1, 3), max_size=3)), min_size=1, max_size=8),
+       st.lists(st.sampled_from([" ", "\n", "\t", "\r\n", "\n    "]), min_size=8, max_size=8))
+def test_every_problem_is_placed_where_its_entry_starts(moves: list[tuple[str, int, list[int]]],
+                                                        gaps: list[str]) -> None:
+    """Whatever the layout: the line and column of each problem inside an entry is where the
+    text of that very entry starts."""
+    text = '{"version":1,"partitions":[' + ",".join(
+        gaps[i % len(gaps)] + entry(t, p, r) for i, (t, p, r) in enumerate(moves)) + "]}"
+    source = located(text)
+    verdict = verdicts.locate("p.json", plans.validate(source.doc), [("p.json", source)])
+    lines = text.split("\n")
+    for finding in verdict.findings:
+        path = finding.problem.path
+        assert path is not None and finding.line is not None and finding.column is not None
+        offset = sum(len(line) + 1 for line in lines[:finding.line - 1]) + finding.column - 1
+        expected = source.doc["partitions"][path[1]] if len(path) > 1 else None
+        if expected is not None:
+            assert json.JSONDecoder().raw_decode(text, offset)[0] == expected
