@@ -1,5 +1,6 @@
-"""``kadmin plan validate FILE...``: every plan named (files, folders of plans, Spark planner
-output folders) checked in one process against one read of the cluster, a verdict each.
+"""``plan validate FILE...`` and ``plan stats``. Validate: every plan named (files, folders of
+plans, Spark planner output folders) checked in one process against one read of the cluster, a
+verdict each; stats: a reassignment plan summarised against a cluster.
 
 One plan is held at a time (its text, document and positions), so a run over a thousand files
 takes the memory of the largest; what is kept across plans is the verdicts (each bounded) and,
@@ -10,15 +11,16 @@ moving one partition: they cannot run at once).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from kadmin import files, plans, verdicts
 from kadmin.files import LocatedJson
-from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind
-from kadmin.plan_folders import MANIFEST, batch_files, plan_folder
+from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, TopicPartition
+from kadmin.operations.folder import MANIFEST_FILE, batch_files, plan_folder
+from kadmin.operations.planfiles import load_reassignment
 from kadmin.verdicts import Verdict
 
 NOT_PLANS = (".journal.json",)
@@ -27,8 +29,12 @@ to the plan it runs."""
 
 
 @dataclass(frozen=True)
-class ValidateOptions:
+class ValidateRequest:
+    plans: Sequence[Path]
+    """Plan files, folders of plans, plan folders (Spark output) or their manifest.json, as the
+    operator named them."""
     kind: PlanKind | None = None
+    """None: detected from each document."""
     allow_rf_change: bool = False
     allow_internal: bool = False
 
@@ -42,7 +48,7 @@ def plan_paths(paths: Sequence[Path]) -> list[Path]:
     error: a typo in a CI job must not pass as "all valid"."""
     found: list[Path] = []
     for path in paths:
-        if path.is_dir() and not (path / MANIFEST).exists():
+        if path.is_dir() and not (path / MANIFEST_FILE).exists():
             inside = list(_plans_in(path))
             if not inside:
                 raise InvalidInput(f"{path} is a folder without plans (*.json files or kadmin "
@@ -83,7 +89,7 @@ def _plans_in(folder: Path) -> Iterator[Path]:
         if entry.name.startswith("."):
             continue
         if entry.is_dir():
-            if (entry / MANIFEST).exists():
+            if (entry / MANIFEST_FILE).exists():
                 yield entry
             elif not entry.is_symlink():
                 yield from _plans_in(entry)
@@ -91,18 +97,20 @@ def _plans_in(folder: Path) -> Iterator[Path]:
             yield entry
 
 
-def validate_plans(paths: Sequence[Path], snapshot: ClusterSnapshot | None,
-                   options: ValidateOptions = ValidateOptions()) -> Iterator[Verdict]:
-    """A verdict per plan of ``paths`` (as :func:`plan_paths` expands them), lazily: one plan
-    is read, checked, placed and let go before the next."""
-    chosen = plan_paths(paths)
+def validate_plans(request: ValidateRequest,
+                   snapshot: Callable[[], ClusterSnapshot | None]) -> Iterator[Verdict]:
+    """A verdict per plan of ``request.plans`` (as :func:`plan_paths` expands them), lazily:
+    one plan is read, checked, placed and let go before the next. The cluster ``snapshot``
+    reads is read once, after the paths are known to name plans."""
+    chosen = plan_paths(request.plans)
+    cluster = snapshot()
     moved = verdicts.MovedBy() if len(chosen) > 1 else None
     for path in chosen:
         with files.gc_paused():  # a million entries and their values hold no reference cycles
-            yield _verdict(path, snapshot, options, moved)
+            yield _verdict(path, cluster, request, moved)
 
 
-def _verdict(path: Path, snapshot: ClusterSnapshot | None, options: ValidateOptions,
+def _verdict(path: Path, snapshot: ClusterSnapshot | None, options: ValidateRequest,
              moved: verdicts.MovedBy | None) -> Verdict:
     plan = str(path)
     try:
@@ -136,3 +144,12 @@ def _verdict(path: Path, snapshot: ClusterSnapshot | None, options: ValidateOpti
 def _unprefixed(message: str, name: str) -> str:
     """A read error without the file name it starts with: the verdict names the file."""
     return message.removeprefix(f"{name}: ")
+
+
+def stats(plan: Path, snapshot: ClusterSnapshot,
+          sizes: Mapping[TopicPartition, int] | None) -> plans.PlanStats:
+    """Per-broker figures of a reassignment plan (file or folder) over ``snapshot``. A partition
+    or broker the cluster lacks would be counted as if it existed, so the plan is checked
+    against the cluster; a replication factor change is only shown."""
+    found, _ = load_reassignment(plan, snapshot, allow_rf_change=True)
+    return plans.plan_stats(found, snapshot, sizes)
