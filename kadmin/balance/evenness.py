@@ -39,8 +39,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
-from scipy.sparse import coo_array, vstack
 
 from kadmin.balance.table import PartitionTable
 from kadmin.model import InvalidInput, Replicas
@@ -271,6 +269,9 @@ class _Program:
         if rack_of is not None:
             self._racks(table, rack_of, inside, row, column)
         self.shape = (len(low), len(cost))
+        from scipy.optimize import Bounds  # scipy takes a third of a second to import: only here
+        from scipy.sparse import coo_array
+
         self.matrix = coo_array((vals, (rows, cols)), shape=self.shape).tocsr()
         self.bounds = (np.array(low), np.array(high))
         self.cost = np.array(cost)
@@ -316,6 +317,8 @@ class _Program:
             return None, np.inf, {}
         if not integral:
             return self._linear()
+        from scipy.optimize import LinearConstraint, milp
+
         found = milp(self.cost, constraints=LinearConstraint(self.matrix, *self.bounds),
                      integrality=self.integral, bounds=self.columns,
                      options={} if seconds is None else {"time_limit": seconds})
@@ -333,6 +336,9 @@ class _Program:
         interior point method with crossover to a vertex is used."""
         low, high = self.bounds
         upper, lower = np.isfinite(high), np.isfinite(low)
+        from scipy.optimize import linprog
+        from scipy.sparse import vstack
+
         found = linprog(self.cost, A_ub=vstack([self.matrix[upper], -self.matrix[lower]]),
                         b_ub=np.concatenate([high[upper], -low[lower]]),
                         bounds=np.column_stack([self.columns.lb, self.columns.ub]),
