@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -53,7 +52,8 @@ BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitio
 
 def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
             as_json: bool = False) -> None:
-    """Exit code and summary line; with --json stdout carries only the JSON events."""
+    """Exit code and summary line; with --json stdout carries only the JSON events. A timeout
+    names one line per partition still in flight, the count the progress reported."""
     if outcome.timed_out:
         raise OperationFailed(
             f"{outcome.operation}: timed out after {settings.timeout:g}s (--timeout); "
@@ -82,6 +82,17 @@ def reassign(
     max_batch_bytes: Annotated[str | None, typer.Option(
         "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")
     ] = None,
+    max_moves_per_broker: Annotated[int | None, typer.Option(
+        "--max-moves-per-broker", min=1,
+        help="Per batch, the most new replicas one broker receives and the most moving "
+             "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
+             "default: no limit). Fewer simultaneous fetches per broker, the same lower "
+             "bound.")] = None,
+    elect: Annotated[bool, typer.Option(
+        "--elect", help="Once every batch is complete, elect the preferred leader of the "
+                        "partitions whose first replica the plan changes (in znode-sized "
+                        "batches, as `kadmin elect`); partitions that cannot be elected are "
+                        "named with the reason, exit 1.")] = False,
     no_health_gate: Annotated[bool, typer.Option(
         "--no-health-gate", help="Do not wait before each batch while partitions outside the "
                                  "plan are under-replicated or offline.")] = False,
@@ -96,7 +107,9 @@ def reassign(
 ) -> None:
     """Execute a reassignment plan in batches and wait until the controller has finished.
 
-    Interrupted runs resume: run the same command again. Example:
+    Batches are composed for the shortest run (the busiest broker bounds every batch); those
+    that restore redundancy run first. Interrupted runs resume the same schedule: run the same
+    command again. Example:
     kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --throttle 50MB --timeout 3600
     """
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
@@ -109,17 +122,17 @@ def reassign(
         throttle=None if throttle is None else parse_rate(throttle),
         health_gate=not no_health_gate, health_interval=health_interval,
         max_batch_bytes=None if max_batch_bytes is None else parse_bytes(
-            max_batch_bytes, "--max-batch-bytes"))
+            max_batch_bytes, "--max-batch-bytes"),
+        max_moves_per_broker=max_moves_per_broker, elect=elect)
     zk_settings(zookeeper)
     with connected(zookeeper, connect_timeout, session_timeout) as client:
         snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
         found = partition_sizes(sizes_path, snapshot)
         if dry_run:
-            batch_list, stats = executor.dry_run_reassignment(client, plan, snapshot, settings,
-                                                              found)
-            render.batches(batch_list, json_output, None if found is None else partial(
-                executor.weigh_move, found, snapshot))
-            render.plan_stats(stats, json_output)
+            result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
+                                                   snapshot, settings, found)
+            render.schedule(result.scheduled, settings.throttle, json_output)
+            render.plan_stats(result.stats, json_output)
             return
         with render.progress(json_output) as emit:
             outcome = executor.execute_reassignment(client, plan, executor.PlanFiles(anchor),
@@ -140,9 +153,9 @@ def verify(
     or are only unfinished (waiting, or running reassign, finishes those).
     Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
     plan, anchor = load_reassignment(plan_path)
-    through = executor.submitted_through(executor.PlanFiles(anchor), plan)
+    submitted = executor.submitted(executor.PlanFiles(anchor).journal, plan)
     with connected(zookeeper, connect_timeout, session_timeout) as client:
-        result = executor.verify_reassignment(client, plan, through)
+        result = executor.verify_reassignment(client, plan, submitted)
     counts = {"complete": len(result.complete), "in_progress": len(result.in_progress),
               "not_started": len(result.not_started), "failed": len(result.failures)}
     if json_output:

@@ -41,9 +41,9 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
+from kadmin.executor.reassign import Scheduled
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import (
-    PartitionMove,
     Severity,
     TopicPartition,
     and_more,
@@ -52,6 +52,7 @@ from kadmin.model import (
     sample_of,
 )
 from kadmin.plans import PlanStats, ValidationReport
+from kadmin.schedule import load_of
 from kadmin.units import human_bytes, human_duration
 from kadmin.zk import paths
 from kadmin.zk.config import EntityThrottle
@@ -214,32 +215,55 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
             f"plan {written} (`kadmin reassign --plan` writes the rollback file next to it "
             f"before it starts)")
     if r.leader_changes and not figures.resized:
-        say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
-            "--all' so that they lead")
+        say("preferred leaders change: run the plan with 'kadmin reassign --elect', which "
+            "elects them once the replicas have moved")
 
 
-def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,
-            weigh: Callable[[PartitionMove], int] | None = None) -> None:
-    """The batches a run would submit; with ``weigh`` (bytes a move copies) their bytes too."""
-    def moved(b: Sequence[PartitionMove]) -> int | None:
-        return None if weigh is None else sum(map(weigh, b))
-
+def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
+    """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
+    sizes and a throttle, the modelled duration (spec section 8) next to the lower bound."""
+    timed = throttle is not None and scheduled.sized
+    predicted = scheduled.prediction(throttle) if timed and throttle else None
+    rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
+            for i, b in enumerate(scheduled.batches, start=1)]
+    views = scheduled.transfers
     if as_json:
-        print_json({"batches": [
-            {"batch": i, "partitions": len(b), "bytes": moved(b), "first": str(b[0].tp),
-             "last": str(b[-1].tp)} for i, b in enumerate(batch_list, start=1)]})
+        print_json({
+            "batches": [{
+                "batch": i, "partitions": len(b),
+                "bytes": sum(t.work for t in views[i - 1]) if scheduled.sized else None,
+                "busiest_broker": load_of(views[i - 1])[1],
+                "predicted_seconds": None if p is None else p.seconds,
+                "lower_bound_seconds": None if p is None else p.lower_bound_seconds,
+                "first": str(b[0].tp), "last": str(b[-1].tp)} for i, b, p in rows],
+            "predicted_seconds": None if predicted is None else predicted.seconds,
+            "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
+            "throttle": throttle})
         return
-    table = Table(title=f"{len(batch_list)} batch(es)")
-    for column in ("batch", "partitions") + (("bytes",) if weigh else ()) + ("first", "last"):
+    table = Table(title=f"{len(rows)} batch(es)")
+    for column in ("batch", "partitions", *(("bytes",) if scheduled.sized else ()),
+                   "busiest broker", *(("predicted",) if timed else ()), "first", "last"):
         table.add_column(column)
-    shown = sample_of(enumerate(batch_list, start=1))
-    for i, b in shown.items:
-        size = moved(b)
-        table.add_row(str(i), str(len(b)), *((human_bytes(size),) if size is not None else ()),
+    shown = sample_of(rows)
+    for i, b, p in shown.items:
+        view = views[i - 1]
+        table.add_row(str(i), str(len(b)),
+                      *((human_bytes(sum(t.work for t in view)),) if scheduled.sized else ()),
+                      str(load_of(view)[1] if view else "-"),
+                      *((human_duration(p.seconds),) if p is not None else ()),
                       cell(str(b[0].tp)), cell(str(b[-1].tp)))
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
+    if predicted is not None:
+        out.print(f"predicted {human_duration(predicted.seconds)} at "
+                  f"{human_bytes(predicted.rate)}/s (lower bound "
+                  f"{human_duration(predicted.lower_bound_seconds)}, "
+                  f"{predicted.seconds / predicted.lower_bound_seconds:.2f}x)"
+                  if predicted.lower_bound_seconds else "predicted 0s: nothing to copy",
+                  markup=False)
+    elif scheduled.sized:
+        out.print("give --throttle RATE for the predicted duration", markup=False)
 
 
 @contextmanager
