@@ -79,6 +79,8 @@ class Scheduled:
     batches: tuple[tuple[PartitionMove, ...], ...]
     """The batches this run submits, in order: the journal's from ``submitted`` on, without the
     partitions already at their target (empty ones dropped)."""
+    positions: tuple[int, ...]
+    """Each of ``batches``' index in ``journal.batches``."""
     transfers: tuple[tuple[schedule.Transfer, ...], ...]
     """The model's view of each of ``batches``."""
     loads: tuple[int, ...]
@@ -134,14 +136,15 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
         composed = _compose(rest, snapshot, sizes, states, limits)
         journal = journals.new(files_of.plan, plan, key,
                                [[index[rest[i].tp] for i in b] for b in composed], kept=found)
-    batches, views = [], []
-    for b in journal.batches[journal.submitted:]:
-        moves = tuple(plan.moves[i] for i in b if plan.moves[i].tp in pending_tps
-                      and plan.moves[i].tp not in in_flight)
+    batches, positions, views = [], [], []
+    for position in range(journal.submitted, len(journal.batches)):
+        moves = tuple(plan.moves[i] for i in journal.batches[position]
+                      if plan.moves[i].tp in pending_tps and plan.moves[i].tp not in in_flight)
         if moves:
             batches.append(moves)
+            positions.append(position)
             views.append(tuple(model.transfers(moves, snapshot, sizes, states)))
-    return Scheduled(journal, tuple(batches), tuple(views),
+    return Scheduled(journal, tuple(batches), tuple(positions), tuple(views),
                      tuple(schedule.load_of(v)[0] for v in views),
                      schedule.lower_bound(t for v in views for t in v),
                      unchanged=len(at_target) - already_done, already_done=already_done,
@@ -240,12 +243,15 @@ class _Run:
         runner = BatchRunner(client, self.emit, settings.throttle, HealthGate(
             client, lambda tp: tp not in targets, settings.health_interval)
             if settings.health_gate else None, self.deadline)
-        for number, batch in enumerate(work, start=1):
-            outcome = self._batch(runner, number, len(work), batch,
-                                  resumed=bool(in_flight) and number == 1)
+        positions = [*((-1,) if in_flight else ()), *scheduled.positions]
+        for number, (batch, position) in enumerate(zip(work, positions, strict=True), start=1):
+            outcome = self._batch(runner, number, len(work), batch, position)
             if outcome is not None:
                 return outcome
-        self.journal = self.journal.update(self.paths.journal, in_flight=0, throttle=None,
+        # every batch of the schedule went out, or found nothing left to do
+        last = len(self.journal.batches)
+        self.journal = self.journal.update(self.paths.journal, submitted=last, batches_done=last,
+                                           in_flight=0, throttle=None,
                                            partitions_done=self.account.done)
         # every partition has been submitted or was in place: one not at its target failed
         failures = verify_reassignment(client, plan, frozenset(targets)).failures
@@ -255,15 +261,15 @@ class _Run:
         return self._elect()
 
     def _batch(self, runner: BatchRunner, number: int, count: int,
-               batch: Sequence[PartitionMove], resumed: bool) -> Outcome | None:
-        """Batch ``number`` of ``count`` (``resumed``: ours, found in ZooKeeper); an Outcome
-        when the run ends here (timed out)."""
+               batch: Sequence[PartitionMove], position: int) -> Outcome | None:
+        """Batch ``number`` of ``count``, at ``position`` in the journal's schedule (-1: ours,
+        found in ZooKeeper, resumed); an Outcome when the run ends here (timed out)."""
         account, paths, index = self.account, self.paths, number - 1
+        resumed = position < 0
         skipped = 0
         if resumed:
             self.emit(BatchResumed(number, count, len(batch)))
         else:
-            position = self.journal.submitted  # the schedule's index of this batch
             if number > 1:
                 # read again: another run of this plan may have moved them since this began
                 left = unmoved(self.client, batch)
