@@ -264,8 +264,8 @@ def compose(transfers: Sequence[Transfer], limits: Limits) -> Schedule:
     return mine
 
 
-SEARCH_BUDGET = 200_000
-"""Swap evaluations the local search may spend (about 5 s of Python)."""
+SEARCH_BUDGET = 400_000
+"""Swap candidates the local search may look at (a few seconds of Python)."""
 MOVERS = 32
 """Partitions on a batch's busiest column tried per pass, heaviest first."""
 
@@ -512,10 +512,10 @@ class _Composer:
             for j in members[lo:]:
                 if seen == tries or self.budget <= 0:
                     break
+                self.budget -= 1
                 if j == i or (capped and not mine[self.cols[j]].any()):
                     continue
                 seen += 1
-                self.budget -= 1
                 if self._swap_gain(i, a, j, b, duration) > 1e-9 * max(1.0, duration[a]):
                     self._place(i, a, -1)
                     self._place(j, b, -1)
