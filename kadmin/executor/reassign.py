@@ -11,6 +11,7 @@ Progress goes out as :mod:`kadmin.events` values through ``emit``; nothing here 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -238,8 +239,9 @@ class _Run:
             "reassign", total, scheduled.unchanged, len(work),
             already_done=scheduled.already_done, resumed=bool(in_flight) or earlier,
             bytes_total=self.account.bytes_total, bytes_done=self.account.bytes_done))
-        self.journal = scheduled.journal.update(self.paths.journal, partitions_done=min(
-            total, scheduled.unchanged + scheduled.already_done))
+        # written with the first submission: a run refused at its first create leaves nothing
+        self.journal = dataclasses.replace(
+            scheduled.journal, partitions_done=scheduled.unchanged + scheduled.already_done)
         runner = BatchRunner(client, self.emit, settings.throttle, HealthGate(
             client, lambda tp: tp not in targets, settings.health_interval)
             if settings.health_gate else None, self.deadline)
@@ -249,10 +251,10 @@ class _Run:
             if outcome is not None:
                 return outcome
         # every batch of the schedule went out, or found nothing left to do
-        last = len(self.journal.batches)
-        self.journal = self.journal.update(self.paths.journal, submitted=last, batches_done=last,
-                                           in_flight=0, throttle=None,
-                                           partitions_done=self.account.done)
+        if work or self.paths.journal.exists():
+            last = len(self.journal.batches)
+            self._record(submitted=last, batches_done=last, in_flight=0, throttle=None,
+                         partitions_done=self.account.done)
         # every partition has been submitted or was in place: one not at its target failed
         failures = verify_reassignment(client, plan, frozenset(targets)).failures
         self.emit(Finished("reassign", not failures, len(failures)))
