@@ -14,7 +14,7 @@ from kadmin.events import BatchSubmitted, ThrottleCleared, ThrottleSet
 from kadmin.executor.common import Emit
 from kadmin.executor.journal import Throttle
 from kadmin.health_gate import HealthGate
-from kadmin.model import PartitionMove
+from kadmin.model import Conflict, NotAuthorized, PartitionMove
 from kadmin.zk import admin, config, reader
 
 
@@ -36,7 +36,7 @@ class BatchRunner:
             on_throttle(set_throttles(self.client, batch, self.throttle, number, self.emit))
         try:
             admin.submit_reassignment(self.client, batch)
-        except BaseException:
+        except (Conflict, NotAuthorized):
             clear_own_throttles(self.client, number, self.emit)
             raise
         self.emit(BatchSubmitted(number, count, len(batch), batch_bytes))

@@ -132,6 +132,12 @@ def test_sigkill_mid_run_rerun_continues_the_same_schedule(start_sandbox, tmp_pa
     for m in moves:
         assert codec.decode_topic(box.client.get(paths.topic(m.topic))[0])[m.partition] \
             == m.replicas
+    # a third run: every partition was submitted by an earlier run, none merely "needs nothing"
+    third = subprocess.run(reassign, env=env, capture_output=True, text=True, timeout=300)
+    assert third.returncode == 0, third.stderr
+    planned = json.loads(third.stdout.splitlines()[0])
+    assert (planned["total"], planned["unchanged"], planned["already_done"],
+            planned["batches"]) == (len(moves), 0, len(moves), 0)
 
 
 def test_reassign_elect_makes_the_new_first_replicas_lead(kadmin, start_sandbox, tmp_path):
@@ -161,3 +167,45 @@ def test_reassign_elect_makes_the_new_first_replicas_lead(kadmin, start_sandbox,
     assert not box.client.exists(paths.PREFERRED_REPLICA_ELECTION)
     without = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--timeout", "60")
     assert without.code == 0, without.err
+
+
+def test_batch_runner_alone_throttles_submits_waits_and_clears(start_sandbox):
+    from kadmin.events import BatchSubmitted, ThrottleCleared, ThrottleSet
+    from kadmin.executor.runner import BatchRunner
+    from kadmin.zk import config
+
+    cluster = synthetic.synthetic_cluster(brokers=4, topics=1, partitions=4, replication_factor=2,
+                                          seed=1)
+    box = start_sandbox(cluster, latency=0.01)
+    topic = next(iter(cluster.topics))
+    batch = [PartitionMove(topic, p, tuple((b + 1) % 4 for b in r))
+             for p, r in sorted(cluster.topics[topic].items())]
+    events: list[object] = []
+    heard: list[object] = []
+    runner = BatchRunner(box.client, events.append, throttle=5_000_000, gate=None,
+                         deadline=float("inf"))
+    runner.submit(1, 1, batch, None, heard.append)
+    assert heard and heard[0].rate == 5_000_000 and config.recorded_entities(box.client)
+    assert [type(e) for e in events] == [ThrottleSet, BatchSubmitted]
+    assert runner.wait(lambda update: None, None) == ()
+    runner.clear(1)
+    assert not config.recorded_entities(box.client)
+    assert isinstance(events[-1], ThrottleCleared)
+    for move in batch:
+        assert codec.decode_topic(box.client.get(paths.topic(topic))[0])[move.partition] \
+            == move.replicas
+
+
+def test_elect_timing_out_counts_the_same_partitions_everywhere(kadmin, start_sandbox):
+    cluster = synthetic.synthetic_cluster(brokers=3, topics=1, partitions=12,
+                                          replication_factor=3, seed=2)
+    topic = next(iter(cluster.topics))
+    states = {topic: {p: PartitionState(r[1], r) for p, r in cluster.topics[topic].items()}}
+    box = start_sandbox(dataclasses.replace(cluster, states=states), latency=0.01)
+    box.controller.resign()  # nobody processes the election: it times out
+    run = kadmin("elect", "--all", "-z", box.connect_string, "--timeout", "1", "--json")
+    assert run.code == 1
+    timed_out = [json.loads(line) for line in run.out.splitlines()
+                 if json.loads(line)["event"] == "timed_out"]
+    assert timed_out == [{"event": "timed_out", "remaining": 12}]
+    assert "elect: timed out after 1s (--timeout); 12 still in flight" in run.err
