@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from kazoo.client import KazooClient
+from killing import kill_when_submitted
 
 from kadmin.model import Broker, ClusterSnapshot, PartitionState
 from kadmin.sandbox import Sandbox, read_events
@@ -186,15 +187,7 @@ def test_reassign_resumes_after_sigkill_without_resubmitting(start_sandbox, tmp_
     plan = json.loads((tmp_path / "p.json").read_text())["partitions"]
     reassign = [*command, "reassign", "--plan", str(tmp_path / "p.json"), "-z", zk,
                 "--batch-size", "40", "--json", "--timeout", "300"]
-    first = subprocess.Popen(reassign, env=env, stdout=subprocess.PIPE, text=True)
-    assert first.stdout is not None
-    for line in first.stdout:  # kill it in the middle of its third batch
-        event = json.loads(line)
-        if event["event"] == "batch_submitted" and event["batch"] == 3:
-            first.send_signal(signal.SIGKILL)
-            break
-    first.wait(timeout=30)
-    assert first.returncode == -signal.SIGKILL
+    kill_when_submitted(reassign, env, batch=3)  # its third batch is in ZooKeeper
 
     second = subprocess.run(reassign, env=env, capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr

@@ -8,10 +8,11 @@ import dataclasses
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from killing import kill_when_submitted
 
 from kadmin import schedule, synthetic
 from kadmin.executor.transfers import transfers
@@ -104,15 +105,7 @@ def test_sigkill_mid_run_rerun_continues_the_same_schedule(start_sandbox, tmp_pa
     reassign = [sys.executable, "-m", "kadmin", "reassign", "--plan", str(tmp_path / "p.json"),
                 "-z", box.connect_string, "--sizes", str(tmp_path / "sizes.json"),
                 "--batch-size", "10", "--json", "--timeout", "300"]
-    first = subprocess.Popen(reassign, env=env, stdout=subprocess.PIPE, text=True)
-    assert first.stdout is not None
-    for line in first.stdout:  # killed while its third batch is in ZooKeeper
-        event = json.loads(line)
-        if event["event"] == "batch_submitted" and event["batch"] == 3:
-            first.send_signal(signal.SIGKILL)
-            break
-    first.wait(timeout=30)
-    assert first.returncode == -signal.SIGKILL
+    kill_when_submitted(reassign, env, batch=3)  # its third batch is in ZooKeeper
     schedule_before = json.loads((tmp_path / "p.journal.json").read_text())["batches"]
 
     second = subprocess.run(reassign, env=env, capture_output=True, text=True, timeout=300)
