@@ -300,7 +300,7 @@ class _Composer:
                 self.cols[i] = np.zeros(0, dtype=np.intp)
                 self.adds[i] = np.zeros(0)
         self.k = 0
-        self.sorted_members = {}
+        self.sorted_members: dict[int, list[int]] = {}
         self.budget = 0
         self._grow(self._fewest_batches())
         self.where: dict[int, int] = {}
@@ -426,7 +426,7 @@ class _Composer:
         if self.k < 2 or not self.width:
             return
         self.budget = SEARCH_BUDGET
-        self.sorted_members: dict[int, list[int]] = {}
+        self.sorted_members = {}
         bound = float(np.maximum(self.loads.sum(axis=0), 0).max())
         for _ in range(rounds):
             if self._durations().sum() <= bound * (1 + 1e-12) or self.budget <= 0:
