@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
-from killing import kill_when_submitted
+import pytest
 
 from kadmin import schedule, synthetic
 from kadmin.executor.transfers import transfers
 from kadmin.model import Broker, ClusterSnapshot, PartitionMove, PartitionState, TopicPartition
 from kadmin.sandbox import read_events
 from kadmin.zk import codec, paths
+from tests.helpers import kill_when_submitted
+
+pytestmark = pytest.mark.zk
 
 
 def sized_cluster(seed: int = 5) -> ClusterSnapshot:
@@ -96,19 +96,20 @@ def test_dry_run_prediction_is_the_model_of_the_batches_submitted(kadmin, start_
         assert max(sent.count(b) for b in set(sent)) <= 3
 
 
-def test_sigkill_mid_run_rerun_continues_the_same_schedule(start_sandbox, tmp_path):
+def test_sigkill_mid_run_rerun_continues_the_same_schedule(start_sandbox, kadmin_process,
+                                                            tmp_path):
     cluster, moves = synthetic.synthetic_moves(sized_cluster(seed=6), "skew", 80, seed=2)
     box = start_sandbox(cluster, latency=0.05, parallelism=100)
     write_plan(tmp_path / "p.json", moves)
     write_sizes(tmp_path / "sizes.json", cluster)
-    env = {**os.environ, "KADMIN_DEBUG": "1"}
-    reassign = [sys.executable, "-m", "kadmin", "reassign", "--plan", str(tmp_path / "p.json"),
+    env = {"KADMIN_DEBUG": "1"}
+    reassign = ["reassign", "--plan", str(tmp_path / "p.json"),
                 "-z", box.connect_string, "--sizes", str(tmp_path / "sizes.json"),
                 "--batch-size", "10", "--json", "--timeout", "300"]
-    kill_when_submitted(reassign, env, batch=3)  # its third batch is in ZooKeeper
+    kill_when_submitted(kadmin_process(*reassign, env=env, stderr=None), batch=3)
     schedule_before = json.loads((tmp_path / "p.journal.json").read_text())["batches"]
 
-    second = subprocess.run(reassign, env=env, capture_output=True, text=True, timeout=300)
+    second = kadmin_process.run(*reassign, env=env, timeout=300)
     assert second.returncode == 0, second.stderr
     events = [json.loads(line) for line in second.stdout.splitlines()]
     assert events[0]["event"] == "execution_planned" and events[0]["resumed"] is True
@@ -126,7 +127,7 @@ def test_sigkill_mid_run_rerun_continues_the_same_schedule(start_sandbox, tmp_pa
         assert codec.decode_topic(box.client.get(paths.topic(m.topic))[0])[m.partition] \
             == m.replicas
     # a third run: every partition was submitted by an earlier run, none merely "needs nothing"
-    third = subprocess.run(reassign, env=env, capture_output=True, text=True, timeout=300)
+    third = kadmin_process.run(*reassign, env=env, timeout=300)
     assert third.returncode == 0, third.stderr
     planned = json.loads(third.stdout.splitlines()[0])
     assert (planned["total"], planned["unchanged"], planned["already_done"],
@@ -196,7 +197,7 @@ def test_elect_timing_out_counts_the_same_partitions_everywhere(kadmin, start_sa
     states = {topic: {p: PartitionState(r[1], r) for p, r in cluster.topics[topic].items()}}
     box = start_sandbox(dataclasses.replace(cluster, states=states), latency=0.01)
     box.controller.resign()  # nobody processes the election: it times out
-    run = kadmin("elect", "--all", "-z", box.connect_string, "--timeout", "1", "--json")
+    run = kadmin("elect", "--all-topics", "-z", box.connect_string, "--timeout", "1", "--json")
     assert run.code == 1
     timed_out = [json.loads(line) for line in run.out.splitlines()
                  if json.loads(line)["event"] == "timed_out"]
