@@ -243,6 +243,9 @@ def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
                 "predicted_seconds": None if p is None else p.seconds,
                 "lower_bound_seconds": None if p is None else p.lower_bound_seconds,
                 "first": str(b[0].tp), "last": str(b[-1].tp)} for i, b, p in rows],
+            "partitions": sum(map(len, views)),
+            "bytes": sum(t.work for v in views for t in v) if scheduled.sized else None,
+            "busiest_broker": load_of(t for v in views for t in v)[1],
             "predicted_seconds": None if predicted is None else predicted.seconds,
             "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
             "throttle": throttle})
@@ -262,15 +265,22 @@ def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
+    every = [t for view in views for t in view]
+    busiest = load_of(every)[1]
+    plan_line = (f"plan: {len(every)} partition(s) in {len(rows)} batch(es)"
+                 + (f", {human_bytes(sum(t.work for t in every))} to copy" if scheduled.sized
+                    else "")
+                 + ("" if busiest is None else f", busiest broker {busiest}"))
     if predicted is not None:
-        out.print(f"predicted {human_duration(predicted.seconds)} at "
+        out.print(f"{plan_line}; predicted {human_duration(predicted.seconds)} at "
                   f"{human_bytes(predicted.rate)}/s (lower bound "
                   f"{human_duration(predicted.lower_bound_seconds)}, "
                   f"{predicted.seconds / predicted.lower_bound_seconds:.2f}x)"
-                  if predicted.lower_bound_seconds else "predicted 0s: nothing to copy",
-                  markup=False)
-    elif scheduled.sized:
-        out.print("give --throttle RATE for the predicted duration", markup=False)
+                  if predicted.lower_bound_seconds else f"{plan_line}; nothing to copy",
+                  markup=False, soft_wrap=True)
+    else:
+        out.print(plan_line + ("; give --throttle RATE for the predicted duration"
+                               if scheduled.sized else ""), markup=False, soft_wrap=True)
 
 
 @contextmanager

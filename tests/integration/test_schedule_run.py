@@ -73,6 +73,8 @@ def test_dry_run_prediction_is_the_model_of_the_batches_submitted(kadmin, start_
     text = kadmin("reassign", *options, "--dry-run")
     assert f"{len(predicted['batches'])} batch(es)" in text.out
     assert "at 1 MB/s (lower bound " in text.out and "busiest" in text.out
+    assert f"plan: {len(moves)} partition(s) in {len(predicted['batches'])} batch(es)" in text.out
+    assert predicted["partitions"] == len(moves)
 
     run = kadmin("reassign", *options, "--timeout", "120")
     assert run.code == 0, run.err
