@@ -12,10 +12,20 @@ from pathlib import Path
 import pytest
 
 from kadmin import schedule, synthetic
+from kadmin.events import BatchSubmitted, ThrottleCleared, ThrottleSet
+from kadmin.executor.journal import plan_fingerprint
+from kadmin.executor.runner import BatchRunner
 from kadmin.executor.transfers import transfers
-from kadmin.model import Broker, ClusterSnapshot, PartitionMove, PartitionState, TopicPartition
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    PartitionMove,
+    PartitionState,
+    ReassignmentPlan,
+    TopicPartition,
+)
 from kadmin.sandbox import read_events
-from kadmin.zk import codec, paths
+from kadmin.zk import codec, config, paths
 from tests.helpers import kill_when_submitted
 
 pytestmark = pytest.mark.zk
@@ -166,10 +176,6 @@ def test_reassign_elect_makes_the_new_first_replicas_lead(kadmin, start_sandbox,
 
 
 def test_batch_runner_alone_throttles_submits_waits_and_clears(start_sandbox):
-    from kadmin.events import BatchSubmitted, ThrottleCleared, ThrottleSet
-    from kadmin.executor.runner import BatchRunner
-    from kadmin.zk import config
-
     cluster = synthetic.synthetic_cluster(brokers=4, topics=1, partitions=4, replication_factor=2,
                                           seed=1)
     box = start_sandbox(cluster, latency=0.01)
@@ -205,3 +211,17 @@ def test_elect_timing_out_counts_the_same_partitions_everywhere(kadmin, start_sa
                  if json.loads(line)["event"] == "timed_out"]
     assert timed_out == [{"event": "timed_out", "remaining": 12}]
     assert "elect: timed out after 1s (--timeout); 12 still in flight" in run.err
+
+
+def test_an_old_journal_is_refused_before_anything_is_written(kadmin, start_sandbox, tmp_path):
+    cluster, moves = synthetic.synthetic_moves(sized_cluster(), "random", 10, seed=3)
+    box = start_sandbox(cluster, latency=0.01)
+    write_plan(tmp_path / "p.json", moves)
+    (tmp_path / "p.journal.json").write_text(json.dumps({
+        "version": 1, "plan": "p.json", "plan_sha256": plan_fingerprint(ReassignmentPlan(moves)),
+        "submitted_through": {"topic": moves[3].topic, "partition": moves[3].partition}}))
+    run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--timeout", "60")
+    assert run.code == 2, run.err
+    assert "p.journal.json: a journal of kadmin before composed schedules (version 1)" in run.err
+    assert not (tmp_path / "p.rollback.json").exists()
+    assert not box.client.exists(paths.REASSIGN_PARTITIONS)
