@@ -35,31 +35,49 @@ class ByteBalance:
     """The largest partition: the spread of bytes aimed at."""
 
 
-def byte_lower_bound(table: PartitionTable, sizes: Sequence[int], targets: Collection[int]
-                     ) -> int:
+def byte_lower_bound(table: PartitionTable, sizes: Sequence[int], targets: Collection[int],
+                     weights: Mapping[int, int] | None = None) -> int:
+    """Bytes no plan ending balanced can avoid moving: every byte on a drained broker, and
+    whatever a target holds above its share plus one largest partition (with ``weights``, a
+    broker's share and slack are in proportion to its capacity)."""
     held = bytes_per_broker(table.replicas, sizes)
     largest = max(sizes, default=0)
     total = sum(size * len(r) for size, r in zip(sizes, table.replicas, strict=True))
-    mean = total / len(targets)
+    weight = _weights(targets, weights)
+    whole, least = sum(weight.values()), min(weight.values())
     forced = sum(n for b, n in held.items() if b not in targets)
-    return forced + int(sum(max(0.0, held.get(b, 0) - mean - largest) for b in targets))
+    return forced + int(sum(max(0.0, held.get(b, 0) - weight[b] * (total / whole
+                                                                   + largest / least))
+                            for b in targets))
+
+
+def _weights(targets: Collection[int], weights: Mapping[int, int] | None) -> dict[int, int]:
+    return {b: 1 if weights is None else weights[b] for b in targets}
 
 
 def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collection[int],
-                  rack_of: Rack = None) -> ByteBalance:
+                  rack_of: Rack = None, weights: Mapping[int, int] | None = None
+                  ) -> ByteBalance:
     """Moves until every byte is on a target broker and the targets' bytes differ by at most
-    the largest partition (or no move helps any more)."""
+    the largest partition (or no move helps any more). With ``weights`` (capacities) it is the
+    bytes per unit of capacity that end within one largest partition over the smallest
+    capacity of each other (spec section 7), each broker's share in proportion."""
     targets = frozenset(targets)
     held = {b: 0 for b in targets}
     held.update(bytes_per_broker(table.replicas, sizes))
     current: dict[int, list[int]] = {}
+    weight = _weights(targets, weights)
+
+    def load(b: int) -> float:
+        return held[b] / weight[b]
 
     def replicas_of(p: int) -> Sequence[int]:
         return current.get(p) or table.replicas[p]
 
     shelves = _Shelves(table, sizes, targets, rack_of, replicas_of)
     largest = max(sizes, default=0)
-    mean = sum(held.values()) / len(targets)
+    per_unit = sum(held.values()) / sum(weight.values())
+    slack = largest / min(weight.values())
 
     def move(p: int, x: int, y: int) -> None:
         before = tuple(replicas_of(p))
@@ -72,30 +90,32 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
     def narrowing(high: int) -> tuple[int, int] | None:
         """A partition of ``high`` and a lighter broker to take it, the lightest that can, such
         that the move narrows their gap (each such move lowers the sum of squared distances to
-        the mean, so the loop ends)."""
-        for low in heapq.nsmallest(len(targets), targets, key=lambda b: (held[b], b)):
-            gap = held[high] - held[low]
+        the mean, so the loop ends). ``even`` is the size that would leave both at the same
+        load: half the gap when brokers are alike."""
+        for low in heapq.nsmallest(len(targets), targets, key=lambda b: (load(b), b)):
+            gap = load(high) - load(low)
             if gap <= 0:
                 return None
-            p = shelves.best_fit(high, low, min(held[high] - mean, mean - held[low], gap / 2))
-            if p is not None and sizes[p] < gap:
+            even = gap / (1 / weight[high] + 1 / weight[low])
+            p = shelves.best_fit(high, low, min(held[high] - per_unit * weight[high],
+                                                per_unit * weight[low] - held[low], even))
+            if p is not None and sizes[p] < 2 * even:
                 return p, low
         return None
 
     drained = sorted(b for b in held if b not in targets)
     for x in drained:  # drained brokers first, largest partitions first
         for p in sorted(shelves.partitions_on(x), key=lambda p: (sizes[p], p), reverse=True):
-            y = min((b for b in targets if shelves.fits(p, x, b)), key=lambda b: (held[b], b),
+            y = min((b for b in targets if shelves.fits(p, x, b)), key=lambda b: (load(b), b),
                     default=None)
             if y is not None:
                 move(p, x, y)
     steps = sum(len(r) for r in table.replicas)
     while steps:
         steps -= 1
-        high = max(targets, key=lambda b: (held[b], -b))
-        low = min(targets, key=lambda b: (held[b], b))
-        gap = held[high] - held[low]
-        if gap <= largest:
+        high = max(targets, key=lambda b: (load(b), -b))
+        low = min(targets, key=lambda b: (load(b), b))
+        if load(high) - load(low) <= slack:
             break
         found = narrowing(high)
         if found is None:
@@ -103,7 +123,7 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
         move(found[0], high, found[1])
     final = {p: tuple(r) for p, r in current.items() if tuple(r) != table.replicas[p]}
     moved = sum(sizes[p] * len(set(r) - set(table.replicas[p])) for p, r in final.items())
-    return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets), largest)
+    return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets, weights), largest)
 
 
 Shelf = list[tuple[int, int]]

@@ -11,15 +11,15 @@ from kadmin import executor, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
+    AllowInternalOpt,
+    AllowRfChangeOpt,
     BatchSizeOpt,
-    ConnectTimeoutOpt,
+    Connection,
     JsonOpt,
     JuteMaxBufferOpt,
     MaxZnodeBytesOpt,
-    SessionTimeoutOpt,
     SizesOpt,
-    ZookeeperOpt,
-    connection,
+    connects,
     err,
     number,
     out,
@@ -51,7 +51,8 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be d
 
 def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
             as_json: bool = False) -> None:
-    """Exit code and summary line; with --json stdout carries only the JSON events."""
+    """Exit code and summary line; with --json stdout carries only the JSON events. A timeout
+    names one line per partition still in flight, the count the progress reported."""
     if outcome.timed_out:
         raise OperationFailed(
             f"{outcome.operation}: timed out after {settings.timeout:g}s (--timeout); "
@@ -63,16 +64,17 @@ def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
     (err if as_json else out).print(f"{outcome.operation}: all {outcome.total} done", markup=False)
 
 
+@connects
 def reassign(
+    zk: Connection,
     plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file, or a "
                                             "`kadmin spark plan` folder / manifest.")],
-    zookeeper: ZookeeperOpt = None,
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
-    allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
+    allow_rf_change: AllowRfChangeOpt = False,
     throttle: Annotated[str | None, typer.Option(
         "--throttle", help=f"Replication throttle for each batch, bytes/s: {RATE_FORMS}. Set "
                            "before a batch, removed after it (spec section 5).")] = None,
@@ -80,6 +82,17 @@ def reassign(
     max_batch_bytes: Annotated[str | None, typer.Option(
         "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")
     ] = None,
+    max_moves_per_broker: Annotated[int | None, typer.Option(
+        "--max-moves-per-broker", min=1,
+        help="Per batch, the most new replicas one broker receives and the most moving "
+             "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
+             "default: no limit). Fewer simultaneous fetches per broker, the same lower "
+             "bound.")] = None,
+    elect: Annotated[bool, typer.Option(
+        "--elect", help="Once every batch is complete, elect the preferred leader of the "
+                        "partitions whose first replica the plan changes (in znode-sized "
+                        "batches, as `kadmin elect`); partitions that cannot be elected are "
+                        "named with the reason, exit 1.")] = False,
     no_health_gate: Annotated[bool, typer.Option(
         "--no-health-gate", help="Do not wait before each batch while partitions outside the "
                                  "plan are under-replicated or offline.")] = False,
@@ -89,12 +102,12 @@ def reassign(
              "it reads the live brokers only, and a broker lost or back forces a full read.")
     ] = FULL_READ_INTERVAL,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Execute a reassignment plan in batches and wait until the controller has finished.
 
-    Interrupted runs resume: run the same command again. Example:
+    Batches are composed for the shortest run (the busiest broker bounds every batch); those
+    that restore redundancy run first. Interrupted runs resume the same schedule: run the same
+    command again. Example:
     kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --throttle 50MB --timeout 3600
     """
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
@@ -107,33 +120,30 @@ def reassign(
         throttle=None if throttle is None else parse_rate(throttle),
         health_gate=not no_health_gate, health_interval=health_interval,
         max_batch_bytes=None if max_batch_bytes is None else parse_bytes(
-            max_batch_bytes, "--max-batch-bytes"))
-    request = executing.ReassignRequest(
-        plan, anchor, connection(zookeeper, connect_timeout, session_timeout), settings,
-        sizes_path, dry_run)
+            max_batch_bytes, "--max-batch-bytes"),
+        max_moves_per_broker=max_moves_per_broker, elect=elect)
+    request = executing.ReassignRequest(plan, anchor, zk, settings, sizes_path, dry_run)
     with render.progress(json_output) as emit:
         outcome = executing.reassign(request, emit, warn)
     if isinstance(outcome, executing.ReassignDryRun):
-        render.batches(outcome.batches, json_output, outcome.weigh)
+        render.schedule(outcome.scheduled, settings.throttle, json_output)
         render.plan_stats(outcome.stats, json_output)
         return
     _finish(outcome, settings, json_output)
 
 
+@connects
 def verify(
+    zk: Connection,
     plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file or folder.")],
-    zookeeper: ZookeeperOpt = None,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Report each partition of a plan as complete, in progress, not started or failed.
 
     Exit 0 when all are complete, else 1 with a last line that says whether partitions failed
     or are only unfinished (waiting, or running reassign, finishes those).
     Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
-    plan, result = executing.verify(plan_path,
-                                    connection(zookeeper, connect_timeout, session_timeout))
+    plan, result = executing.verify(plan_path, zk)
     counts = {"complete": len(result.complete), "in_progress": len(result.in_progress),
               "not_started": len(result.not_started), "failed": len(result.failures)}
     if json_output:
@@ -158,24 +168,24 @@ def verify(
             f"{plan_path}' to submit the rest")
 
 
+@connects
 def elect(
+    zk: Connection,
     plan_path: PlanOpt = None,
     topics: Annotated[str | None, typer.Option("--topics", help="Comma-separated topics.")] = None,
-    all_partitions: Annotated[bool, typer.Option("--all", help="Every partition.")] = False,
-    zookeeper: ZookeeperOpt = None,
+    all_partitions: Annotated[bool, typer.Option(
+        "--all-topics", help="Every partition of every topic.")] = False,
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Run a preferred replica election and report partitions still not led by their preferred
-    replica, with the reason. Example: kadmin elect --all -z zk1:2181 --timeout 300"""
+    replica, with the reason. Example: kadmin elect --all-topics -z zk1:2181 --timeout 300"""
     if sum([plan_path is not None, topics is not None, all_partitions]) != 1:
-        raise InvalidInput("choose exactly one of --plan, --topics and --all")
+        raise InvalidInput("choose exactly one of --plan, --topics and --all-topics")
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     explicit = load_plan(plan_path, PlanKind.ELECTION) if plan_path else None
     names = split_names(topics, "--topics")
@@ -183,9 +193,7 @@ def elect(
                                           timeout=timeout)
     assert explicit is None or isinstance(explicit, ElectionPlan)
     with render.progress(json_output) as emit:
-        outcome = executing.elect(explicit, names,
-                                  connection(zookeeper, connect_timeout, session_timeout),
-                                  settings, emit, dry_run=dry_run)
+        outcome = executing.elect(explicit, names, zk, settings, emit, dry_run=dry_run)
     if isinstance(outcome, ElectionPlan):
         out.print(f"would elect preferred leaders for {len(outcome.partitions)} partition(s): "
                   f"{listed(outcome.partitions)}", markup=False)
@@ -194,12 +202,13 @@ def elect(
 
 
 @topics_app.command("delete")
+@connects
 def delete_topics(
+    zk: Connection,
     names: Annotated[list[str] | None, typer.Argument(help="Topics to delete.")] = None,
     plan_path: PlanOpt = None,
-    zookeeper: ZookeeperOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_internal: AllowInternalOpt = False,
     allow_reassigning: Annotated[bool, typer.Option(
         "--allow-reassigning",
         help="Queue the deletion even while a reassignment moves some of the topics' "
@@ -209,8 +218,6 @@ def delete_topics(
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Delete topics through /admin/delete_topics and wait until they are gone.
 
@@ -234,8 +241,7 @@ def delete_topics(
 
     with render.progress(json_output) as emit:
         outcome = executing.delete_topics(
-            plan, connection(zookeeper, connect_timeout, session_timeout), settings, emit,
-            confirmed, dry_run=dry_run)
+            plan, zk, settings, emit, confirmed, dry_run=dry_run)
     if outcome is None:
         raise OperationFailed("deletion not confirmed; nothing was written")
     if isinstance(outcome, executing.DeletionDryRun):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 
@@ -20,7 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from kadmin import files
+from kadmin import files, reports
 from kadmin.balance.metrics import loads, spread
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
@@ -39,9 +39,9 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
+from kadmin.executor.reassign import Scheduled
 from kadmin.health import Shares
 from kadmin.model import (
-    PartitionMove,
     Severity,
     TopicPartition,
     and_more,
@@ -53,7 +53,10 @@ from kadmin.operations.generate import Generated
 from kadmin.operations.rebalance import Rebalanced
 from kadmin.operations.status import Status
 from kadmin.plans import PlanStats, ValidationReport
+from kadmin.reports import ReportFormat
+from kadmin.schedule import load_of
 from kadmin.units import human_bytes, human_duration
+from kadmin.verdicts import Verdict
 from kadmin.zk import paths
 from kadmin.zk.config import EntityThrottle
 
@@ -98,6 +101,37 @@ def validation_report(report: ValidationReport, source: str, as_json: bool, *,
               f"{report.warning_count:,} warning(s))", markup=False)
 
 
+def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict: bool = False
+             ) -> int:
+    """Each plan's verdict as it comes (JUnit: one document at the end), and, in text, a last
+    line counting them when there were several. Returns how many plans failed."""
+    failed = total = 0
+
+    def counted(results: Iterable[Verdict]) -> Iterator[Verdict]:
+        nonlocal failed, total
+        for verdict in results:
+            total += 1
+            failed += not verdict.ok(strict)
+            yield verdict
+
+    if report_format is ReportFormat.JUNIT:
+        document = reports.junit_document(counted(results), strict)
+        write_stdout([document.decode("utf-8")])
+        return failed
+    for verdict in counted(results):
+        if report_format is ReportFormat.JSON:
+            write_stdout([json.dumps(reports.verdict_json(verdict, strict), ensure_ascii=False),
+                          "\n"])
+        elif report_format is ReportFormat.GITHUB:
+            write_stdout(line + "\n" for line in reports.github_lines(verdict))
+        else:
+            validation_report(verdict.report, verdict.plan, False, strict=strict)
+    if report_format is ReportFormat.TEXT and total > 1:
+        out.print(f"{total:,} plans: {total - failed:,} valid, {failed:,} invalid"
+                  + (" (warnings fail with --strict)" if strict else ""), markup=False)
+    return failed
+
+
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
     if as_json:
         print_json(dataclasses.asdict(stats))
@@ -112,18 +146,30 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
                         f"{stats.replica_moves} replica move(s){bound}, {stats.leader_changes} "
                         f"leader change(s){moved}{topics}")
     sized = stats.bytes_moved is not None
+    used = sized and any(load.capacity for load in stats.brokers)
     for column in ("broker", "replicas before", "replicas after", "leaders before",
-                   "leaders after") + (("bytes before", "bytes after") if sized else ()):
+                   "leaders after") + (("bytes before", "bytes after") if sized else ()) + (
+                       ("capacity", "used after") if used else ()):
         table.add_column(column, justify="right")
     shown = sample_of(stats.brokers)
     for load in shown.items:
         table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
                       str(load.leaders_before), str(load.leaders_after),
                       *((human_bytes(load.bytes_before or 0), human_bytes(load.bytes_after or 0))
-                        if sized else ()))
+                        if sized else ()),
+                      *((human_bytes(load.capacity), f"{(load.bytes_after or 0) / load.capacity:.0%}")
+                        if used and load.capacity else ("", "") if used else ()))
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
+    over = [(load.broker, load.bytes_after or 0, load.capacity) for load in stats.brokers
+            if used and load.capacity and (load.bytes_after or 0) > load.capacity]
+    if over:
+        listed_over = sample_of(over)
+        out.print("warning: above capacity after the plan: " + ", ".join(
+            f"broker {b} {human_bytes(held)} of {human_bytes(cap)}"
+            for b, held, cap in listed_over.items)
+            + (f", {and_more(listed_over.rest)}" if listed_over.rest else ""), markup=False)
 
 
 def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: bool) -> None:
@@ -145,6 +191,16 @@ def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: boo
                                          if written else "")
             + (f"; {rf_changes} partition(s) change their replication factor (plan validate "
                "and reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
+
+
+def summary(line: str, doc: Mapping[str, object], as_json: bool, *,
+            to_stderr: bool = False) -> None:
+    """A command's result: ``doc`` as JSON on stdout with --json, else ``line`` for a person.
+    When stdout carries the data itself (``--out -``), the line goes to stderr, never JSON."""
+    if as_json and not to_stderr:
+        print_json(doc)
+    else:
+        (err if to_stderr else out).print(line, markup=False)
 
 
 def rebalanced(figures: Rebalanced, as_json: bool) -> None:
@@ -169,7 +225,12 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             "brokers": [{**load, **({} if sized is None else {
                 "bytes_before": sized.before[load["broker"]],
                 "bytes_after": sized.after[load["broker"]]})}
-                for load in loads(before, after)]})
+                for load in loads(before, after)],
+            "topic_goal": None if r.topic_goal is None else {
+                **dataclasses.asdict(r.topic_goal), "reachable": r.topic_goal.reachable},
+            "racks": None if r.racks is None else dataclasses.asdict(r.racks),
+            "over_capacity": [{"broker": b, "bytes": held, "capacity": cap}
+                              for b, held, cap in r.over_capacity]})
         return
     console = out if written or not figures.partitions else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
@@ -198,6 +259,8 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
         f"{before.leader_spread} -> {after.leader_spread}, worst topic spread "
         f"{before.worst_topic_spread} -> {after.worst_topic_spread}"
         + (f" ({after.worst_topic})" if after.worst_topic else ""))
+    for line in goal_lines(r):
+        say(line)
     if after.elsewhere:
         say(f"{after.elsewhere} replica(s) stay on brokers outside the targets")
     if r.unplaced:
@@ -211,32 +274,103 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             f"plan {written} (`kadmin reassign --plan` writes the rollback file next to it "
             f"before it starts)")
     if r.leader_changes and not figures.resized:
-        say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
-            "--all' so that they lead")
+        say("preferred leaders change: run the plan with 'kadmin reassign --elect', which "
+            "elects them once the replicas have moved")
 
 
-def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,
-            weigh: Callable[[PartitionMove], int] | None = None) -> None:
-    """The batches a run would submit; with ``weigh`` (bytes a move copies) their bytes too."""
-    def moved(b: Sequence[PartitionMove]) -> int | None:
-        return None if weigh is None else sum(map(weigh, b))
+def goal_lines(r: Rebalanced) -> list[str]:
+    """What the plan did for topics, racks and capacities, in the words of spec section 7."""
+    lines = []
+    goal = r.topic_goal
+    if goal is not None and goal.asked is not None:
+        extra = (goal.fewest or 0) - goal.plain_bound
+        lines.append(
+            (f"every topic within spread {goal.asked}" if goal.reachable else
+             f"topic spread {goal.asked} is out of reach (racks, or partitions too few to "
+             f"spread); the smallest reachable is {goal.spread}")
+            + f": {goal.fewest} move(s) at {'least' if goal.exact else 'most'}, {extra} over "
+              f"the {goal.plain_bound} that balance the brokers alone"
+            + ("" if goal.exact else " (the search ran out of time: not proven the fewest)"))
+    elif goal is not None:
+        lines.append(f"worst topic spread {goal.spread}: "
+                     + ("the least any plan of these moves reaches" if goal.exact else
+                        "what the search reached in its time, not proven the least"))
+    if r.racks is not None:
+        if r.racks.across:
+            lines.append("racks of unequal size: every broker balanced across them, no "
+                         "partition on fewer racks than it had"
+                         + (f"; racks cost {r.lower_bound - r.racks.rack_free_bound} move(s) "
+                            f"over the rack-free bound {r.racks.rack_free_bound}"
+                            if r.lower_bound > r.racks.rack_free_bound else ""))
+        else:
+            lines.append("racks of unequal size: no plan balances every broker without a "
+                         "partition losing a rack, so each rack is balanced inside"
+                         + (f" ({r.lower_bound - r.racks.rack_free_bound} move(s) over the "
+                            f"rack-free bound {r.racks.rack_free_bound})"
+                            if r.lower_bound > r.racks.rack_free_bound else ""))
+    if r.over_capacity:
+        shown = sample_of(r.over_capacity)
+        lines.append("warning: above capacity after the plan: " + ", ".join(
+            f"broker {b} {human_bytes(held)} of {human_bytes(cap)}" for b, held, cap in shown.items)
+            + (f", {and_more(shown.rest)}" if shown.rest else ""))
+    return lines
 
+
+def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
+    """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
+    sizes and a throttle, the modelled duration (spec section 8) next to the lower bound."""
+    timed = throttle is not None and scheduled.sized
+    predicted = scheduled.prediction(throttle) if timed and throttle else None
+    rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
+            for i, b in enumerate(scheduled.batches, start=1)]
+    views = scheduled.transfers
     if as_json:
-        print_json({"batches": [
-            {"batch": i, "partitions": len(b), "bytes": moved(b), "first": str(b[0].tp),
-             "last": str(b[-1].tp)} for i, b in enumerate(batch_list, start=1)]})
+        print_json({
+            "batches": [{
+                "batch": i, "partitions": len(b),
+                "bytes": sum(t.work for t in views[i - 1]) if scheduled.sized else None,
+                "busiest_broker": load_of(views[i - 1])[1],
+                "predicted_seconds": None if p is None else p.seconds,
+                "lower_bound_seconds": None if p is None else p.lower_bound_seconds,
+                "first": str(b[0].tp), "last": str(b[-1].tp)} for i, b, p in rows],
+            "partitions": sum(map(len, views)),
+            "bytes": sum(t.work for v in views for t in v) if scheduled.sized else None,
+            "busiest_broker": load_of(t for v in views for t in v)[1],
+            "predicted_seconds": None if predicted is None else predicted.seconds,
+            "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
+            "throttle": throttle})
         return
-    table = Table(title=f"{len(batch_list)} batch(es)")
-    for column in ("batch", "partitions") + (("bytes",) if weigh else ()) + ("first", "last"):
+    table = Table(title=f"{len(rows)} batch(es)")
+    for column in ("batch", "partitions", *(("bytes",) if scheduled.sized else ()),
+                   "busiest broker", *(("predicted",) if timed else ()), "first", "last"):
         table.add_column(column)
-    shown = sample_of(enumerate(batch_list, start=1))
-    for i, b in shown.items:
-        size = moved(b)
-        table.add_row(str(i), str(len(b)), *((human_bytes(size),) if size is not None else ()),
+    shown = sample_of(rows)
+    for i, b, p in shown.items:
+        view = views[i - 1]
+        table.add_row(str(i), str(len(b)),
+                      *((human_bytes(sum(t.work for t in view)),) if scheduled.sized else ()),
+                      str(load_of(view)[1] if view else "-"),
+                      *((human_duration(p.seconds),) if p is not None else ()),
                       cell(str(b[0].tp)), cell(str(b[-1].tp)))
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
+    every = [t for view in views for t in view]
+    busiest = load_of(every)[1]
+    plan_line = (f"plan: {len(every)} partition(s) in {len(rows)} batch(es)"
+                 + (f", {human_bytes(sum(t.work for t in every))} to copy" if scheduled.sized
+                    else "")
+                 + ("" if busiest is None else f", busiest broker {busiest}"))
+    if predicted is not None:
+        out.print(f"{plan_line}; predicted {human_duration(predicted.seconds)} at "
+                  f"{human_bytes(predicted.rate)}/s (lower bound "
+                  f"{human_duration(predicted.lower_bound_seconds)}, "
+                  f"{predicted.seconds / predicted.lower_bound_seconds:.2f}x)"
+                  if predicted.lower_bound_seconds else f"{plan_line}; nothing to copy",
+                  markup=False, soft_wrap=True)
+    else:
+        out.print(plan_line + ("; give --throttle RATE for the predicted duration"
+                               if scheduled.sized else ""), markup=False, soft_wrap=True)
 
 
 @contextmanager

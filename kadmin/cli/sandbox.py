@@ -14,24 +14,35 @@ from kadmin.cli.common import ClusterOpt, SizesOpt, named_output, number, out, p
 from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
 from kadmin.operations import status as statuses
 from kadmin.operations.planfiles import write_plan
-from kadmin.operations.rebalance import rebalanced_plan
+from kadmin.operations.rebalance import RebalanceRequest, rebalanced_plan
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
 from kadmin.stop_signals import sleep_while, until_stop_signal
 from kadmin.units import human_bytes, parse_rate
 from kadmin.zk import reader, session
 
-BrokersOpt = Annotated[int, typer.Option("--brokers", min=1, help="Synthetic cluster: brokers.")]
-RacksOpt = Annotated[int, typer.Option("--racks", min=0, help="Synthetic cluster: racks (0 = none).")]
-TopicsOpt = Annotated[int, typer.Option("--topics", min=1, help="Synthetic cluster: topics.")]
+BrokerCountOpt = Annotated[int, typer.Option(
+    "--broker-count", min=1, help="Synthetic cluster: how many brokers.")]
+RackCountOpt = Annotated[int, typer.Option(
+    "--rack-count", min=0, help="Synthetic cluster: how many racks (0 = none).")]
+TopicCountOpt = Annotated[int, typer.Option(
+    "--topic-count", min=1, help="Synthetic cluster: how many topics.")]
 PartitionsOpt = Annotated[int, typer.Option("--partitions", min=1, help="Partitions per topic.")]
 RfOpt = Annotated[int, typer.Option("--replication-factor", min=1, help="Replicas per partition.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
 LatencyOpt = Annotated[float, typer.Option(
-    "--latency-ms", parser=number(0.0, unit="milliseconds"),
-    help="Simulated time for one partition to catch up.")]
+    "--latency", parser=number(0.0),
+    help="Simulated seconds for one partition to catch up.")]
+LatencyMsOpt = Annotated[float | None, typer.Option(
+    "--latency-ms", parser=number(0.0, unit="milliseconds"), hidden=True,
+    help="--latency in milliseconds (its old spelling).")]
 ParallelismOpt = Annotated[int, typer.Option(
     "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
+
+
+def _seconds(latency: float, latency_ms: float | None) -> float:
+    """--latency, or its old spelling --latency-ms converted to seconds."""
+    return latency if latency_ms is None else latency_ms / 1000
 
 
 def _cluster(cluster: Path | None, brokers: int, racks: int, topics: int, partitions: int,
@@ -56,13 +67,14 @@ def _cluster(cluster: Path | None, brokers: int, racks: int, topics: int, partit
 
 def sandbox(
     cluster: ClusterOpt = None,
-    brokers: BrokersOpt = 6,
-    racks: RacksOpt = 3,
-    topics: TopicsOpt = 20,
+    brokers: BrokerCountOpt = 6,
+    racks: RackCountOpt = 3,
+    topics: TopicCountOpt = 20,
     partitions: PartitionsOpt = 12,
     replication_factor: RfOpt = 3,
     port: PortOpt = 2181,
-    latency_ms: LatencyOpt = 50.0,
+    latency: LatencyOpt = 0.05,
+    latency_ms: LatencyMsOpt = None,
     parallelism: ParallelismOpt = 100,
     record: Annotated[Path | None, typer.Option(
         "--record", parser=named_output,
@@ -88,7 +100,7 @@ def sandbox(
     bandwidth = parse_rate(broker_bandwidth, "--broker-bandwidth")
     snapshot = _cluster(cluster, brokers, racks, topics, partitions, replication_factor,
                         sizes_path)
-    with until_stop_signal(), Sandbox(snapshot, port=port, latency=latency_ms / 1000,
+    with until_stop_signal(), Sandbox(snapshot, port=port, latency=_seconds(latency, latency_ms),
                                       parallelism=parallelism, record_path=record,
                                       bandwidth=bandwidth, clock=ScaledClock(time_scale)) as box:
         total = sum(sum(p.values()) for p in snapshot.sizes.values())
@@ -106,21 +118,23 @@ def sandbox(
 
 
 def demo(
-    brokers: BrokersOpt = 6,
-    racks: RacksOpt = 3,
-    topics: TopicsOpt = 20,
+    brokers: BrokerCountOpt = 6,
+    racks: RackCountOpt = 3,
+    topics: TopicCountOpt = 20,
     partitions: PartitionsOpt = 12,
     replication_factor: RfOpt = 3,
-    latency_ms: LatencyOpt = 150.0,
+    latency: LatencyOpt = 0.15,
+    latency_ms: LatencyMsOpt = None,
     parallelism: ParallelismOpt = 25,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 60,
-    out_dir: Annotated[Path, typer.Option("--out-dir", parser=named_output,
-                                          help="Where the plans go.")] = Path("plans"),
+    batch_size: Annotated[int, typer.Option(
+        "--batch-size", min=1, help="Partitions per znode when the plan runs.")] = 60,
+    out_dir: Annotated[Path, typer.Option("--out", "-o", parser=named_output,
+                                          help="Folder the plans go to.")] = Path("plans"),
 ) -> None:
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
     validation, its execution with progress, a preferred replica election, and the status
-    showing the new broker carrying its share."""
+    showing the new broker carrying its share and every topic even."""
     grown = synthetic.synthetic_cluster(brokers=brokers - 1, topics=topics, partitions=partitions,
                                         replication_factor=replication_factor, racks=racks)
     new = max(grown.brokers) + 1
@@ -128,7 +142,8 @@ def demo(
     snapshot = ClusterSnapshot({**grown.brokers, new: Broker(new, f"broker-{new}", 9092, rack)},
                                grown.topics, grown.states, grown.controller,
                                grown.controller_epoch)
-    with Sandbox(snapshot, port=0, latency=latency_ms / 1000, parallelism=parallelism) as box:
+    with Sandbox(snapshot, port=0, latency=_seconds(latency, latency_ms),
+                 parallelism=parallelism) as box:
         zk = box.connect_string
         out.rule(f"1. sandbox cluster: broker {new} just joined")
         out.print(f"embedded ZooKeeper + simulated controller at {zk}", markup=False)
@@ -143,9 +158,10 @@ def demo(
                                                     emit)
             out.print(f"deleted {victim}: {deleted.ok}", markup=False)
 
-            out.rule("3. plan rebalance (the fewest replica moves)")
+            out.rule("3. plan rebalance --topic-spread 1 (every topic even, fewest moves)")
             live = reader.read_cluster(client).snapshot
-            plan, rollback, figures = rebalanced_plan(live, sorted(live.topics))
+            plan, rollback, figures = rebalanced_plan(live, sorted(live.topics),
+                                                      RebalanceRequest(topic_spread=1))
             path = write_plan(plan, PlanKind.REASSIGN, out_dir / "demo-reassign.json", True,
                               rollback)
             assert path is not None  # a file, not stdout
@@ -169,7 +185,7 @@ def demo(
                     client, plans.election_plan_for(after, None), settings, emit)
             out.print(f"election ok: {elected.ok}", markup=False)
 
-            out.rule(f"7. status: broker {new} carries its share")
+            out.rule(f"7. status: broker {new} carries its share, every topic even")
             _status(reader.read_cluster(client))
     if not (outcome.ok and elected.ok and deleted.ok):
         raise typer.Exit(1)

@@ -127,7 +127,7 @@ def _unreadable_error(problems: Sequence[str], consequence: str) -> OperationFai
     shown = sample_of(problems)
     return OperationFailed(
         f"cannot decode {shown.total} throttle config or kadmin record znode(s), {consequence}; "
-        "kadmin never rewrites what it cannot read (kadmin throttle clear --all removes every "
+        "kadmin never rewrites what it cannot read (kadmin throttle clear --all-throttles removes every "
         "replication throttle, kadmin's unreadable records included)",
         details=shown.items, more=shown.rest)
 

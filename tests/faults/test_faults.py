@@ -49,10 +49,10 @@ from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import admin, codec, paths
 from kadmin.zk.reader import read_cluster
 from kadmin.zk.session import ZkSettings, connect, session
+from tests.helpers import KADMIN, kadmin_env, write_plan
 
 pytestmark = pytest.mark.zk
 
-_KADMIN = (sys.executable, "-m", "kadmin")
 _BARRIER_START = (
     "import os, sys, time\n"
     "from kadmin.cli.app import main\n"
@@ -89,11 +89,10 @@ class _Kadmin:
     started_here: ClassVar[list[subprocess.Popen[str]]] = []
     """Every process started, so that a failed test leaves none running (see the fixture)."""
 
-    def __init__(self, *args: str, prefix: tuple[str, ...] = _KADMIN) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("KADMIN_")}
+    def __init__(self, *args: str, prefix: tuple[str, ...] = KADMIN) -> None:
         self.started = time.monotonic()
         self.process = subprocess.Popen([*prefix, *args], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, env=env)
+                                        stderr=subprocess.PIPE, text=True, env=kadmin_env())
         self.started_here.append(self.process)
         self.events: list[dict[str, Any]] = []
         self._incoming: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -173,11 +172,7 @@ def _rotated(layout: Mapping[str, TopicAssignment], brokers: int, shift: int) ->
 
 
 def _write_plan(path: Path, layout: Mapping[str, TopicAssignment]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": t, "partition": p, "replicas": list(r)}
-        for t in sorted(layout) for p, r in sorted(layout[t].items())]}))
-    return path
+    return write_plan(path, {(t, p): r for t, a in layout.items() for p, r in a.items()})
 
 
 def _reassign(plan: Path, zk: str, *options: str) -> tuple[str, ...]:
@@ -396,16 +391,18 @@ def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_agai
     record = tmp_path / "controller.jsonl"
     target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 1)
     moves = [PartitionMove(t, p, r) for t in sorted(target) for p, r in sorted(target[t].items())]
-    second_batch = moves[10:20]
     events: list[object] = []
+    plan_file = _write_plan(tmp_path / "plan.json", target)
 
     def emit(event: object) -> None:
         events.append(event)
         if isinstance(event, BatchDone) and event.batch == 1:  # the other run, one batch ahead
+            # the schedule's second batch, as the journal (the same for both runs) holds it
+            schedule = json.loads((tmp_path / "plan.journal.json").read_text())["batches"]
+            second_batch = [moves[i] for i in schedule[1]]
             admin.submit_reassignment(box.client, second_batch)
             assert admin.wait_reassignment(box.client, deadline=time.monotonic() + 60) == ()
 
-    plan_file = _write_plan(tmp_path / "plan.json", target)
     with session(ZkSettings(box.connect_string)) as client:
         outcome = executor.execute_reassignment(
             client, ReassignmentPlan(tuple(moves)), PlanFiles(plan_file),

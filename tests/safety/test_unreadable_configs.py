@@ -88,13 +88,13 @@ def test_an_unreadable_record_is_named_by_show_and_clear_and_cleared_by_clear_al
     assert cleared.code == 1, (cleared.out, cleared.err)
     assert cleared.err.startswith("kadmin: error: cannot decode 1 throttle config or kadmin "
                                   "record znode(s), left as they are (1 other config(s) changed)")
-    assert f"  {record}: " in cleared.err and "--all" in cleared.err
+    assert f"  {record}: " in cleared.err and "--all-throttles" in cleared.err
     assert config_of(zk, "brokers/1")[RATE] == "10000000"  # still in force: not a guess
     assert zk.get(record)[0] == BAD_RECORDS[case]  # nor rewritten
     assert RATE not in config_of(zk, "brokers/4")  # the readable one was cleared
     assert not zk.exists(paths.throttle_record("brokers/4"))
 
-    everything = kadmin("throttle", "clear", "--all", "-z", box.connect_string)
+    everything = kadmin("throttle", "clear", "--all-throttles", "-z", box.connect_string)
     assert everything.code == 0, everything.err
     assert RATE not in config_of(zk, "brokers/1")
     assert not zk.exists(record)
