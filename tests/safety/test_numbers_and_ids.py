@@ -29,6 +29,7 @@ FLOAT_OPTIONS = {
     "--session-timeout": ["status", "-z", NOWHERE],
     "--timeout": ["reassign", "--plan", "plan.json", "-z", NOWHERE],
     "--health-interval": ["reassign", "--plan", "plan.json", "-z", NOWHERE],
+    "--latency": ["sandbox", "--port", "0"],
     "--latency-ms": ["sandbox", "--port", "0"],
     "--time-scale": ["sandbox", "--port", "0"],
 }
