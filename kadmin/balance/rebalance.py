@@ -8,6 +8,7 @@ the same steps on its chunk of topics with quotas the driver hands out.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -45,6 +46,59 @@ class Rebalance:
     """True when a limit cut the plan short: running again continues."""
     bytes_moved: int | None = None
     """With ``--balance bytes``: the bytes the plan copies (``lower_bound`` is then in bytes)."""
+    held: int = 0
+    """Partitions left as they are because they hold a replica on a target broker that is not
+    registered (see :func:`hold`)."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """The partitions a plan may change, and what the others leave on the registered targets.
+
+    A target broker that is not registered (dead, or stopped, and named to be kept) keeps its
+    replicas, and nothing new goes there. A partition holding one of its replicas is left as it
+    is: a reassignment naming that broker never completes (its replica cannot join the ISR),
+    and ``plan validate`` rejects it. Those partitions still count on the registered brokers
+    that hold their other replicas and leaderships."""
+
+    free: PartitionTable
+    index: Sequence[int] | None
+    """The index in the whole table of each partition of ``free``; None: the whole table."""
+    targets: tuple[int, ...]
+    """The registered targets: where replicas and leaderships may go."""
+    replicas: Mapping[int, int]
+    leaders: Mapping[int, int]
+    """Replicas and preferred leaders of the held partitions on those targets."""
+    partitions: int
+    """How many partitions are held."""
+
+    def whole(self, final: Mapping[int, Replicas]) -> dict[int, Replicas]:
+        """``final`` (indexed like ``free``) by index of the whole table."""
+        index = self.index
+        return dict(final) if index is None else {index[i]: r for i, r in final.items()}
+
+
+def hold(table: PartitionTable, targets: Collection[int], kept: Collection[int]) -> Held:
+    """Split ``table`` around the ``kept`` targets (those not registered)."""
+    dead = frozenset(kept)
+    live = tuple(sorted(b for b in targets if b not in dead))
+    if not live:
+        raise InvalidInput("no registered target broker: every broker in --brokers is "
+                           "unregistered, so nothing could move anywhere")
+    if not dead:
+        return Held(table, None, live, {}, {}, 0)
+    inside = frozenset(live)
+    free: list[int] = []
+    replicas: Counter[int] = Counter()
+    leaders: Counter[int] = Counter()
+    for i, members in enumerate(table.replicas):
+        if dead.isdisjoint(members):
+            free.append(i)
+        else:
+            replicas.update(b for b in members if b in inside)
+            if members[0] in inside:
+                leaders[members[0]] += 1
+    return Held(table.subset(free), free, live, replicas, leaders, len(table) - len(free))
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -58,59 +112,78 @@ def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
     return quota(inside, groups_of(brokers, inside, outside, rack_of), outside)
 
 
-def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int]) -> Quota:
+def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int],
+                 fixed: Mapping[int, int] | None = None) -> Quota:
     """Leadership is balanced over all target brokers together: a leader costs no disk, so
-    racks do not bound where it may go."""
-    leaders: dict[int, int] = {}
+    racks do not bound where it may go. ``fixed``: leaderships on the targets of partitions
+    that do not change (they count, and cannot move)."""
+    leaders: dict[int, int] = dict(fixed or {})
     for members in replicas:
         leaders[members[0]] = leaders.get(members[0], 0) + 1
     inside = {b: leaders.get(b, 0) for b in brokers}
     outside = {b: n for b, n in leaders.items() if b not in inside}
-    return quota(inside, [Group(tuple(sorted(brokers)), len(replicas))], outside)
+    total = len(replicas) + sum((fixed or {}).values())
+    return quota(inside, [Group(tuple(sorted(brokers)), total)], outside)
 
 
 def rebalance(table: PartitionTable, brokers: Collection[int],
               rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
-              limits: Limits = Limits(), counts: Mapping[int, int] | None = None) -> Rebalance:
+              limits: Limits = Limits(), counts: Mapping[int, int] | None = None,
+              kept: Collection[int] = ()) -> Rebalance:
     """The fewest replica moves that balance ``table``'s replicas over ``brokers`` (drained
     brokers are those holding replicas but not in ``brokers``), then, with ``leaders``, the
-    fewest reorderings that balance preferred leaders."""
-    before = table.replicas
+    fewest reorderings that balance preferred leaders. ``kept``: the targets that are not
+    registered (:func:`hold`)."""
+    held = hold(table, brokers, kept)
+    before, brokers = held.free.replicas, held.targets
+    if held.index is not None:
+        counts = Counter(replica_counts(before)) + Counter(held.replicas)
     wanted = replica_quota(before, brokers, rack_of, counts)
-    moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
+    moved, unplaced = move_replicas(held.free, brokers, wanted, rack_of)
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
         partial = True
-    final, cut = _with_leaders(before, moved, brokers, leaders, limits)
-    return Rebalance(final, replica_moves(before, final), wanted.units,
-                     leader_changes(before, final), unplaced, partial or cut)
+    final, cut = _with_leaders(before, moved, brokers, leaders, limits, held.leaders)
+    return Rebalance(held.whole(final), replica_moves(before, final), wanted.units,
+                     leader_changes(before, final), unplaced, partial or cut, held=held.partitions)
 
 
 def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],
-                    rack_of: Mapping[int, str] | None = None, *, leaders: bool = True
-                    ) -> Rebalance:
+                    rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
+                    kept: Collection[int] = ()) -> Rebalance:
     """``--balance bytes``: bytes per broker within one largest partition of each other, moving
     as few bytes as :func:`kadmin.balance.weighted.balance_bytes` finds, then the same leader
     step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``."""
-    before = table.replicas
-    moved = balance_bytes(table, sizes, brokers, rack_of)
-    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits())
-    return Rebalance(final, replica_moves(before, final), moved.lower_bound,
-                     leader_changes(before, final), 0, False, moved.bytes_moved)
+    held = hold(table, brokers, kept)
+    before, brokers = held.free.replicas, held.targets
+    index = held.index
+    fixed: Counter[int] = Counter()
+    if index is not None:
+        free = set(index)
+        for i, members in enumerate(table.replicas):
+            if i not in free:
+                fixed.update({b: sizes[i] for b in members if b in brokers})
+        sizes = [sizes[i] for i in index]
+    moved = balance_bytes(held.free, sizes, brokers, rack_of, fixed)
+    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits(), held.leaders)
+    return Rebalance(held.whole(final), replica_moves(before, final), moved.lower_bound,
+                     leader_changes(before, final), 0, False, moved.bytes_moved,
+                     held=held.partitions)
 
 
 def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
-                  brokers: Collection[int], leaders: bool, limits: Limits
-                  ) -> tuple[dict[int, Replicas], bool]:
+                  brokers: Collection[int], leaders: bool, limits: Limits,
+                  fixed: Mapping[int, int] | None = None) -> tuple[dict[int, Replicas], bool]:
     """``moved`` plus, with ``leaders``, the fewest reorderings that balance preferred leaders
-    within ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
+    (``fixed``: leaderships of partitions left as they are) within
+    ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
     after = [moved.get(i, members) for i, members in enumerate(before)]
     final = dict(moved)
     partial = False
     if leaders:
         reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
-                                     leader_quota(after, brokers))
+                                     leader_quota(after, brokers, fixed))
         forced = leader_changes(before, moved)
         if limits.max_leader_changes is not None:
             budget = limits.max_leader_changes - forced
@@ -121,7 +194,7 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
                     f"lower --max-moves")
             cost = {i: int(after[i][0] == before[i][0]) for i in reordered}
             if sum(cost.values()) > budget:
-                reordered = _within(after, reordered, leader_quota(after, brokers), budget,
+                reordered = _within(after, reordered, leader_quota(after, brokers, fixed), budget,
                                     lambda i, old, new: Change(i, old[:1], cost[i]))
                 partial = True
         final.update(reordered)
@@ -130,12 +203,13 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
 
 def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
                   loads: Mapping[int, int], rack_of: Mapping[int, str] | None = None,
-                  limits: Limits = Limits()) -> Rebalance:
+                  limits: Limits = Limits(), kept: Collection[int] = ()) -> Rebalance:
     """A replication factor change (:func:`change_replication_factor`): moves are exactly the
     replicas added, which is the lower bound; leaders stay. With ``max_moves`` the first
     partitions in plan order, as many as the budget allows."""
-    before = table.replicas
-    final = change_replication_factor(table, factor, brokers, loads, rack_of)
+    held = hold(table, brokers, kept)
+    before = held.free.replicas
+    final = change_replication_factor(held.free, factor, held.targets, loads, rack_of)
     needed = replica_moves(before, final)
     partial = limits.max_moves is not None and needed > limits.max_moves
     if partial:
@@ -146,8 +220,8 @@ def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
                 kept[i] = final[i]
                 budget -= cost
         final = kept
-    return Rebalance(final, replica_moves(before, final), needed, leader_changes(before, final),
-                     0, partial)
+    return Rebalance(held.whole(final), replica_moves(before, final), needed,
+                     leader_changes(before, final), 0, partial, held=held.partitions)
 
 
 def cut_moves(before: Sequence[Replicas], moved: Mapping[int, Replicas], wanted: Quota,

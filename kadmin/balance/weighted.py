@@ -6,18 +6,24 @@ of each other, reached by moving as few bytes as possible. Unlike replica counts
 polynomial exact algorithm (with sizes it contains bin packing), so it is a best-fit greedy:
 the broker furthest above the mean gives to the one furthest below, each time the partition
 whose size best fits what both still need, never one that would overshoot when a smaller one
-fits. The report holds it against a lower bound computed like the replica one: a broker can
-end no higher than the mean plus one largest partition, so whatever it holds above that, and
-every byte on a drained broker, must move.
+fits. A move is made only when it serves that goal: none when every broker is already within
+one largest partition of the mean (one dominant partition, say: moving small ones around it
+would shave a sliver off a spread it makes), and none after the last one that narrowed the
+spread of bytes (when brokers tied at the top cannot all give). The report holds it against a
+lower bound computed like the replica one: a broker can end no higher than the mean plus one
+largest partition, so whatever it holds above that, and every byte on a drained broker, must
+move.
 """
 
 from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right, insort
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from kadmin.balance.metrics import spread
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -35,23 +41,29 @@ class ByteBalance:
     """The largest partition: the spread of bytes aimed at."""
 
 
-def byte_lower_bound(table: PartitionTable, sizes: Sequence[int], targets: Collection[int]
-                     ) -> int:
-    held = bytes_per_broker(table.replicas, sizes)
+def byte_lower_bound(table: PartitionTable, sizes: Sequence[int], targets: Collection[int],
+                     fixed: Mapping[int, int] | None = None) -> int:
+    """``fixed``: bytes on the targets of partitions that do not move (they count, and stay)."""
+    held = Counter(bytes_per_broker(table.replicas, sizes))
+    held.update(fixed or {})
     largest = max(sizes, default=0)
-    total = sum(size * len(r) for size, r in zip(sizes, table.replicas, strict=True))
+    total = sum(held.values())
     mean = total / len(targets)
     forced = sum(n for b, n in held.items() if b not in targets)
     return forced + int(sum(max(0.0, held.get(b, 0) - mean - largest) for b in targets))
 
 
 def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collection[int],
-                  rack_of: Rack = None) -> ByteBalance:
+                  rack_of: Rack = None, fixed: Mapping[int, int] | None = None) -> ByteBalance:
     """Moves until every byte is on a target broker and the targets' bytes differ by at most
-    the largest partition (or no move helps any more)."""
+    the largest partition (or no move helps any more, or every broker is within the largest
+    partition of the mean already). ``fixed``: bytes on the targets of
+    partitions that are not in ``table`` and stay where they are."""
     targets = frozenset(targets)
     held = {b: 0 for b in targets}
     held.update(bytes_per_broker(table.replicas, sizes))
+    for b, n in (fixed or {}).items():
+        held[b] = held.get(b, 0) + n
     current: dict[int, list[int]] = {}
 
     def replicas_of(p: int) -> Sequence[int]:
@@ -89,21 +101,32 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
                     default=None)
             if y is not None:
                 move(p, x, y)
-    steps = sum(len(r) for r in table.replicas)
+    near = all(abs(held[b] - mean) <= largest for b in targets)
+    steps = 0 if near else sum(len(r) for r in table.replicas)
+    made: list[tuple[int, int, int]] = []
+    best, keep = spread({b: held[b] for b in targets}), 0
     while steps:
         steps -= 1
         high = max(targets, key=lambda b: (held[b], -b))
         low = min(targets, key=lambda b: (held[b], b))
         gap = held[high] - held[low]
+        if gap < best:
+            best, keep = gap, len(made)
         if gap <= largest:
             break
         found = narrowing(high)
         if found is None:
             break
         move(found[0], high, found[1])
+        made.append((found[0], high, found[1]))
+    if spread({b: held[b] for b in targets}) < best:
+        keep = len(made)
+    for p, x, y in reversed(made[keep:]):  # they did not narrow the spread: not made
+        now = current[p]
+        now[now.index(y)] = x
     final = {p: tuple(r) for p, r in current.items() if tuple(r) != table.replicas[p]}
     moved = sum(sizes[p] * len(set(r) - set(table.replicas[p])) for p, r in final.items())
-    return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets), largest)
+    return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets, fixed), largest)
 
 
 Shelf = list[tuple[int, int]]

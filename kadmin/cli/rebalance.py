@@ -147,14 +147,16 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
     if by_bytes:
         assert size_of is not None, "--balance bytes is refused without sizes"
         result = rebalance.rebalance_bytes(table, size_of, scope.targets, scope.rack_of,
-                                           leaders=leaders)
+                                           leaders=leaders, kept=scope.unregistered)
     elif replication_factor is None:
         result = rebalance.rebalance(table, scope.targets, scope.rack_of, leaders=leaders,
-                                     limits=limits or rebalance.Limits(), counts=counts)
+                                     limits=limits or rebalance.Limits(), counts=counts,
+                                     kept=scope.unregistered)
     else:
         loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
         result = rebalance.change_factor(table, replication_factor, scope.targets, loads,
-                                         scope.rack_of, limits or rebalance.Limits())
+                                         scope.rack_of, limits or rebalance.Limits(),
+                                         kept=scope.unregistered)
     moves, undo = table.moves(result.final)
     after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
     figures = render.Rebalanced(

@@ -173,6 +173,12 @@ def byte_balance_by_scan(parts: Sequence[Replicas], sizes: Sequence[int],
                     default=None)
             if y is not None:
                 move(p, x, y)
+    def spread() -> int:
+        return max(held[b] for b in targets) - min(held[b] for b in targets)
+
+    best = (spread(), _changed(parts, now))  # the moves after the last narrowing are not made
+    if all(abs(held[b] - mean) <= largest for b in targets):
+        return best[1]  # within one largest partition of the mean: nothing to do
     for _ in range(sum(map(len, parts))):
         high = max(targets, key=lambda b: (held[b], -b))
         if held[high] - min(held[b] for b in targets) <= largest:
@@ -180,14 +186,16 @@ def byte_balance_by_scan(parts: Sequence[Replicas], sizes: Sequence[int],
         for low in sorted(targets, key=lambda b: (held[b], b)):
             gap = held[high] - held[low]
             if gap <= 0:
-                return _changed(parts, now)
+                return best[1]
             p = best_fit(high, low, min(held[high] - mean, mean - held[low], gap / 2))
             if p is not None and sizes[p] < gap:
                 move(p, high, low)
+                if spread() < best[0]:
+                    best = (spread(), _changed(parts, now))
                 break
         else:
             break
-    return _changed(parts, now)
+    return best[1]
 
 
 def _changed(parts: Sequence[Replicas], now: Sequence[list[int]]) -> dict[int, Replicas]:
