@@ -159,14 +159,22 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
                                          kept=scope.unregistered)
     moves, undo = table.moves(result.final)
     after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
+    live, left = scope.live, replica_counts(after)
+    limited = limits or rebalance.Limits()
     figures = render.Rebalanced(
         result, len(selected), len(moves),
-        metrics.balance(table.replicas, table.topic_of, table.topics, scope.targets),
-        metrics.balance(after, table.topic_of, table.topics, scope.targets),
+        metrics.balance(table.replicas, table.topic_of, table.topics, live),
+        metrics.balance(after, table.topic_of, table.topics, live),
         replication_factor is not None,
         None if size_of is None else render.ByteFigures(
             sum(moved_bytes(size_of[i], table.replicas[i], r) for i, r in result.final.items()),
-            _held(table.replicas, size_of, scope.targets), _held(after, size_of, scope.targets)))
+            _held(table.replicas, size_of, live), _held(after, size_of, live),
+            max(size_of, default=0)),
+        {b: (n, left.get(b, 0)) for b, n in sorted(counts.items()) if b not in scope.targets},
+        scope.unregistered,
+        " and ".join(f"{option} {n}" for option, n in (
+            ("--max-moves", limited.max_moves),
+            ("--max-leader-changes", limited.max_leader_changes)) if n is not None) or None)
     return ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)), figures
 
 

@@ -139,6 +139,12 @@ class Rebalanced:
     """A replication factor change, not a rebalance."""
     byte_figures: ByteFigures | None = None
     """With partition sizes."""
+    drained: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    """Brokers outside the targets that held replicas: replicas on each before and after."""
+    unregistered: tuple[int, ...] = ()
+    """Targets that are not registered, kept: their partitions are left as they are."""
+    limits: str | None = None
+    """The limits given (``--max-moves 0``), for saying what stopped a plan."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,6 +155,8 @@ class ByteFigures:
     moved: int
     before: Mapping[int, int]
     after: Mapping[int, int]
+    largest: int = 0
+    """The largest partition: bytes per broker within it of each other is the aim."""
 
 
 def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
@@ -172,15 +180,18 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
             "brokers": [{**load, **({} if sized is None else {
                 "bytes_before": sized.before[load["broker"]],
                 "bytes_after": sized.after[load["broker"]]})}
-                for load in loads(before, after)]})
+                for load in loads(before, after)],
+            "drained": [{"broker": b, "replicas_before": n, "replicas_after": m}
+                        for b, (n, m) in figures.drained.items()],
+            "unregistered_kept": list(figures.unregistered), "held_partitions": r.held,
+            "stopped": None if figures.partitions else _why_nothing(figures)})
         return
     console = out if written or not figures.partitions else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
     if not figures.partitions:
-        say(f"nothing to move: {figures.topics} topic(s) are balanced over "
-            f"{len(before.replicas)} broker(s) (replica spread {before.replica_spread}, leader "
-            f"spread {before.leader_spread}); "
+        say(f"nothing to move: {_why_nothing(figures)}; "
             + (f"the plan {written} has no batch" if written else "no plan written"))
+        _kept(say, figures)
         return
     if r.bytes_moved is None:
         say(f"{r.replica_moves} replica move(s) (lower bound {r.lower_bound}), "
@@ -201,6 +212,8 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
         f"{before.leader_spread} -> {after.leader_spread}, worst topic spread "
         f"{before.worst_topic_spread} -> {after.worst_topic_spread}"
         + (f" ({after.worst_topic})" if after.worst_topic else ""))
+    _drains(say, figures)
+    _kept(say, figures)
     if after.elsewhere:
         say(f"{after.elsewhere} replica(s) stay on brokers outside the targets")
     if r.unplaced:
@@ -216,6 +229,52 @@ def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
     if r.leader_changes and not figures.resized:
         say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
             "--all' so that they lead")
+
+
+def _why_nothing(figures: Rebalanced) -> str:
+    """What stopped a plan that changes nothing: a limit, the byte aim, rules no plan can
+    break, or balance itself."""
+    r, before, sized = figures.result, figures.before, figures.byte_figures
+    counts = (f"replica spread {before.replica_spread}, leader spread {before.leader_spread}")
+    if r.partial:
+        return (f"{figures.limits or 'the limit'} allows none of the changes the balance needs "
+                f"({r.lower_bound} replica move(s) at least; {counts})")
+    if r.bytes_moved is not None and sized is not None:
+        if not sized.largest:
+            return (f"every partition's size is 0, so --balance bytes has nothing to balance "
+                    f"({counts}; --balance replicas balances counts)")
+        return (f"bytes per broker are within one largest partition "
+                f"({human_bytes(sized.largest)}) of the mean already (byte spread "
+                f"{human_bytes(spread(sized.before))}), so no move serves --balance bytes "
+                f"({counts}; --balance replicas balances counts)")
+    if r.unplaced:
+        return (f"{r.unplaced} move(s) would be needed for a spread of 1 and no valid plan "
+                f"allows them (rack diversity, or partitions as wide as the broker list; "
+                f"{counts})")
+    return (f"{figures.topics} topic(s) are balanced over {len(before.replicas)} broker(s) "
+            f"({counts})")
+
+
+def _drains(say: Callable[[str], None], figures: Rebalanced) -> None:
+    """The brokers a plan empties (or, partial, relieves): the spread over the targets does not
+    show them."""
+    if not figures.drained:
+        return
+    brokers = listed(figures.drained)
+    held = sum(n for n, _ in figures.drained.values())
+    left = sum(m for _, m in figures.drained.values())
+    if not left:
+        say(f"empties broker(s) {brokers}: their {held} replica(s) move to the targets")
+    else:
+        say(f"moves {held - left} of the {held} replica(s) off broker(s) {brokers}; {left} stay "
+            f"there")
+
+
+def _kept(say: Callable[[str], None], figures: Rebalanced) -> None:
+    if figures.unregistered:
+        say(f"broker(s) {listed(figures.unregistered)} are not registered: their replicas stay, "
+            f"nothing new goes there, and the {figures.result.held} partition(s) holding one "
+            f"are left as they are")
 
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,

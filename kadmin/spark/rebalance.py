@@ -32,7 +32,7 @@ from kadmin import snapshots
 from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
-from kadmin.model import InvalidInput, TopicAssignment
+from kadmin.model import InvalidInput, TopicAssignment, listed
 from kadmin.spark import job, quotas
 from kadmin.spark.chunks import Context, Counts, Part, PartTotals, Picked, Planned, Step, plan
 from kadmin.zk import codec
@@ -144,6 +144,11 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
             holding = {b for c in counts for b, n in c.replicas.items() if n}
             scope = scope_of(registered, holding, options.brokers, options.remove,
                              options.rack_aware)
+            if scope.unregistered:
+                raise InvalidInput(
+                    f"--brokers: broker(s) {listed(scope.unregistered)} are not registered; "
+                    f"spark rebalance cannot leave their partitions as they are: plan with "
+                    f"'kadmin plan rebalance' (which does), or drain them with --remove-brokers")
             context = Context(scope.targets, scope.rack_of)
             parts.share(context)
             result = plan(parts, counts, context,

@@ -7,6 +7,7 @@ same cluster."""
 
 from __future__ import annotations
 
+import json
 import random
 
 from hypothesis import given, settings
@@ -72,3 +73,93 @@ def test_plans_with_dead_brokers_kept_pass_validation(seed: int, dead: int, mode
                                 allow_rf_change=mode == "factor")
         assert report.ok(), report.errors
         assert plans.validate(plans.plan_document(rollback), PlanKind.REASSIGN).ok()
+
+
+def cluster_file(tmp_path, brokers: list[int], topics: dict[str, list[list[int]]]):  # type: ignore[no-untyped-def]
+    doc = {"version": 1,
+           "brokers": {str(b): {"host": f"h{b}", "port": 9092} for b in brokers},
+           "topics": {t: {str(p): r for p, r in enumerate(parts)} for t, parts in topics.items()}}
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def log_dirs(sizes: dict[str, int]) -> str:
+    doc = {"version": 1, "brokers": [{"broker": 0, "logDirs": [{
+        "logDir": "/data", "error": None, "partitions": [
+            {"partition": tp, "size": size, "offsetLag": 0, "isFuture": False}
+            for tp, size in sizes.items()]}]}]}
+    return ("Querying brokers for log directories information\n"
+            "Received log directory information from brokers 0\n" + json.dumps(doc) + "\n")
+
+
+SKEWED = {"t": [[0, 1], [0, 2], [0, 1], [0, 2], [1, 0], [0, 1], [2, 0], [0, 1], [0, 3], [1, 0]]}
+"""Broker 0 holds 10 replicas, 3 holds 1."""
+
+
+def test_a_dead_broker_kept_gets_nothing_and_the_plan_validates(kadmin, tmp_path):  # type: ignore[no-untyped-def]
+    """Broker 3 holds a replica and is not registered: kept, its partition t-8 stays as it is,
+    no replica or leadership goes to it (before: every move could land there)."""
+    path = cluster_file(tmp_path, [0, 1, 2, 4], SKEWED)
+    run = kadmin("plan", "rebalance", "--cluster", str(path), "--brokers", "0,1,2,3,4",
+                 "--out", "p.json")
+    assert run.code == 0, run.err
+    entries = json.loads((tmp_path / "p.json").read_text())["partitions"]
+    assert entries and all(3 not in e["replicas"] for e in entries)
+    assert all(e["partition"] != 8 for e in entries)
+    assert ("broker(s) 3 are not registered: their replicas stay, nothing new goes there, and "
+            "the 1 partition(s) holding one are left as they are") in run.out
+    run = kadmin("plan", "validate", "p.json", "--cluster", str(path))
+    assert run.code == 0, run.out + run.err
+
+
+def test_max_moves_0_says_what_stopped_it(kadmin, tmp_path):  # type: ignore[no-untyped-def]
+    path = cluster_file(tmp_path, [0, 1, 2, 3], {"t": [[0, 1], [0, 1], [0, 1], [1, 0]] * 3})
+    run = kadmin("plan", "rebalance", "--cluster", str(path), "--max-moves", "0",
+                 "--no-leaders", "--out", "p.json")
+    assert run.code == 0, run.err
+    assert run.out.startswith("nothing to move: --max-moves 0 allows none of the changes the "
+                              "balance needs (12 replica move(s) at least; replica spread 12"), \
+        run.out
+    assert "are balanced" not in run.out and not (tmp_path / "p.json").exists()
+    run = kadmin("plan", "rebalance", "--cluster", str(path), "--max-moves", "0",
+                 "--no-leaders", "--json")
+    assert json.loads(run.out)["stopped"].startswith("--max-moves 0 allows none")
+
+
+def test_bytes_with_every_size_0_say_there_is_nothing_to_balance(kadmin, tmp_path):  # type: ignore[no-untyped-def]
+    path = cluster_file(tmp_path, [0, 1, 2, 3], {"t": [[0, 1], [0, 1], [0, 1], [1, 0]] * 3})
+    (tmp_path / "sizes.txt").write_text(log_dirs({f"t-{p}": 0 for p in range(12)}))
+    run = kadmin("plan", "rebalance", "--cluster", str(path), "--sizes", "sizes.txt",
+                 "--balance", "bytes", "--no-leaders")
+    assert run.code == 0, run.err
+    assert ("nothing to move: every partition's size is 0, so --balance bytes has nothing to "
+            "balance (replica spread 12") in run.err + run.out
+
+
+def test_a_dominant_partition_is_said_to_leave_nothing_to_move(kadmin, tmp_path):  # type: ignore[no-untyped-def]
+    parts = [[p % 4, (p + 1) % 4] for p in range(12)]
+    path = cluster_file(tmp_path, [0, 1, 2, 3], {"t": parts})
+    sizes = {f"t-{p}": 10**6 + p for p in range(12)}
+    sizes["t-0"] = 10**12
+    (tmp_path / "sizes.txt").write_text(log_dirs(sizes))
+    run = kadmin("plan", "rebalance", "--cluster", str(path), "--sizes", "sizes.txt",
+                 "--balance", "bytes", "--no-leaders")
+    assert run.code == 0, run.err
+    assert "nothing to move: bytes per broker are within one largest partition (1 TB) of " \
+        "the mean already" in run.err + run.out
+
+
+def test_the_summary_names_the_brokers_it_empties(kadmin, tmp_path):  # type: ignore[no-untyped-def]
+    """--brokers 0,1,2 on brokers 0-5: the spread over 0-2 says nothing of 3-5 being drained."""
+    parts = [[p % 6, (p + 1) % 6, (p + 2) % 6] for p in range(12)]
+    path = cluster_file(tmp_path, list(range(6)), {"t": parts})
+    run = kadmin("plan", "rebalance", "--cluster", str(path), "--brokers", "0,1,2",
+                 "--out", "p.json")
+    assert run.code == 0, run.err
+    assert "empties broker(s) 3, 4, 5: their 18 replica(s) move to the targets" in run.out
+    run = kadmin("plan", "rebalance", "--cluster", str(path), "--brokers", "0,1,2",
+                 "--max-moves", "5", "--out", "q.json", "--json")
+    drained = json.loads(run.out)["drained"]
+    assert [d["broker"] for d in drained] == [3, 4, 5]
+    assert sum(d["replicas_before"] - d["replicas_after"] for d in drained) == 5

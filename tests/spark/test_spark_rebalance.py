@@ -180,6 +180,8 @@ def test_bad_inputs_are_one_line_and_write_nothing(spark, grown, tmp_path, capsy
     out = tmp_path / "out"
     cases = [
         ([], dead, r"broker\(s\) 7 hold replicas but are not registered"),
+        (["--brokers", "0,1,2,7"], dead, r"broker\(s\) 7 are not registered; spark rebalance "
+                                         r"cannot leave"),
         (["--topics", "topic-000001,nope"], grown, "unknown topic nope"),
         (["--brokers", "0,1", "--remove-brokers", "2"], grown, "either --brokers"),
         (["--remove-brokers", "99"], grown, r"broker\(s\) 99 are neither registered"),
