@@ -46,6 +46,8 @@ class Demotion:
     before: Mapping[int, int]
     after: Mapping[int, int]
     """Preferred leaders per target broker (zeros included), before and after."""
+    demoted: Mapping[int, tuple[int, int]]
+    """Preferred leaders on each demoted broker, before and after."""
     least_spread: int
     """The smallest spread over the targets that any allowed reordering reaches: the spread
     after, since the plan reaches it."""
@@ -110,7 +112,8 @@ def demote(replicas: Sequence[Replicas], demoted: Collection[int], registered: C
         handovers[(was, members[0])] += 1
     counts_before = {b: before[b] for b in targets}
     counts_after = {b: after[b] for b in targets}
-    return Demotion(final, tuple(targets), counts_before, counts_after, spread(counts_after),
+    return Demotion(final, tuple(targets), counts_before, counts_after,
+                    {b: (before[b], after[b]) for b in sorted(barred)}, spread(counts_after),
                     dict(sorted(handovers.items())), *stuck)
 
 

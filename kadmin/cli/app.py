@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kadmin.cli import cluster, execute, plan, rebalance, sandbox, spark, throttle, zk
+from kadmin.cli import cluster, demote, execute, plan, rebalance, sandbox, spark, throttle, zk
 from kadmin.cli.common import OutputClosed, err, use_security_options
 from kadmin.model import KadminError, and_more
 from kadmin.zk.security import SecuritySources
@@ -29,6 +29,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 plan.app.command("rebalance")(rebalance.plan_rebalance)
+plan.app.command("demote")(demote.plan_demote)
 app.add_typer(plan.app, name="plan")
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(execute.topics_app, name="topics")

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kadmin import files
+from kadmin.balance.demote import Demotion
 from kadmin.balance.metrics import Balance, loads, spread
 from kadmin.balance.rebalance import Rebalance
 from kadmin.cli.common import err, out, print_sampled, write_stdout
@@ -44,6 +45,7 @@ from kadmin.events import (
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import (
     PartitionMove,
+    Sample,
     Severity,
     TopicPartition,
     and_more,
@@ -275,6 +277,78 @@ def _kept(say: Callable[[str], None], figures: Rebalanced) -> None:
         say(f"broker(s) {listed(figures.unregistered)} are not registered: their replicas stay, "
             f"nothing new goes there, and the {figures.result.held} partition(s) holding one "
             f"are left as they are")
+
+
+@dataclasses.dataclass(frozen=True)
+class Demoted:
+    """What ``plan demote`` reports."""
+
+    result: Demotion
+    demoted: tuple[int, ...]
+    topics: int
+    minimal: bool
+    all_demoted: Sample[str]
+    """Partitions whose every replica is on a demoted broker: they stay."""
+    no_live_replica: Sample[str]
+    """Partitions whose other replicas are all unregistered: they stay."""
+    dead_led: Sample[str]
+    """Partitions led by an unregistered broker that is not demoted: left as they are."""
+
+
+def demoted(figures: Demoted, written: Path | None, as_json: bool) -> None:
+    """The summary of a demotion: how many leaders move and where, the spread over the other
+    brokers, and the partitions that stay; the plan itself went to ``written``."""
+    r = figures.result
+    rollback = files.sibling(written, ".rollback.json") if written else None
+    stuck = (("all_demoted", figures.all_demoted, "every replica is on a demoted broker"),
+             ("no_live_replica", figures.no_live_replica,
+              "their other replicas are on unregistered brokers, which must not lead"),
+             ("dead_led", figures.dead_led,
+              "led by an unregistered broker that is not demoted (demote it too to move them)"))
+    if as_json:
+        print_json({
+            "plan": str(written) if written else None,
+            "rollback": str(rollback) if rollback else None,
+            "demoted": list(figures.demoted), "minimal": figures.minimal,
+            "topics": figures.topics, "leader_changes": r.leader_changes,
+            "targets": list(r.targets), "leader_spread_before": r.spread_before,
+            "leader_spread_after": r.spread_after, "least_spread": r.least_spread,
+            "handovers": [{"from": a, "to": b, "partitions": n}
+                          for (a, b), n in r.handovers.items()],
+            "brokers": [{"broker": b, "leaders_before": n, "leaders_after": r.after[b]}
+                        for b, n in r.before.items()],
+            "demoted_leaders": [{"broker": b, "leaders_before": n, "leaders_after": m}
+                                for b, (n, m) in r.demoted.items()],
+            **{key: {"count": found.total, "partitions": list(found.items)}
+               for key, found, _ in stuck}})
+        return
+    console = out if written or not r.leader_changes else err
+    say = lambda line: console.print(line, markup=False)  # noqa: E731
+    if not r.leader_changes:
+        say(f"nothing to move: no partition of {figures.topics} topic(s) needs another preferred "
+            f"leader to keep it off broker(s) {listed(figures.demoted)}"
+            + ("" if figures.minimal else " and balanced over the others")
+            + f" (leader spread {r.spread_after} over {len(r.targets)} broker(s)); no plan written")
+    else:
+        say(f"{r.leader_changes} leader change(s) in {figures.topics} topic(s), by reordering "
+            f"replica lists only (no data moves)")
+        say("leaders move: " + listed(f"{a} -> {b}: {n}" for (a, b), n in sorted(
+            r.handovers.items(), key=lambda item: (-item[1], item[0]))))
+        only = ", changing only what they lead" if figures.minimal else ""
+        least = "" if r.least_spread <= 1 else f" (the least any reordering reaches{only})"
+        say(f"preferred leaders over broker(s) {listed(r.targets)}: spread {r.spread_before} -> "
+            f"{r.spread_after}{least}")
+        print_sampled(console, chain(
+            (f"broker {b} (demoted): {n} -> {m}" for b, (n, m) in r.demoted.items()),
+            (f"broker {b}: {n} -> {r.after[b]}" for b, n in r.before.items())), "  ")
+    for _, found, why in stuck:
+        if found.total:
+            say(f"{found.total} partition(s) keep their preferred leader: {why}: "
+                f"{listed(found.items)}" + (f" {and_more(found.rest)}" if found.rest else ""))
+    if written:
+        say(f"plan {written}, rollback {rollback} (the way back)")
+        say(f"next: kadmin reassign --plan {written} (reordering only: it completes at once), "
+            f"then kadmin elect --all so that the new preferred leaders lead")
 
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,

@@ -260,8 +260,9 @@ def test_partial_plans_relieve_the_most_loaded_first_and_converge() -> None:
 def test_partial_steps_add_up_to_the_optimum(c: Cluster, budget: int) -> None:
     """Issue 20 item 17, the README's promise for --max-moves: each step is a piece of an
     optimal plan from where it starts (single copies of it: a replica it drops goes where that
-    plan puts one), so the rest stays optimal and the steps together make exactly the fewest moves of a plan from
-    the start, not more; they need not pick the partitions that plan from the start picks."""
+    plan puts one), so the rest stays optimal and the steps together make exactly the fewest
+    moves of a plan from the start, not more; they need not pick the partitions that plan from
+    the start picks."""
     parts, targets, _ = c
     optimum = fewest_moves(parts, targets)
     assume(optimum is not None)
