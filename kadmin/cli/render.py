@@ -44,6 +44,7 @@ from kadmin.events import (
 )
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import (
+    INLINE_LIMIT,
     PartitionMove,
     Sample,
     Severity,
@@ -343,8 +344,10 @@ def demoted(figures: Demoted, written: Path | None, as_json: bool) -> None:
             (f"broker {b}: {n} -> {r.after[b]}" for b, n in r.before.items())), "  ")
     for _, found, why in stuck:
         if found.total:
+            shown = found.items[:INLINE_LIMIT]
+            more = found.total - len(shown)
             say(f"{found.total} partition(s) keep their preferred leader: {why}: "
-                f"{listed(found.items)}" + (f" {and_more(found.rest)}" if found.rest else ""))
+                + ", ".join(shown) + (f" {and_more(more)}" if more else ""))
     if written:
         say(f"plan {written}, rollback {rollback} (the way back)")
         say(f"next: kadmin reassign --plan {written} (reordering only: it completes at once), "
