@@ -214,13 +214,13 @@ def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
     needed = replica_moves(before, final)
     partial = limits.max_moves is not None and needed > limits.max_moves
     if partial:
-        budget, kept = limits.max_moves or 0, {}
+        budget, chosen = limits.max_moves or 0, {}
         for i in sorted(final):
             cost = len(set(final[i]) - set(before[i]))
             if cost <= budget:
-                kept[i] = final[i]
+                chosen[i] = final[i]
                 budget -= cost
-        final = kept
+        final = chosen
     return Rebalance(held.whole(final), replica_moves(before, final), needed,
                      leader_changes(before, final), 0, partial, held=held.partitions)
 

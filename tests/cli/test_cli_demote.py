@@ -4,23 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-
-def cluster(brokers: list[int], topics: dict[str, list[list[int]]], **extra: Any) -> dict:
-    return {"version": 1,
-            "brokers": {str(b): {"host": f"h{b}", "port": 9092} for b in brokers},
-            "topics": {t: {str(p): r for p, r in enumerate(parts)} for t, parts in topics.items()},
-            **extra}
-
-
-def write(tmp_path: Path, doc: dict) -> Path:
-    path = tmp_path / "cluster.json"
-    path.write_text(json.dumps(doc))
-    return path
-
+from tests.cli.test_cli_rebalance import cluster, write
 
 RING = cluster([0, 1, 2, 3], {"t": [[p % 4, (p + 1) % 4, (p + 2) % 4] for p in range(12)],
                               "u": [[3, 0], [3, 1], [3], [3, 9]]})

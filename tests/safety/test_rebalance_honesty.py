@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,9 +18,15 @@ from kadmin import plans
 from kadmin.balance.rebalance import Limits
 from kadmin.cli.rebalance import rebalanced_plan
 from kadmin.model import Broker, ClusterSnapshot, PlanKind, TopicPartition
+from tests.cli.test_cli_plan import log_dirs_output
+from tests.cli.test_cli_rebalance import cluster, write
 
 
-def cluster(seed: int, dead: int) -> ClusterSnapshot:
+def cluster_at(tmp_path: Path, brokers: list[int], topics: dict[str, list[list[int]]]) -> Path:
+    return write(tmp_path, cluster(brokers, topics))
+
+
+def generated(seed: int, dead: int) -> ClusterSnapshot:
     """Brokers 0-7 hold replicas, skewed; the last ``dead`` of them are not registered, and
     brokers 8 and 9 are new (registered, empty)."""
     rng = random.Random(seed)
@@ -45,7 +52,7 @@ def cluster(seed: int, dead: int) -> ClusterSnapshot:
 @given(st.integers(0, 10**9), st.integers(1, 3),
        st.sampled_from(["replicas", "max-moves", "factor", "bytes", "drain"]))
 def test_plans_with_dead_brokers_kept_pass_validation(seed: int, dead: int, mode: str) -> None:
-    snapshot = cluster(seed, dead)
+    snapshot = generated(seed, dead)
     gone = list(range(8 - dead, 8))
     holding = {b for t in snapshot.topics.values() for r in t.values() for b in r}
     kept = [b for b in gone if b in holding]
@@ -75,32 +82,14 @@ def test_plans_with_dead_brokers_kept_pass_validation(seed: int, dead: int, mode
         assert plans.validate(plans.plan_document(rollback), PlanKind.REASSIGN).ok()
 
 
-def cluster_file(tmp_path, brokers: list[int], topics: dict[str, list[list[int]]]):  # type: ignore[no-untyped-def]
-    doc = {"version": 1,
-           "brokers": {str(b): {"host": f"h{b}", "port": 9092} for b in brokers},
-           "topics": {t: {str(p): r for p, r in enumerate(parts)} for t, parts in topics.items()}}
-    path = tmp_path / "cluster.json"
-    path.write_text(json.dumps(doc))
-    return path
-
-
-def log_dirs(sizes: dict[str, int]) -> str:
-    doc = {"version": 1, "brokers": [{"broker": 0, "logDirs": [{
-        "logDir": "/data", "error": None, "partitions": [
-            {"partition": tp, "size": size, "offsetLag": 0, "isFuture": False}
-            for tp, size in sizes.items()]}]}]}
-    return ("Querying brokers for log directories information\n"
-            "Received log directory information from brokers 0\n" + json.dumps(doc) + "\n")
-
-
 SKEWED = {"t": [[0, 1], [0, 2], [0, 1], [0, 2], [1, 0], [0, 1], [2, 0], [0, 1], [0, 3], [1, 0]]}
 """Broker 0 holds 10 replicas, 3 holds 1."""
 
 
-def test_a_dead_broker_kept_gets_nothing_and_the_plan_validates(kadmin, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_dead_broker_kept_gets_nothing_and_the_plan_validates(kadmin, tmp_path):
     """Broker 3 holds a replica and is not registered: kept, its partition t-8 stays as it is,
     no replica or leadership goes to it (before: every move could land there)."""
-    path = cluster_file(tmp_path, [0, 1, 2, 4], SKEWED)
+    path = cluster_at(tmp_path, [0, 1, 2, 4], SKEWED)
     run = kadmin("plan", "rebalance", "--cluster", str(path), "--brokers", "0,1,2,3,4",
                  "--out", "p.json")
     assert run.code == 0, run.err
@@ -113,8 +102,8 @@ def test_a_dead_broker_kept_gets_nothing_and_the_plan_validates(kadmin, tmp_path
     assert run.code == 0, run.out + run.err
 
 
-def test_max_moves_0_says_what_stopped_it(kadmin, tmp_path):  # type: ignore[no-untyped-def]
-    path = cluster_file(tmp_path, [0, 1, 2, 3], {"t": [[0, 1], [0, 1], [0, 1], [1, 0]] * 3})
+def test_max_moves_0_says_what_stopped_it(kadmin, tmp_path):
+    path = cluster_at(tmp_path, [0, 1, 2, 3], {"t": [[0, 1], [0, 1], [0, 1], [1, 0]] * 3})
     run = kadmin("plan", "rebalance", "--cluster", str(path), "--max-moves", "0",
                  "--no-leaders", "--out", "p.json")
     assert run.code == 0, run.err
@@ -127,9 +116,9 @@ def test_max_moves_0_says_what_stopped_it(kadmin, tmp_path):  # type: ignore[no-
     assert json.loads(run.out)["stopped"].startswith("--max-moves 0 allows none")
 
 
-def test_bytes_with_every_size_0_say_there_is_nothing_to_balance(kadmin, tmp_path):  # type: ignore[no-untyped-def]
-    path = cluster_file(tmp_path, [0, 1, 2, 3], {"t": [[0, 1], [0, 1], [0, 1], [1, 0]] * 3})
-    (tmp_path / "sizes.txt").write_text(log_dirs({f"t-{p}": 0 for p in range(12)}))
+def test_bytes_with_every_size_0_say_there_is_nothing_to_balance(kadmin, tmp_path):
+    path = cluster_at(tmp_path, [0, 1, 2, 3], {"t": [[0, 1], [0, 1], [0, 1], [1, 0]] * 3})
+    (tmp_path / "sizes.txt").write_text(log_dirs_output({f"t-{p}": 0 for p in range(12)}))
     run = kadmin("plan", "rebalance", "--cluster", str(path), "--sizes", "sizes.txt",
                  "--balance", "bytes", "--no-leaders")
     assert run.code == 0, run.err
@@ -137,12 +126,12 @@ def test_bytes_with_every_size_0_say_there_is_nothing_to_balance(kadmin, tmp_pat
             "balance (replica spread 12") in run.err + run.out
 
 
-def test_a_dominant_partition_is_said_to_leave_nothing_to_move(kadmin, tmp_path):  # type: ignore[no-untyped-def]
+def test_a_dominant_partition_is_said_to_leave_nothing_to_move(kadmin, tmp_path):
     parts = [[p % 4, (p + 1) % 4] for p in range(12)]
-    path = cluster_file(tmp_path, [0, 1, 2, 3], {"t": parts})
+    path = cluster_at(tmp_path, [0, 1, 2, 3], {"t": parts})
     sizes = {f"t-{p}": 10**6 + p for p in range(12)}
     sizes["t-0"] = 10**12
-    (tmp_path / "sizes.txt").write_text(log_dirs(sizes))
+    (tmp_path / "sizes.txt").write_text(log_dirs_output(sizes))
     run = kadmin("plan", "rebalance", "--cluster", str(path), "--sizes", "sizes.txt",
                  "--balance", "bytes", "--no-leaders")
     assert run.code == 0, run.err
@@ -150,10 +139,10 @@ def test_a_dominant_partition_is_said_to_leave_nothing_to_move(kadmin, tmp_path)
         "the mean already" in run.err + run.out
 
 
-def test_the_summary_names_the_brokers_it_empties(kadmin, tmp_path):  # type: ignore[no-untyped-def]
+def test_the_summary_names_the_brokers_it_empties(kadmin, tmp_path):
     """--brokers 0,1,2 on brokers 0-5: the spread over 0-2 says nothing of 3-5 being drained."""
     parts = [[p % 6, (p + 1) % 6, (p + 2) % 6] for p in range(12)]
-    path = cluster_file(tmp_path, list(range(6)), {"t": parts})
+    path = cluster_at(tmp_path, list(range(6)), {"t": parts})
     run = kadmin("plan", "rebalance", "--cluster", str(path), "--brokers", "0,1,2",
                  "--out", "p.json")
     assert run.code == 0, run.err
