@@ -144,21 +144,64 @@ def _balanced(replicas: Sequence[Replicas], fixed: Mapping[int, int], targets: S
         reached[members[0]] += 1
     loads = [reached[b] for b in targets]
     left = sum(n for b, n in reached.items() if b in barred)
-    hi = _least(ceil, max(loads) + left, lambda h: not attempt(0, h)[1])
-    lo = -_least(-floor, -min(loads), lambda m: not attempt(-m, total)[1])
+    top, bottom = _density_bounds(replicas, fixed, targets, reached)
+    hi = _least(max(ceil, top), max(loads) + left, lambda h: not attempt(0, h)[1])
+    lo = -_least(-min(floor, bottom), -min(loads), lambda m: not attempt(-m, total)[1])
     reordered, pending = attempt(lo, hi)
     assert not pending, f"leaders: [{lo}, {hi}] is reachable by both bounds, yet not met"
     return reordered
 
 
+def _density_bounds(replicas: Sequence[Replicas], fixed: Mapping[int, int],
+                    targets: Sequence[int], reached: Mapping[int, int]) -> tuple[int, int]:
+    """A floor under ``hi*`` and a ceiling over ``lo*``, most often the values themselves, so
+    that the search checks them first: the ``k`` brokers that lead the most in ``reached``
+    lead at least every partition whose eligible replicas are all among them (so one of them
+    leads at least the average of that), and the ``k`` that lead the least at most every
+    partition with an eligible replica among them; over every ``k``. Linear in the replicas."""
+    inside = set(targets)
+    order = sorted(targets, key=lambda b: (-reached.get(b, 0), b))
+    rank = {b: k for k, b in enumerate(order)}
+    n = len(order)
+    within = [0] * n
+    """Partitions whose eligible replicas all rank below k + 1, by the highest rank."""
+    touching = [0] * n
+    """Partitions with an eligible replica among the k + 1 that lead the least, by the
+    rank of that replica counted from the end."""
+    for members in replicas:
+        ranks = [rank[b] for b in members if b in inside]
+        within[max(ranks)] += 1
+        touching[n - 1 - max(ranks)] += 1
+    for b, count in fixed.items():
+        within[rank[b]] += count
+        touching[n - 1 - rank[b]] += count
+    top, bottom, most, least = 0, len(replicas) + sum(fixed.values()), 0, 0
+    for k in range(n):
+        most += within[k]
+        least += touching[k]
+        top = max(top, -(-most // (k + 1)))
+        bottom = min(bottom, least // (k + 1))
+    return top, bottom
+
+
 def _least(low: int, high: int, holds: Callable[[int], bool]) -> int:
-    """The least ``x`` in ``[low, high]`` for which ``holds`` (monotone, true at ``high``)."""
-    while low < high:
-        middle = (low + high) // 2
+    """The least ``x`` in ``[low, high]`` for which ``holds`` (monotone, true at ``high``):
+    ``low`` first, then steps that double, then bisection (few checks when ``x`` is near
+    ``low``, which the bounds make the common case)."""
+    if low >= high or holds(low):
+        return min(low, high)
+    bad, step = low, 1  # holds is false at bad, true at high
+    while bad + step < high:
+        if holds(bad + step):
+            high = bad + step
+            break
+        bad, step = bad + step, step * 2
+    while bad + 1 < high:
+        middle = (bad + high) // 2
         if holds(middle):
             high = middle
         else:
-            low = middle + 1
+            bad = middle
     return high
 
 

@@ -127,3 +127,18 @@ def test_minimal_changes_only_what_the_demoted_broker_leads() -> None:
     minimal = demote(parts, {0}, {0, 1, 2}, minimal=True)
     assert minimal.final == {0: (2, 0, 1), 1: (2, 0, 1)}
     assert dict(minimal.after) == {1: 4, 2: 2} and minimal.least_spread == 2
+
+
+@given(st.integers(-50, 50), st.integers(0, 100), st.integers(0, 100))
+def test_the_search_finds_the_least_value_that_holds(low: int, width: int, answer: int) -> None:
+    from kadmin.balance.demote import _least
+    high = low + width
+    target = low + min(answer, width)
+    checked: list[int] = []
+
+    def holds(x: int) -> bool:
+        checked.append(x)
+        return x >= target
+
+    assert _least(low, high, holds) == target
+    assert len(checked) <= 2 * max(1, width).bit_length() + 2
