@@ -142,8 +142,9 @@ class Rebalanced:
     """A replication factor change, not a rebalance."""
     byte_figures: ByteFigures | None = None
     """With partition sizes."""
-    drained: Mapping[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
-    """Brokers outside the targets that held replicas: replicas on each before and after."""
+    drained: Mapping[int, tuple[int, int | None]] = dataclasses.field(default_factory=dict)
+    """Brokers outside the targets that held replicas: replicas on each before and after
+    (None: not known one by one, as after a Spark plan; ``after.elsewhere`` has the total)."""
     unregistered: tuple[int, ...] = ()
     """Targets that are not registered, kept: their partitions are left as they are."""
     limits: str | None = None
@@ -265,7 +266,8 @@ def _drains(say: Callable[[str], None], figures: Rebalanced) -> None:
         return
     brokers = listed(figures.drained)
     held = sum(n for n, _ in figures.drained.values())
-    left = sum(m for _, m in figures.drained.values())
+    afters = [m for _, m in figures.drained.values()]
+    left = figures.after.elsewhere if None in afters else sum(m or 0 for m in afters)
     if not left:
         say(f"empties broker(s) {brokers}: their {held} replica(s) move to the targets")
     else:

@@ -144,5 +144,9 @@ def rebalance(
     result = Rebalance({}, manifest.replica_moves, manifest.lower_bound, manifest.leader_changes,
                        manifest.planned.unplaced, manifest.planned.partial)
     render.rebalanced(render.Rebalanced(result, manifest.topics, manifest.partitions,
-                                        manifest.before, manifest.after, resized=False),
+                                        manifest.before, manifest.after, resized=False,
+                                        drained={b: (n, None)
+                                                 for b, n in manifest.drained.items()},
+                                        limits=None if max_moves is None
+                                        else f"--max-moves {max_moves}"),
                       out_dir / "manifest.json", json_output, folder=True)

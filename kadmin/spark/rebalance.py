@@ -22,7 +22,7 @@ batches; the rare tail (see :mod:`kadmin.spark.quotas`) adds at most ``TAIL_PART
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -78,6 +78,9 @@ class Manifest:
     batch_size: int
     max_znode_bytes: int
     fingerprint: Mapping[str, Mapping[str, Any]]
+    drained: Mapping[int, int] = field(default_factory=dict)
+    """Replicas on each broker outside the targets before the plan (for the summary; not
+    written: the manifest's ``elsewhere`` says what stays there)."""
 
     def document(self) -> dict[str, Any]:
         return {
@@ -149,6 +152,8 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
                     f"--brokers: broker(s) {listed(scope.unregistered)} are not registered; "
                     f"spark rebalance cannot leave their partitions as they are: plan with "
                     f"'kadmin plan rebalance' (which does), or drain them with --remove-brokers")
+            drained = {b: sum(c.replicas.get(b, 0) for c in counts)
+                       for b in sorted(holding - set(scope.targets))}  # before plan() runs
             context = Context(scope.targets, scope.rack_of)
             parts.share(context)
             result = plan(parts, counts, context,
@@ -167,7 +172,8 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
                     before=quotas.merged([t.before for t in trailers]),
                     after=quotas.merged([t.after for t in trailers]), options=options,
                     targets=scope.targets, batch_size=batch_size,
-                    max_znode_bytes=max_znode_bytes, fingerprint=fingerprint)
+                    max_znode_bytes=max_znode_bytes, fingerprint=fingerprint,
+                    drained=drained)
 
             try:
                 return job.write_folder(out_dir, encoded, manifest, batch_size=batch_size,
