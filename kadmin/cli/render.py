@@ -308,7 +308,7 @@ def demoted(figures: Demoted, written: Path | None, as_json: bool) -> None:
               "their other replicas are on unregistered brokers, which must not lead"),
              ("dead_led", figures.dead_led,
               "led by an unregistered broker that is not demoted (demote it too to move them)"))
-    if as_json:
+    if as_json and (written or not r.leader_changes):  # else the plan went to stdout
         print_json({
             "plan": str(written) if written else None,
             "rollback": str(rollback) if rollback else None,

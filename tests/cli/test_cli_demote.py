@@ -58,6 +58,14 @@ def test_json_gives_the_handovers_and_what_stays(kadmin, tmp_path):
     assert doc["plan"] == "demote.json" and doc["rollback"] == "demote.rollback.json"
 
 
+def test_a_plan_to_stdout_keeps_the_summary_on_stderr(kadmin, tmp_path):
+    run = kadmin("plan", "demote", "--brokers", "3", "--cluster", str(write(tmp_path, RING)),
+                 "-o", "-", "--json")
+    assert run.code == 0, run.err
+    assert len(json.loads(run.out)["partitions"]) > 0  # stdout holds the plan alone
+    assert run.err.startswith("6 leader change(s) in 2 topic(s)")
+
+
 def test_minimal_changes_only_what_the_demoted_broker_leads(kadmin, tmp_path):
     run = kadmin("plan", "demote", "--brokers", "3", "--minimal", "--json",
                  "--cluster", str(write(tmp_path, RING)), "-o", "demote.json")
