@@ -97,4 +97,5 @@ def demoted_plan(snapshot: ClusterSnapshot, selected: Sequence[str], demoted: Se
     return (ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)),
             render.Demoted(result, tuple(sorted(demoted)), len(selected), minimal,
                            *(sample_of(str(table.tp(i)) for i in found) for found in (
-                               result.all_demoted, result.no_live_replica, result.dead_led))))
+                               result.all_demoted, result.no_live_replica, result.dead_led)),
+                           tuple(b for b in sorted(demoted) if b not in snapshot.brokers)))

@@ -296,6 +296,8 @@ class Demoted:
     """Partitions whose other replicas are all unregistered: they stay."""
     dead_led: Sample[str]
     """Partitions led by an unregistered broker that is not demoted: left as they are."""
+    down: tuple[int, ...] = ()
+    """Demoted brokers that are not registered."""
 
 
 def demoted(figures: Demoted, written: Path | None, as_json: bool) -> None:
@@ -352,8 +354,10 @@ def demoted(figures: Demoted, written: Path | None, as_json: bool) -> None:
                 + ", ".join(shown) + (f" {and_more(more)}" if more else ""))
     if written:
         say(f"plan {written}, rollback {rollback} (the way back)")
-        say(f"next: kadmin reassign --plan {written} (reordering only: it completes at once), "
-            f"then kadmin elect --all so that the new preferred leaders lead")
+        gate = (f" --no-health-gate (broker(s) {listed(figures.down)} are down: their partitions "
+                f"are under-replicated)" if figures.down else "")
+        say(f"next: kadmin reassign --plan {written}{gate} (reordering only: it completes at "
+            f"once), then kadmin elect --all so that the new preferred leaders lead")
 
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,

@@ -87,6 +87,17 @@ def test_a_long_list_of_partitions_that_stay_is_bounded(kadmin, tmp_path):
         line.endswith("t-9 (and 140 more)")
 
 
+def test_a_demoted_broker_that_is_down_is_fine(kadmin, tmp_path):
+    doc = cluster([0, 1], {"t": [[5, 0], [5, 1], [0, 5], [1, 0]]})
+    run = kadmin("plan", "demote", "--brokers", "5", "--cluster", str(write(tmp_path, doc)),
+                 "-o", "demote.json")
+    assert run.code == 0, run.err
+    assert entries(tmp_path / "demote.json") == {("t", 0): [0, 5], ("t", 1): [1, 5]}
+    assert "--no-health-gate (broker(s) 5 are down" in run.out
+    run = kadmin("plan", "validate", "demote.json", "--cluster", "cluster.json")
+    assert run.code == 0, run.out + run.err
+
+
 def test_nothing_to_demote_writes_no_plan(kadmin, tmp_path):
     doc = cluster([0, 1, 2], {"t": [[0, 1], [1, 0], [0, 1], [1, 0]]})
     run = kadmin("plan", "demote", "--brokers", "2", "--cluster", str(write(tmp_path, doc)),
