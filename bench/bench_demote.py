@@ -1,14 +1,15 @@
 """Benchmark: `kadmin plan demote` on 1,000,000 partitions, end to end through the CLI.
 
-The clusters of bench_rebalance.py (100,000 topics x 10 partitions, RF 3, 1,000 brokers):
-``grow`` (balanced by `plan generate`: a spread of 1 is reachable, one flow) and ``skewed``
-(kadmin's synthetic cluster: it is not, so the least spread is searched for). Two brokers are
-demoted, one of the most loaded and one of the least.
+100,000 topics x 10 partitions, RF 3, 1,000 brokers, in three shapes: ``kafka`` (placed by
+Kafka's rule: balanced, followers spread, a spread of 1 reachable in one flow), ``ring`` (the
+round-robin rule, each broker's followers always the next two: a spread of 1 takes handovers
+all around the ring, the worst case) and ``skewed`` (kadmin's synthetic cluster: a spread of 1
+is out of reach, so the least spread is searched for). Two brokers are demoted.
 
 The floor is what merely reading the snapshot (json.load) and writing a plan of the same size
 costs; the target is at most 3x that floor, with a peak RSS under 2 GB.
 
-Run: python bench/bench_demote.py [--topics 100000] [--shapes grow,skewed]
+Run: python bench/bench_demote.py [--topics 100000] [--shapes kafka,skewed,ring]
 Appends a section to bench/RESULTS.md.
 """
 
@@ -23,26 +24,45 @@ import tempfile
 import time
 from pathlib import Path
 
+from kadmin.model import Broker, ClusterSnapshot, PartitionState
+from kadmin.placement import PlacementOptions, Strategy, place
 from kadmin.snapshots import snapshot_to_document
+from kadmin.synthetic import synthetic_cluster
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_rebalance import cluster, floor_seconds  # noqa: E402
+from bench_rebalance import floor_seconds  # noqa: E402
 from machine import append_results, describe_machine  # noqa: E402
 
-DEMOTED = "0,899"
+DEMOTED = "0,517"
+BROKERS = 1000
 
 
-def run(shape: str, topics: int, work: Path) -> list[str]:
+def cluster(shape: str, topics: int) -> ClusterSnapshot:
+    base = synthetic_cluster(brokers=BROKERS, topics=topics, partitions=10, replication_factor=3,
+                             seed=1)
+    if shape == "skewed":
+        return base
+    strategy = Strategy.KAFKA if shape == "kafka" else Strategy.ROUNDROBIN
+    brokers = [Broker(b, f"broker-{b}", 9092) for b in range(BROKERS)]
+    assignment = place(base.topics, sorted(base.topics), brokers,
+                       PlacementOptions(strategy=strategy))
+    states = {t: {p: PartitionState(r[0], r) for p, r in parts.items()}
+              for t, parts in assignment.items()}
+    return ClusterSnapshot({b.id: b for b in brokers}, assignment, states, base.controller,
+                           base.controller_epoch)
+
+
+def run(shape: str, topics: int, work: Path, minimal: list[str]) -> list[str]:
     snapshot_file = work / f"{shape}.json"
     with snapshot_file.open("w") as f:
         json.dump(snapshot_to_document(cluster(shape, topics)), f, separators=(",", ":"))
-    plan_file = work / f"{shape}-demote.json"
+    plan_file = work / f"{shape}-demote{len(minimal)}.json"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "kadmin", "plan", "demote", "--brokers", DEMOTED,
-                           "--cluster", str(snapshot_file), "--out", str(plan_file), "--json"],
-                          check=True, capture_output=True, text=True)
+                           "--cluster", str(snapshot_file), "--out", str(plan_file), "--json",
+                           *minimal], check=True, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
@@ -53,7 +73,8 @@ def run(shape: str, topics: int, work: Path) -> list[str]:
     off = sum(d["leaders_after"] for d in summary["demoted_leaders"])
     verdict = "PASS" if ratio <= 3 and peak_mb < 2048 and off == 0 else "FAIL"
     return [
-        f"- {shape}: {topics * 10:,} partitions, RF 3, demoting {DEMOTED}; "
+        f"- {shape}{' ' + minimal[0] if minimal else ''}: {topics * 10:,} partitions, RF 3, "
+        f"demoting {DEMOTED}; "
         f"{len(summary['targets']):,} other brokers hold replicas",
         f"  - leader changes {summary['leader_changes']:,}; leader spread over the others "
         f"{summary['leader_spread_before']} -> {summary['leader_spread_after']} (least "
@@ -67,13 +88,14 @@ def run(shape: str, topics: int, work: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--topics", type=int, default=100_000)
-    parser.add_argument("--shapes", default="grow,skewed")
+    parser.add_argument("--shapes", default="kafka,skewed")
     args = parser.parse_args()
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kadmin-bench-") as tmp:
         for shape in args.shapes.split(","):
-            lines += run(shape, args.topics, Path(tmp))
-            print("\n".join(lines[-3:]), flush=True)
+            for minimal in ([], ["--minimal"]):
+                lines += run(shape, args.topics, Path(tmp), minimal)
+                print("\n".join(lines[-3:]), flush=True)
     with open("/proc/loadavg") as f:
         lines.append(f"- load average at the end: {f.read().split()[0]} (other jobs share the "
                      "2 cores; times include them)")
