@@ -212,7 +212,8 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             f"allows them (rack diversity, or partitions as wide as the broker list)")
     if r.partial:
         say("a partial plan (--max-moves/--max-leader-changes): run the same command again "
-            "once it is done, to continue toward the same balanced state")
+            "once it is done, to continue: the steps together make the fewest moves a whole "
+            "plan would")
     if written:
         say(f"plan {written}, rollback {rollback}" if rollback else
             f"plan {written} (`kadmin reassign --plan` writes the rollback file next to it "
