@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 
@@ -149,6 +149,16 @@ def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: boo
                "and reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
 
 
+def summary(line: str, doc: Mapping[str, object], as_json: bool, *,
+            to_stderr: bool = False) -> None:
+    """A command's result: ``doc`` as JSON on stdout with --json, else ``line`` for a person.
+    When stdout carries the data itself (``--out -``), the line goes to stderr, never JSON."""
+    if as_json and not to_stderr:
+        print_json(doc)
+    else:
+        (err if to_stderr else out).print(line, markup=False)
+
+
 def rebalanced(figures: Rebalanced, as_json: bool) -> None:
     """The summary of a rebalance; the plan itself went to ``figures.written`` (None: to
     stdout, or no plan because nothing needs to move). A folder plan (``kadmin spark
@@ -220,7 +230,7 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             f"before it starts)")
     if r.leader_changes and not figures.resized:
         say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
-            "--all' so that they lead")
+            "--all-topics' so that they lead")
 
 
 def _why_nothing(figures: Rebalanced) -> str:

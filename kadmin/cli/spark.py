@@ -12,6 +12,7 @@ from kadmin import placement, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
     AllTopicsDefaultOpt,
+    AllTopicsOpt,
     BatchSizeOpt,
     BrokersOpt,
     JsonOpt,
@@ -19,12 +20,16 @@ from kadmin.cli.common import (
     LeadersOpt,
     MaxMovesOpt,
     MaxZnodeBytesOpt,
+    PlacementRfOpt,
     RackOpt,
     RemoveBrokersOpt,
+    StartIndexOpt,
+    StartPartitionOpt,
+    StrategyOpt,
+    TargetBrokersOpt,
     TopicsFileOpt,
     TopicsOpt,
     named_output,
-    out,
 )
 from kadmin.operations.generate import SparkRun, spark_generate
 from kadmin.operations.rebalance import RebalanceRequest, spark_rebalance
@@ -35,7 +40,7 @@ app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
 ClusterDirOpt = Annotated[Path, typer.Option(
     "--cluster", help="Snapshot folder (brokers.json, topics.jsonl); see `kadmin cluster "
                       "snapshot --format dir`.")]
-OutDirOpt = Annotated[Path, typer.Option("--out", parser=named_output,
+OutDirOpt = Annotated[Path, typer.Option("--out", "-o", parser=named_output,
                                           help="Output folder (batch files + manifest).")]
 MasterOpt = Annotated[str, typer.Option("--master", help="Spark master URL.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output folder.")]
@@ -49,19 +54,19 @@ def plan(
     out_dir: OutDirOpt,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
-    all_topics: Annotated[bool, typer.Option("--all-topics")] = False,
-    brokers: Annotated[str | None, typer.Option("--brokers")] = None,
-    strategy: Annotated[placement.Strategy, typer.Option("--strategy")]
-    = placement.Strategy.ROUNDROBIN,
-    replication_factor: Annotated[int | None, typer.Option("--replication-factor")] = None,
-    start_index: Annotated[int | None, typer.Option("--start-index", min=0)] = None,
-    start_partition: Annotated[int, typer.Option("--start-partition", min=0)] = 0,
-    disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware")] = False,
+    all_topics: AllTopicsOpt = False,
+    brokers: TargetBrokersOpt = None,
+    strategy: StrategyOpt = placement.Strategy.ROUNDROBIN,
+    replication_factor: PlacementRfOpt = None,
+    start_index: StartIndexOpt = None,
+    start_partition: StartPartitionOpt = 0,
+    disable_rack_aware: RackOpt = False,
     master: MasterOpt = "local[*]",
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     force: ForceOpt = False,
+    json_output: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Compute a balanced plan for a very large cluster on Spark, written as znode-sized batch
@@ -79,8 +84,10 @@ def plan(
                                  split_ints(brokers, "--brokers") if brokers else None, options,
                                  SparkRun(master, batch_size, max_znode_bytes, force, verbose),
                                  progress=None if verbose else progress)
-    out.print(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
-              f"-> {planned.manifest}", markup=False)
+    render.summary(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
+                   f"-> {planned.manifest}",
+                   {"manifest": str(planned.manifest), "partitions": planned.partitions,
+                    "batches": planned.batches}, json_output)
 
 
 @app.command("rebalance")

@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -30,6 +28,7 @@ from kadmin import plans, snapshots
 from kadmin.model import MAX_ID, MAX_TOPIC_LENGTH, ClusterSnapshot, TopicPartition
 from kadmin.sandbox import Sandbox
 from kadmin.zk import codec, paths
+from tests.helpers import KadminProcesses
 
 pytestmark = pytest.mark.zk
 
@@ -288,7 +287,8 @@ FIFO_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(FIFO_CASES))
-def test_a_named_pipe_is_refused_without_blocking(case: str, tmp_path: Path) -> None:
+def test_a_named_pipe_is_refused_without_blocking(case: str, tmp_path: Path,
+                                                  kadmin_process: KadminProcesses) -> None:
     """As a separate process with a time limit: a kadmin that opened the pipe for reading would
     block forever, and the test must fail, not hang."""
     args, named = FIFO_CASES[case]
@@ -298,12 +298,7 @@ def test_a_named_pipe_is_refused_without_blocking(case: str, tmp_path: Path) -> 
     pipe = tmp_path / named
     pipe.unlink(missing_ok=True)
     os.mkfifo(pipe)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KADMIN_")}
-    try:
-        run = subprocess.run([sys.executable, "-m", "kadmin", *args], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"kadmin blocked on the named pipe {named}")
+    run = kadmin_process.run(*args, cwd=tmp_path, timeout=60)  # fails if it blocks on the pipe
     assert run.returncode == 2, run.stderr
     assert run.stderr.splitlines() == [
         f"kadmin: error: {named} is a named pipe (FIFO), not a regular file"], run.stderr
