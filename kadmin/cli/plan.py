@@ -248,12 +248,13 @@ def plan_rebalance(
 
 
 @app.command("demote")
+@connects
 def plan_demote(
+    zk: Connection,
     brokers: Annotated[str, typer.Option(
         "--brokers", help="The brokers to demote, comma-separated: no partition that has a "
                           "replica elsewhere keeps one of them as its preferred leader.")],
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
     all_topics: AllTopicsDefaultOpt = False,
@@ -264,8 +265,6 @@ def plan_demote(
     out_path: OutOpt = None,
     force: ForceOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Move preferred leadership off brokers (before a restart, or off a suspect broker) by
@@ -277,7 +276,6 @@ def plan_demote(
     """
     request = DemoteRequest(split_ints(brokers, "--brokers"),
                             TopicSelection(topics, topics_file, all_topics), minimal)
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                            states=False, skip_unreadable=skip_unreadable)
+    snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
     figures = demote_brokers(snapshot, request, Output(out_path, force, write_stdout))
     render.demoted(figures, json_output)

@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from kadmin.model import ClusterSnapshot, PartitionState
 from kadmin.sandbox import Sandbox
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths
+
+pytestmark = pytest.mark.zk
 
 
 def loaded() -> ClusterSnapshot:
