@@ -43,13 +43,14 @@ from kadmin.cli.common import (
     stdout_is_data,
     write_stdout,
 )
-from kadmin.model import PlanKind
+from kadmin.model import InvalidInput, PlanKind
 from kadmin.operations import generate as generating
 from kadmin.operations import validate as validating
 from kadmin.operations.demote import DemoteRequest, demote_brokers
 from kadmin.operations.generate import GenerateRequest, Output
 from kadmin.operations.rebalance import RebalanceRequest, rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
+from kadmin.reports import ReportFormat
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
 
@@ -102,26 +103,37 @@ def generate(
 @connects
 def validate(
     zk: Connection,
-    plan_file: Annotated[Path, typer.Argument(
-        help="Plan file to check, or a `kadmin spark` output folder or its manifest.json.")],
-    kind: Annotated[PlanKind | None, typer.Option("--kind", help="Default: detected.")] = None,
+    plan_files: Annotated[list[Path], typer.Argument(
+        help="Plan files to check; folders of plans (their *.json, journals aside) and `kadmin "
+             "spark` output folders (or their manifest.json) too.", show_default=False)],
+    kind: Annotated[PlanKind | None, typer.Option(
+        "--kind", help="The kind every plan must be (default: detected for each).")] = None,
     cluster: ClusterOpt = None,
     allow_rf_change: AllowRfChangeOpt = False,
     allow_internal: AllowInternalOpt = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
-    json_output: JsonOpt = False,
+    report_format: Annotated[ReportFormat, typer.Option(
+        "--format", help="text for people; json (one object a plan, one a line); github "
+                         "(GitHub Actions annotations); junit (one JUnit XML document).")
+    ] = ReportFormat.TEXT,
+    json_output: Annotated[bool, typer.Option("--json", help="Short for --format json.")] = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
-    """Check a plan against its schema and, with --cluster or -z, the cluster (the CI dry run).
+    """Check plans against their schema and, with --cluster or -z, the cluster (the CI dry
+    run): every plan in one run, against one read of the cluster, a verdict each.
 
-    Exit 0 when valid, 2 when not. Example: kadmin plan validate plans/x.json --cluster c.json
+    Exit 0 when every plan is valid, 2 when any is not.
+    Example: kadmin plan validate plans/ --cluster cluster.json --format github
     """
-    report = validating.validate(
-        validating.ValidateRequest(plan_file, kind, allow_rf_change, allow_internal),
+    if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
+        raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
+                           f"{report_format.value}")
+    verdicts = validating.validate_plans(
+        validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal),
         lambda: load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
         if cluster is not None or zk.zookeeper else None)
-    render.validation_report(report, str(plan_file), json_output, strict=strict)
-    if not report.ok(strict):
+    if render.verdicts(verdicts, ReportFormat.JSON if json_output else report_format,
+                       strict=strict):
         raise typer.Exit(2)
 
 

@@ -3,6 +3,8 @@ default)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -31,9 +33,24 @@ from kadmin.cli.common import (
     TopicsOpt,
     named_output,
 )
+from kadmin.embedded import SPARK_EXTRA_HINT
+from kadmin.model import OperationFailed
 from kadmin.operations.generate import SparkRun, spark_generate
 from kadmin.operations.rebalance import RebalanceRequest, spark_rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints, topic_names
+
+
+@contextmanager
+def needs_pyspark() -> Iterator[None]:
+    """PySpark is an extra (``kadmin[spark]``): without it, one line saying how to get it."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in ("pyspark", "py4j"):
+            raise
+        raise OperationFailed(f"kadmin spark needs PySpark, which is not installed "
+                              f"({SPARK_EXTRA_HINT})") from None
+
 
 app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
 
@@ -79,7 +96,7 @@ def plan(
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
-    with render.planner_progress() as progress:
+    with needs_pyspark(), render.planner_progress() as progress:
         planned = spark_generate(cluster, out_dir, selected,
                                  split_ints(brokers, "--brokers") if brokers else None, options,
                                  SparkRun(master, batch_size, max_znode_bytes, force, verbose),
@@ -121,7 +138,7 @@ def rebalance(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         leaders=leaders, max_moves=max_moves, rack_aware=not disable_rack_aware)
-    with render.planner_progress() as progress:
+    with needs_pyspark(), render.planner_progress() as progress:
         figures = spark_rebalance(cluster, out_dir, request,
                                   SparkRun(master, batch_size, max_znode_bytes, force, verbose),
                                   progress=None if verbose else progress)

@@ -161,7 +161,7 @@ def test_validate_ten_thousand_identical_entries_shows_a_hundred(kadmin, tmp_pat
     assert run.code == 2
     lines = run.err.splitlines()
     assert len(lines) == 101, lines[-3:]
-    assert lines[0] == "dup.json: error: $.partitions[1]: orders-0 is listed twice: also at " \
+    assert lines[0] == "dup.json: error: $.partitions[1] (orders-0): listed twice: also at " \
                        "$.partitions[0]"
     assert lines[-1] == "dup.json: error: (and 9,899 more) error(s) not shown"
     assert run.out.splitlines()[-1] == "dup.json: reassign plan INVALID (9,999 error(s), 0 " \
