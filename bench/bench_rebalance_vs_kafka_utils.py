@@ -116,7 +116,7 @@ def kadmin_command(zk: str, scenario: Scenario, plan: Path) -> list[str]:
                "--force", "--json"]
     if scenario.remove:
         command += ["--remove-brokers", ",".join(map(str, scenario.remove))]
-    return command
+    return [*command, *scenario.kadmin_args]
 
 
 # --- scenarios ---------------------------------------------------------------------------------
@@ -129,6 +129,8 @@ class Scenario:
     snapshot: ClusterSnapshot
     remove: tuple[int, ...] = ()
     """Brokers to drain (kafka-utils ``decommission``, kadmin ``--remove-brokers``)."""
+    kadmin_args: tuple[str, ...] = ()
+    """Options kadmin gets beyond the common ones (kafka-utils has no equivalent)."""
 
     @property
     def racks(self) -> bool:
@@ -203,6 +205,13 @@ def scenarios(partitions: int, big: int) -> dict[str, Callable[[], Scenario]]:
             "mixed-rf", f"mixed replication factors 1..5: {partitions:,} skewed partitions "
                         "(kadmin.synthetic), 12 brokers",
             mixed_rf(partitions, 12)),
+        "mixed-rf-spread1": lambda: Scenario(
+            "mixed-rf-spread1", f"mixed replication factors 1..5: {partitions:,} partitions "
+                                "(100 topics, Kafka-placed) on 8 brokers, 4 new; kadmin with "
+                                "--topic-spread 1 (spec section 7: 2,000 moves reach spread 1)",
+            kafka_placed(brokers(12), range(8), {f"topic-{i:05d}": (partitions // 100, 1 + i % 5)
+                                                 for i in range(100)}),
+            kadmin_args=("--topic-spread", "1")),
         "racks": lambda: Scenario(
             "racks", f"racks: {partitions:,} partitions (RF 3) balanced rack-aware on 9 brokers "
                      "in 3 racks, 3 new (one per rack)",
@@ -467,8 +476,10 @@ def verdicts(outcome: Outcome) -> tuple[list[str], list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenarios", default="add,drain,skew,grown,mixed-rf,racks,big",
-                        help="comma-separated, from: add, drain, skew, grown, mixed-rf, racks, big")
+    parser.add_argument("--scenarios",
+                        default="add,drain,skew,grown,mixed-rf,mixed-rf-spread1,racks,big",
+                        help="comma-separated, from: add, drain, skew, grown, mixed-rf, "
+                             "mixed-rf-spread1, racks, big")
     parser.add_argument("--partitions", type=int, default=2000)
     parser.add_argument("--big-partitions", type=int, default=10000)
     parser.add_argument("--kafka-utils-timeout", type=float, default=1200.0,

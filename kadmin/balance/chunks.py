@@ -38,6 +38,8 @@ class Context:
 
     targets: tuple[int, ...]
     rack_of: Mapping[int, str] | None
+    weights: Mapping[int, int] | None = None
+    """Broker capacities (``--capacity``): the driver's quotas follow their shares."""
 
 
 @dataclass(frozen=True)
@@ -231,8 +233,10 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: b
     read. The chunks end with the plan; the result says how it relates to the bound."""
     run = _Run(parts, list(counts), context)
     total = _added(c.replicas for c in run.state)
-    bound = replica_quota(total, context.targets, context.rack_of).units
-    moved = meet(replica_quota(total, context.targets, context.rack_of, fixed=True),
+    bound = replica_quota(total, context.targets, context.rack_of,
+                          weights=context.weights).units
+    moved = meet(replica_quota(total, context.targets, context.rack_of, fixed=True,
+                               weights=context.weights),
                  [Chunk(c.replicas, {}, c.partitions) for c in run.state],
                  run.rounds("replica moves", lambda q: Move(q, True), lambda c: c.replicas))
     unplaced = run.replica_tail() if moved.unmet else 0
@@ -247,7 +251,8 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: b
         report(f"kept {sum(c.moves for c in run.state):,} replica move(s) within --max-moves")
     if leaders:
         share = leader_quota(_added(c.leaders for c in run.state), context.targets,
-                             sum(c.partitions for c in run.state), fixed=True)
+                             sum(c.partitions for c in run.state), fixed=True,
+                             weights=context.weights)
         led = meet(share, [Chunk(c.leaders, c.replicas) for c in run.state],
                    run.rounds("leaders", Lead, lambda c: c.leaders))
         if led.unmet:
@@ -299,7 +304,8 @@ class _Run:
         search may re-route their moves and choose the ceilings. Returns the units left."""
         context = self.context
         total = _added(c.replicas for c in self.state)
-        picked = self._picked(replica_quota(total, context.targets, context.rack_of))
+        picked = self._picked(replica_quota(total, context.targets, context.rack_of,
+                                            weights=context.weights))
         flat = [p for chunk in picked for p in chunk]
         for p in flat:  # the cluster's counts with these partitions back as they were
             for b in p.planned:
@@ -308,7 +314,8 @@ class _Run:
                 total[b] = total.get(b, 0) + 1
         table = _table(flat, [p.original for p in flat])
         final, unmet = move_replicas(table, context.targets,
-                                     replica_quota(total, context.targets, context.rack_of),
+                                     replica_quota(total, context.targets, context.rack_of,
+                                                   weights=context.weights),
                                      context.rack_of)
         self._replace(picked, lambda k, p: final.get(k, p.original), "replica moves, tail")
         return unmet
@@ -318,7 +325,7 @@ class _Run:
         list holds a broker with leaderships left to give or take."""
         context = self.context
         share = leader_quota(_added(c.leaders for c in self.state), context.targets,
-                             sum(c.partitions for c in self.state))
+                             sum(c.partitions for c in self.state), weights=context.weights)
         picked = self._picked(share)
         flat = [p for chunk in picked for p in chunk]
         planned = [p.planned for p in flat]

@@ -1,10 +1,11 @@
 """Changing the replication factor of topics with the fewest moves. Pure.
 
-An increase keeps every replica and the preferred leader, and adds each new replica on the
-eligible broker with the fewest replicas (a rack the partition lacks first, then the fewest
-replicas of the topic to keep it spread); the moves are exactly the replicas added, the lower
-bound. A decrease drops followers from the most loaded brokers, first where a rack holds two of
-the partition's replicas, and never the leader; it moves nothing.
+An increase keeps every replica and the preferred leader, and adds each new replica on an
+eligible broker: a rack the partition lacks first, then the fewest replicas of the topic (its
+spread is what the change is judged by), then the fewest replicas overall; the moves are
+exactly the replicas added, the lower bound. A decrease drops followers from the most loaded
+brokers, first where a rack holds two of the partition's replicas, and never the leader; it
+moves nothing.
 """
 
 from __future__ import annotations
@@ -73,10 +74,15 @@ class _LeastLoaded:
             heapq.heappush(self.heap, (self.load[b], b))
 
     def _least_loaded(self, new: Sequence[int], topic_counts: Mapping[int, int]) -> int:
-        """Brokers come off the heap by load; the scan stops once no broker further on can beat
-        the best so far (same load at most, and a rack the partition lacks if one is left)."""
+        """The broker for a new replica: a rack the partition lacks first, then the fewest
+        replicas of the topic (a topic's spread is what its replication factor change is seen
+        by; with the same moves any broker will do), then the least loaded. Brokers come off
+        the heap by load; the scan stops once no broker further on can beat the best so far
+        (a rack the partition lacks if one is left, the topic's least count, same load at
+        most)."""
         held = {self.rack_of.get(b) for b in new} if self.rack_of else set()
         rack_matters = bool(self.racks - held)
+        fewest = self._fewest(topic_counts)
         popped: list[tuple[int, int]] = []
         best: tuple[bool, int, int, int] | None = None
         while self.heap:
@@ -85,18 +91,26 @@ class _LeastLoaded:
             if n != self.load[b] or item in popped:
                 continue  # stale, or a duplicate of a fresh entry
             popped.append(item)
-            if best is not None and n > best[1] and (not rack_matters or not best[0]):
+            if (best is not None and n > best[2] and (not rack_matters or not best[0])
+                    and best[1] <= fewest):
                 break
             if b in new:
                 continue
-            key = (rack_matters and self.rack_of is not None and self.rack_of[b] in held, n,
-                   topic_counts.get(b, 0), b)
+            key = (rack_matters and self.rack_of is not None and self.rack_of[b] in held,
+                   topic_counts.get(b, 0), n, b)
             if best is None or key < best:
                 best = key
         for item in popped:
             heapq.heappush(self.heap, item)
         assert best is not None  # factor <= brokers, so some broker is free
         return best[3]
+
+    def _fewest(self, topic_counts: Mapping[int, int]) -> int:
+        """The least count of the topic on a target broker: 0 while some target holds none."""
+        held = sum(1 for b, n in topic_counts.items() if n > 0 and b in self.load)
+        if held < len(self.load):
+            return 0
+        return min(topic_counts.get(b, 0) for b in self.load)
 
     def _most_loaded_follower(self, new: list[int]) -> int:
         racks = [self.rack_of.get(b) for b in new] if self.rack_of else []

@@ -69,15 +69,21 @@ class Chunk:
 def fixed_quota(counts: Mapping[int, int], groups: Sequence[Group], outside: Mapping[int, int]
                 ) -> Quota:
     """The quota of :func:`kadmin.balance.targets.quota` with the end state chosen: in each
-    group the ``total mod size`` ceilings go to the brokers that hold the most (then the lowest
-    id). Every unit is mandatory, and gives equal takes."""
+    group the ceilings its total leaves above the floors go to the brokers that hold the most
+    above their floor (then the lowest id; with brokers alike, those that hold the most)
+    among those whose share has a ceiling: a ceiling costs nothing where a broker holds it
+    already. Every unit is mandatory, and
+    gives equal takes."""
     give = {b: n for b, n in outside.items() if n > 0}
     take: dict[int, int] = {}
     for group in groups:
-        ceilings = group.total - group.floor * len(group.brokers)
-        ranked = sorted(group.brokers, key=lambda b: (-counts.get(b, 0), b))
-        for i, b in enumerate(ranked):
-            end = group.floor + (i < ceilings)
+        bounds = group.bounds()  # floor/ceiling of each broker's share (spec section 7)
+        ceilings = group.total - sum(low for low, _ in bounds.values())
+        ranked = sorted((b for b in group.brokers if bounds[b][1] > bounds[b][0]),
+                        key=lambda b: (bounds[b][0] - counts.get(b, 0), b))
+        ceiling = set(ranked[:ceilings])
+        for b in group.brokers:
+            end = bounds[b][0] + (b in ceiling)
             held = counts.get(b, 0)
             if held > end:
                 give[b] = held - end
@@ -87,23 +93,27 @@ def fixed_quota(counts: Mapping[int, int], groups: Sequence[Group], outside: Map
 
 
 def replica_quota(counts: Mapping[int, int], targets: Collection[int],
-                  rack_of: Mapping[int, str] | None, *, fixed: bool = False) -> Quota:
+                  rack_of: Mapping[int, str] | None, *, fixed: bool = False,
+                  weights: Mapping[int, int] | None = None) -> Quota:
     """The quota of replicas from the replicas per broker of every selected topic, as
     ``plan rebalance`` states it (its ``units`` are the lower bound of moves); ``fixed``: with
-    the end state chosen (:func:`fixed_quota`)."""
+    the end state chosen (:func:`fixed_quota`); ``weights``: capacity shares."""
     inside = {b: counts.get(b, 0) for b in targets}
     outside = {b: n for b, n in counts.items() if b not in inside}
-    groups = groups_of(targets, inside, outside, rack_of)
+    groups = groups_of(targets, inside, outside, rack_of, weights)
     return (fixed_quota if fixed else quota)(inside, groups, outside)
 
 
 def leader_quota(leaders: Mapping[int, int], targets: Collection[int], partitions: int, *,
-                 fixed: bool = False) -> Quota:
+                 fixed: bool = False, weights: Mapping[int, int] | None = None) -> Quota:
     """The quota of preferred leaders: one group of every target broker, as
-    :func:`kadmin.balance.rebalance.leader_quota` (a leadership costs no disk)."""
+    :func:`kadmin.balance.rebalance.leader_quota` (a leadership costs no disk), by
+    ``weights`` (capacity shares) when given."""
     inside = {b: leaders.get(b, 0) for b in targets}
     outside = {b: n for b, n in leaders.items() if b not in inside}
-    groups = [Group(tuple(sorted(targets)), partitions)]
+    ordered = tuple(sorted(targets))
+    groups = [Group(ordered, partitions,
+                    None if weights is None else tuple(weights[b] for b in ordered))]
     return (fixed_quota if fixed else quota)(inside, groups, outside)
 
 

@@ -13,11 +13,15 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kadmin.balance import evenness
+from kadmin.balance.bound import lower_bound
 from kadmin.balance.budget import Change, most_loaded_first
+from kadmin.balance.capacity import refuse_overfull
+from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
-from kadmin.balance.replicas import move_replicas, replica_counts
+from kadmin.balance.replicas import leader_kept, move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, groups_of, quota
 from kadmin.balance.weighted import balance_bytes
@@ -47,6 +51,10 @@ class Rebalance:
     """True when a limit cut the plan short: running again continues."""
     bytes_moved: int | None = None
     """With ``--balance bytes``: the bytes the plan copies (``lower_bound`` is then in bytes)."""
+    topics: TopicGoal | None = None
+    """What the plan does for each topic's evenness (None where no goal was pursued)."""
+    racks: RackBalance | None = None
+    """With racks of unequal size: whether brokers were balanced across racks."""
     held: int = 0
     """Partitions left as they are because they hold a replica on a target broker that is not
     registered (see :func:`hold`)."""
@@ -102,72 +110,170 @@ def hold(table: PartitionTable, targets: Collection[int], kept: Collection[int])
     return Held(table.subset(free), free, live, replicas, leaders, len(table) - len(free))
 
 
+@dataclass(frozen=True)
+class RackBalance:
+    across: bool
+    """True: every broker within its range of the whole cluster, no partition losing a rack;
+    False: no such plan exists, so each rack is balanced inside (as even as the rule allows)."""
+    rack_free_bound: int
+    """The lower bound racks aside: the plan's bound exceeds it by what rack diversity costs."""
+
+
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
-                  rack_of: Mapping[int, str] | None, counts: Mapping[int, int] | None = None
-                  ) -> Quota:
-    """The quota that balances ``replicas`` over ``brokers``; ``counts`` are their replicas per
-    broker when the caller has them already."""
+                  rack_of: Mapping[int, str] | None, counts: Mapping[int, int] | None = None,
+                  weights: Mapping[int, int] | None = None) -> Quota:
+    """The quota that balances ``replicas`` over ``brokers`` (by ``weights``, their
+    capacities, when given); ``counts`` are their replicas per broker when the caller has them
+    already."""
     counts = replica_counts(replicas) if counts is None else counts
     inside = {b: counts.get(b, 0) for b in brokers}
     outside = {b: n for b, n in counts.items() if b not in inside}
-    return quota(inside, groups_of(brokers, inside, outside, rack_of), outside)
+    return quota(inside, groups_of(brokers, inside, outside, rack_of, weights), outside)
 
 
 def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int],
+                 weights: Mapping[int, int] | None = None,
                  fixed: Mapping[int, int] | None = None) -> Quota:
-    """Leadership is balanced over all target brokers together: a leader costs no disk, so
-    racks do not bound where it may go. ``fixed``: leaderships on the targets of partitions
-    that do not change (they count, and cannot move)."""
+    """Leadership is balanced over all target brokers together (by ``weights`` when given, the
+    same shares as replicas): a leader costs no disk, so racks do not bound where it may go.
+    ``fixed``: leaderships on the targets of partitions that do not change (they count, and
+    cannot move)."""
     leaders: dict[int, int] = dict(fixed or {})
     for members in replicas:
         leaders[members[0]] = leaders.get(members[0], 0) + 1
     inside = {b: leaders.get(b, 0) for b in brokers}
     outside = {b: n for b, n in leaders.items() if b not in inside}
+    ordered = tuple(sorted(brokers))
     total = len(replicas) + sum((fixed or {}).values())
-    return quota(inside, [Group(tuple(sorted(brokers)), total)], outside)
+    return quota(inside, [Group(ordered, total, None if weights is None else
+                                tuple(weights[b] for b in ordered))], outside)
 
 
 def rebalance(table: PartitionTable, brokers: Collection[int],
               rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
               limits: Limits = Limits(), counts: Mapping[int, int] | None = None,
-              kept: Collection[int] = ()) -> Rebalance:
+              weights: Mapping[int, int] | None = None, topic_spread: int | None = None,
+              even_topics: bool = True, kept: Collection[int] = ()) -> Rebalance:
     """The fewest replica moves that balance ``table``'s replicas over ``brokers`` (drained
     brokers are those holding replicas but not in ``brokers``), then, with ``leaders``, the
-    fewest reorderings that balance preferred leaders. ``kept``: the targets that are not
-    registered (:func:`hold`)."""
+    fewest reorderings that balance preferred leaders. With ``weights`` (broker capacities)
+    balanced means each broker at the floor or ceiling of its capacity share.
+
+    Topics (:mod:`kadmin.balance.evenness`): by default (``even_topics``), among the plans of
+    the fewest moves the one whose worst topic spread is least, exactly where the program is
+    small enough (else what the local search reaches); with ``topic_spread``, the fewest moves
+    that keep every topic within it, which is then the lower bound.
+
+    ``kept``: the targets that are not registered (:func:`hold`); the partitions holding one
+    are left out, and then so are the exact programs (topics, racks), which know no fixed
+    load: the flow balances what is left."""
     held = hold(table, brokers, kept)
-    before, brokers = held.free.replicas, held.targets
+    table, brokers = held.free, held.targets
+    before = table.replicas
     if held.index is not None:
         counts = Counter(replica_counts(before)) + Counter(held.replicas)
-    wanted = replica_quota(before, brokers, rack_of, counts)
-    moved, unplaced = move_replicas(held.free, brokers, wanted, rack_of)
+        even_topics, topic_spread = False, None
+    counts = replica_counts(before) if counts is None else counts
+    wanted = replica_quota(before, brokers, rack_of, counts, weights)
+    ranges = _ranges(counts, brokers, rack_of, weights)
+    racks = None
+    across = None if held.index is not None else _across_racks(table, brokers, counts, rack_of,
+                                                               weights)
+    if across is not None and across[1] is not None:
+        racks, exact = across[0], across[1]
+        moved, unplaced = exact.final, 0
+        if racks.across:
+            ranges = _ranges(counts, brokers, None, weights)
+    else:
+        racks = None if across is None else across[0]
+        moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
+    bound = wanted.units if not unplaced and racks is None else lower_bound(
+        before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
+    """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
+    form); across racks of unequal size the exact program's fewest moves (also
+    :func:`lower_bound`); otherwise only what any plan is forced to move. A partial plan
+    reports the bound of the whole plan it is a step of."""
+    goal = None
+    if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
+        evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
+                                      topic_spread)
+        if evened is not None:
+            moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
+            goal = evened[1]
+            bound = goal.fewest if goal.fewest is not None else bound
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
         partial = True
-    final, cut = _with_leaders(before, moved, brokers, leaders, limits, held.leaders)
-    return Rebalance(held.whole(final), replica_moves(before, final), wanted.units,
-                     leader_changes(before, final), unplaced, partial or cut, held=held.partitions)
+    final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights, held.leaders)
+    return Rebalance(held.whole(final), replica_moves(before, final), bound,
+                     leader_changes(before, final), unplaced, partial or cut, topics=goal,
+                     racks=racks, held=held.partitions)
+
+
+def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
+                  rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None
+                  ) -> tuple[RackBalance, evenness.Exact | None] | None:
+    """Racks of unequal size, as real clusters have them: every broker within its range of
+    the whole cluster whenever some plan can do that without a partition ending on fewer
+    racks than it has, with the fewest moves such plans make (the exact program, rack
+    diversity as its per-partition lower bounds); otherwise each rack balanced inside, as the
+    broker-level search does. None when racks are equal in size (the search is exact there)
+    or the program is too large (the search's per-rack balance, which may not be the most
+    even). Rack by rack, too, the program gives the fewest moves (the search's may be more
+    when diversity blocks its hops)."""
+    inside = {b: counts.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    if rack_of is None or len(groups_of(brokers, inside, outside, rack_of, weights)) < 2:
+        return None
+    free = quota(inside, groups_of(brokers, inside, outside, None, weights), outside).units
+    if evenness.arcs(table, brokers) > evenness.DEFAULT_LIMIT:
+        return None
+    exact = evenness.fewest_moves_within(table, brokers, _ranges(counts, brokers, None, weights),
+                                         None, rack_of)
+    if exact is not None:
+        return RackBalance(True, free), exact
+    return RackBalance(False, free), evenness.fewest_moves_within(
+        table, brokers, _ranges(counts, brokers, rack_of, weights), None, rack_of)
+
+
+def _ranges(counts: Mapping[int, int], brokers: Collection[int],
+            rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None
+            ) -> dict[int, tuple[int, int]]:
+    """Each target broker's balanced range, as the replica quota states it."""
+    inside = {b: counts.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    ranges: dict[int, tuple[int, int]] = {}
+    for group in groups_of(brokers, inside, outside, rack_of, weights):
+        ranges.update(group.bounds())
+    return ranges
 
 
 def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],
                     rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
+                    capacities: Mapping[int, int] | None = None,
                     kept: Collection[int] = ()) -> Rebalance:
     """``--balance bytes``: bytes per broker within one largest partition of each other, moving
     as few bytes as :func:`kadmin.balance.weighted.balance_bytes` finds, then the same leader
-    step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``."""
+    step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``.
+    With ``capacities`` (bytes per target broker) bytes per unit of capacity are balanced, and
+    leaders follow the same shares; a cluster holding more bytes than the targets' capacity
+    is refused."""
+    if capacities is not None:
+        refuse_overfull(sum(size * len(r) for size, r in zip(sizes, table.replicas, strict=True)),
+                        capacities, brokers)
     held = hold(table, brokers, kept)
     before, brokers = held.free.replicas, held.targets
-    index = held.index
     fixed: Counter[int] = Counter()
-    if index is not None:
-        free = set(index)
+    if held.index is not None:
+        free = set(held.index)
         for i, members in enumerate(table.replicas):
             if i not in free:
                 fixed.update({b: sizes[i] for b in members if b in brokers})
-        sizes = [sizes[i] for i in index]
-    moved = balance_bytes(held.free, sizes, brokers, rack_of, fixed)
-    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits(), held.leaders)
+        sizes = [sizes[i] for i in held.index]
+    moved = balance_bytes(held.free, sizes, brokers, rack_of, capacities, fixed)
+    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits(), capacities,
+                             held.leaders)
     return Rebalance(held.whole(final), replica_moves(before, final), moved.lower_bound,
                      leader_changes(before, final), 0, False, moved.bytes_moved,
                      held=held.partitions)
@@ -175,16 +281,16 @@ def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collec
 
 def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
                   brokers: Collection[int], leaders: bool, limits: Limits,
+                  weights: Mapping[int, int] | None = None,
                   fixed: Mapping[int, int] | None = None) -> tuple[dict[int, Replicas], bool]:
     """``moved`` plus, with ``leaders``, the fewest reorderings that balance preferred leaders
-    (``fixed``: leaderships of partitions left as they are) within
-    ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
+    within ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
     after = [moved.get(i, members) for i, members in enumerate(before)]
     final = dict(moved)
     partial = False
     if leaders:
         reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
-                                     leader_quota(after, brokers, fixed))
+                                     leader_quota(after, brokers, weights, fixed))
         forced = leader_changes(before, moved)
         if limits.max_leader_changes is not None:
             budget = limits.max_leader_changes - forced
@@ -195,7 +301,8 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
                     f"lower --max-moves")
             cost = {i: int(after[i][0] == before[i][0]) for i in reordered}
             if sum(cost.values()) > budget:
-                reordered = _within(after, reordered, leader_quota(after, brokers, fixed), budget,
+                reordered = _within(after, reordered, leader_quota(after, brokers, weights, fixed),
+                                    budget,
                                     lambda i, old, new: Change(i, old[:1], cost[i]))
                 partial = True
         final.update(reordered)
@@ -206,12 +313,14 @@ def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
                   loads: Mapping[int, int], rack_of: Mapping[int, str] | None = None,
                   limits: Limits = Limits(), kept: Collection[int] = ()) -> Rebalance:
     """A replication factor change (:func:`change_replication_factor`): moves are exactly the
-    replicas added, which is the lower bound; leaders stay. With ``max_moves`` the first
+    replicas added, which is the lower bound (:func:`lower_bound`: more only where the end is
+    balanced and balance alone needs more); leaders stay. With ``max_moves`` the first
     partitions in plan order, as many as the budget allows."""
     held = hold(table, brokers, kept)
-    before = held.free.replicas
-    final = change_replication_factor(held.free, factor, held.targets, loads, rack_of)
-    needed = replica_moves(before, final)
+    before, brokers = held.free.replicas, held.targets
+    final = change_replication_factor(held.free, factor, brokers, loads, rack_of)
+    needed = lower_bound(before, [final.get(i, r) for i, r in enumerate(before)], brokers,
+                         rack_of)
     partial = limits.max_moves is not None and needed > limits.max_moves
     if partial:
         budget, chosen = limits.max_moves or 0, {}

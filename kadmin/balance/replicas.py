@@ -47,7 +47,21 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     solve(problem, cost=1, limit=1 if single_copies else None)
     even_out_topics(problem.original, problem.current, problem.topic_of, problem.topic_count,
                     problem.targets, problem.rack_ok)
-    return {i: tuple(r) for i, r in problem.current.items()}, problem.ledger.pending
+    return {i: leader_kept(problem.original[i], r) for i, r in problem.current.items()}, \
+        problem.ledger.pending
+
+
+def leader_kept(original: Replicas, members: list[int]) -> Replicas:
+    """``members`` with the partition's leader of today first when it stays. A chain of hops can
+    move a partition's leader to another position (``x -> c`` then ``c -> y`` in the same
+    partition); the leader search must start from a state where no leader changed that need
+    not have, or handing it back would cost less than nothing (a negative cycle)."""
+    leader = original[0] if original else None
+    if leader is not None and members[0] != leader and leader in members:
+        i = members.index(leader)
+        members = list(members)
+        members[0], members[i] = members[i], members[0]
+    return tuple(members)
 
 
 class _ReplicaProblem:

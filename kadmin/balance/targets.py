@@ -15,14 +15,32 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Group:
-    """Brokers balanced together, and the units they hold in total once balanced."""
+    """Brokers balanced together, and the units they hold in total once balanced; with
+    ``weights`` (capacities, aligned with ``brokers``) each broker's share follows its weight."""
 
     brokers: tuple[int, ...]
     total: int
+    weights: tuple[int, ...] | None = None
 
     @property
     def floor(self) -> int:
         return self.total // len(self.brokers)
+
+    def bounds(self) -> dict[int, tuple[int, int]]:
+        """Each broker's balanced range ``(low, high)``: ``floor``/``floor + 1`` of the group
+        when brokers are alike; with weights, floor and ceiling of its share
+        ``s_b = total * w_b / sum(w)`` (spec section 7), exactly (integer arithmetic). The
+        counts add up to ``total`` whatever the choice within the ranges, so which brokers end
+        on their ceiling is left to the search."""
+        if self.weights is None:
+            floor = self.floor
+            return {b: (floor, floor + 1) for b in self.brokers}
+        whole = sum(self.weights)
+        out = {}
+        for b, w in zip(self.brokers, self.weights, strict=True):
+            low, rest = divmod(self.total * w, whole)
+            out[b] = (low, low + (rest > 0))
+        return out
 
 
 @dataclass(frozen=True)
@@ -30,9 +48,11 @@ class Quota:
     """Units each broker must give or take for the counts to end balanced, and the brokers that
     may give or take one unit more and still end balanced.
 
-    Balanced is ``floor`` or ``floor + 1`` per broker of a group. A broker above ``floor + 1``
-    *must* give down to it and *may* give one more; one below ``floor`` must take up to it and
-    may take one more; one at ``floor + 1`` may give one, one at ``floor`` may take one. Which
+    Balanced is ``low`` or ``high`` per broker (:meth:`Group.bounds`: ``floor`` or ``floor + 1``
+    of its group, or floor and ceiling of its capacity share). A broker above ``high`` *must*
+    give down to it and *may* give one more; one below ``low`` must take up to it and may take
+    one more; one at ``high`` may give one, one at ``low`` may take one (none may when ``low ==
+    high``). Which
     brokers end on the ceiling is left open: the spec's bound gives the ceilings to the brokers
     that hold the most, but among brokers that tie a fixed choice can cost a move, and for
     leaders (whose changes can be free) any choice may be the cheapest. Brokers outside the
@@ -61,35 +81,45 @@ def quota(counts: Mapping[int, int], groups: Iterable[Group], outside: Mapping[i
     spare_give: set[int] = set()
     spare_take: set[int] = set()
     for group in groups:
-        floor = group.floor
-        for b in group.brokers:
+        for b, (low, high) in group.bounds().items():
             held = counts.get(b, 0)
-            if held > floor + 1:
-                give[b] = held - floor - 1
-            elif held < floor:
-                take[b] = floor - held
-            (spare_give if held > floor else spare_take).add(b)
+            if held > high:
+                give[b] = held - high
+            elif held < low:
+                take[b] = low - held
+            if high > low:
+                (spare_give if held > low else spare_take).add(b)
     return Quota(give, take, frozenset(spare_give), frozenset(spare_take))
 
 
 def groups_of(targets: Iterable[int], counts: Mapping[int, int], outside: Mapping[int, int],
-              rack_of: Mapping[int, str] | None) -> list[Group]:
-    """One group of every target broker, or, when racks differ in size, one group per rack.
+              rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None = None
+              ) -> list[Group]:
+    """One group of every target broker, or, when racks differ in size, one group per rack;
+    with ``weights`` (capacities) each broker's share follows its weight.
 
-    With racks of unequal size a balanced count per broker would force replicas across racks and
-    cost rack diversity; each rack then keeps the units it holds (those of drained brokers in it
-    included) and is balanced inside. Units of drained brokers whose rack has no target broker
-    left go, one at a time, to the rack with the fewest units per broker.
+    With racks of unequal size (in brokers, or with weights in capacity) a balanced count per
+    broker would force replicas across racks and cost rack diversity; each rack then keeps the
+    units it holds (those of drained brokers in it included) and is balanced inside. Units of
+    drained brokers whose rack has no target broker left go, one at a time, to the rack with
+    the fewest units per broker (per unit of capacity).
     """
     brokers = sorted(targets)
     total = sum(counts.get(b, 0) for b in brokers) + sum(outside.values())
+    weight = (lambda b: 1) if weights is None else weights.__getitem__
+
+    def group(members: list[int], units: int) -> Group:
+        return Group(tuple(members), units,
+                     None if weights is None else tuple(weights[b] for b in members))
+
     if rack_of is None:
-        return [Group(tuple(brokers), total)]
+        return [group(brokers, total)]
     by_rack: dict[str, list[int]] = {}
     for b in brokers:
         by_rack.setdefault(rack_of[b], []).append(b)
-    if len({len(members) for members in by_rack.values()}) <= 1:
-        return [Group(tuple(brokers), total)]
+    size = {r: sum(map(weight, members)) for r, members in by_rack.items()}
+    if len(set(size.values())) <= 1:
+        return [group(brokers, total)]
     totals = {r: sum(counts.get(b, 0) for b in members) for r, members in by_rack.items()}
     homeless = 0
     for b, n in outside.items():
@@ -99,9 +129,9 @@ def groups_of(targets: Iterable[int], counts: Mapping[int, int], outside: Mappin
         else:
             homeless += n
     for _ in range(homeless):
-        rack = min(sorted(totals), key=lambda r: totals[r] / len(by_rack[r]))
+        rack = min(sorted(totals), key=lambda r: totals[r] / size[r])
         totals[rack] += 1
-    return [Group(tuple(by_rack[r]), totals[r]) for r in sorted(by_rack)]
+    return [group(by_rack[r], totals[r]) for r in sorted(by_rack)]
 
 
 def spec_lower_bound(counts: Mapping[int, int], targets: Iterable[int], forced: int) -> int:

@@ -7,12 +7,11 @@ polynomial exact algorithm (with sizes it contains bin packing), so it is a best
 the broker furthest above the mean gives to the one furthest below, each time the partition
 whose size best fits what both still need, never one that would overshoot when a smaller one
 fits. A move is made only when it serves that goal: none when every broker is already within
-one largest partition of the mean (one dominant partition, say: moving small ones around it
+one largest partition of its share (one dominant partition, say: moving small ones around it
 would shave a sliver off a spread it makes), and none after the last one that narrowed the
-spread of bytes (when brokers tied at the top cannot all give). The report holds it against a
-lower bound computed like the replica one: a broker can end no higher than the mean plus one
-largest partition, so whatever it holds above that, and every byte on a drained broker, must
-move.
+spread (when brokers tied at the top cannot all give). The report holds it against a lower
+bound computed like the replica one: a broker can end no higher than the mean plus one largest
+partition, so whatever it holds above that, and every byte on a drained broker, must move.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from kadmin.balance.metrics import spread
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -42,36 +40,55 @@ class ByteBalance:
 
 
 def byte_lower_bound(table: PartitionTable, sizes: Sequence[int], targets: Collection[int],
+                     weights: Mapping[int, int] | None = None,
                      fixed: Mapping[int, int] | None = None) -> int:
-    """``fixed``: bytes on the targets of partitions that do not move (they count, and stay)."""
+    """Bytes no plan ending balanced can avoid moving: every byte on a drained broker, and
+    whatever a target holds above its share plus one largest partition (with ``weights``, a
+    broker's share and slack are in proportion to its capacity). ``fixed``: bytes on the
+    targets of partitions that do not move (they count, and stay)."""
     held = Counter(bytes_per_broker(table.replicas, sizes))
     held.update(fixed or {})
     largest = max(sizes, default=0)
     total = sum(held.values())
-    mean = total / len(targets)
+    weight = _weights(targets, weights)
+    whole, least = sum(weight.values()), min(weight.values())
     forced = sum(n for b, n in held.items() if b not in targets)
-    return forced + int(sum(max(0.0, held.get(b, 0) - mean - largest) for b in targets))
+    return forced + int(sum(max(0.0, held.get(b, 0) - weight[b] * (total / whole
+                                                                   + largest / least))
+                            for b in targets))
+
+
+def _weights(targets: Collection[int], weights: Mapping[int, int] | None) -> dict[int, int]:
+    return {b: 1 if weights is None else weights[b] for b in targets}
 
 
 def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collection[int],
-                  rack_of: Rack = None, fixed: Mapping[int, int] | None = None) -> ByteBalance:
+                  rack_of: Rack = None, weights: Mapping[int, int] | None = None,
+                  fixed: Mapping[int, int] | None = None) -> ByteBalance:
     """Moves until every byte is on a target broker and the targets' bytes differ by at most
-    the largest partition (or no move helps any more, or every broker is within the largest
-    partition of the mean already). ``fixed``: bytes on the targets of
-    partitions that are not in ``table`` and stay where they are."""
+    the largest partition (or no move helps any more, or every broker is within it of its
+    share already). With ``weights`` (capacities) it is the bytes per unit of capacity that
+    end within one largest partition over the smallest capacity of each other (spec section
+    7), each broker's share in proportion. ``fixed``: bytes on the targets of partitions that
+    are not in ``table`` and stay where they are."""
     targets = frozenset(targets)
     held = {b: 0 for b in targets}
     held.update(bytes_per_broker(table.replicas, sizes))
     for b, n in (fixed or {}).items():
         held[b] = held.get(b, 0) + n
     current: dict[int, list[int]] = {}
+    weight = _weights(targets, weights)
+
+    def load(b: int) -> float:
+        return held[b] / weight[b]
 
     def replicas_of(p: int) -> Sequence[int]:
         return current.get(p) or table.replicas[p]
 
     shelves = _Shelves(table, sizes, targets, rack_of, replicas_of)
     largest = max(sizes, default=0)
-    mean = sum(held.values()) / len(targets)
+    per_unit = sum(held.values()) / sum(weight.values())
+    slack = largest / min(weight.values())
 
     def move(p: int, x: int, y: int) -> None:
         before = tuple(replicas_of(p))
@@ -84,49 +101,56 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
     def narrowing(high: int) -> tuple[int, int] | None:
         """A partition of ``high`` and a lighter broker to take it, the lightest that can, such
         that the move narrows their gap (each such move lowers the sum of squared distances to
-        the mean, so the loop ends)."""
-        for low in heapq.nsmallest(len(targets), targets, key=lambda b: (held[b], b)):
-            gap = held[high] - held[low]
+        the mean, so the loop ends). ``even`` is the size that would leave both at the same
+        load: half the gap when brokers are alike."""
+        for low in heapq.nsmallest(len(targets), targets, key=lambda b: (load(b), b)):
+            gap = load(high) - load(low)
             if gap <= 0:
                 return None
-            p = shelves.best_fit(high, low, min(held[high] - mean, mean - held[low], gap / 2))
-            if p is not None and sizes[p] < gap:
+            even = gap / (1 / weight[high] + 1 / weight[low])
+            p = shelves.best_fit(high, low, min(held[high] - per_unit * weight[high],
+                                                per_unit * weight[low] - held[low], even))
+            if p is not None and sizes[p] < 2 * even:
                 return p, low
         return None
 
     drained = sorted(b for b in held if b not in targets)
     for x in drained:  # drained brokers first, largest partitions first
         for p in sorted(shelves.partitions_on(x), key=lambda p: (sizes[p], p), reverse=True):
-            y = min((b for b in targets if shelves.fits(p, x, b)), key=lambda b: (held[b], b),
+            y = min((b for b in targets if shelves.fits(p, x, b)), key=lambda b: (load(b), b),
                     default=None)
             if y is not None:
                 move(p, x, y)
-    near = all(abs(held[b] - mean) <= largest for b in targets)
+    near = all(abs(load(b) - per_unit) <= slack for b in targets)
     steps = 0 if near else sum(len(r) for r in table.replicas)
     made: list[tuple[int, int, int]] = []
-    best, keep = spread({b: held[b] for b in targets}), 0
+
+    def loads_spread() -> float:
+        return max(map(load, targets)) - min(map(load, targets))
+
+    best, keep = loads_spread(), 0
     while steps:
         steps -= 1
-        high = max(targets, key=lambda b: (held[b], -b))
-        low = min(targets, key=lambda b: (held[b], b))
-        gap = held[high] - held[low]
-        if gap < best:
-            best, keep = gap, len(made)
-        if gap <= largest:
+        high = max(targets, key=lambda b: (load(b), -b))
+        low = min(targets, key=lambda b: (load(b), b))
+        if load(high) - load(low) < best:
+            best, keep = load(high) - load(low), len(made)
+        if load(high) - load(low) <= slack:
             break
         found = narrowing(high)
         if found is None:
             break
         move(found[0], high, found[1])
         made.append((found[0], high, found[1]))
-    if spread({b: held[b] for b in targets}) < best:
+    if loads_spread() < best:
         keep = len(made)
     for p, x, y in reversed(made[keep:]):  # they did not narrow the spread: not made
         now = current[p]
         now[now.index(y)] = x
     final = {p: tuple(r) for p, r in current.items() if tuple(r) != table.replicas[p]}
     moved = sum(sizes[p] * len(set(r) - set(table.replicas[p])) for p, r in final.items())
-    return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets, fixed), largest)
+    return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets, weights, fixed),
+                       largest)
 
 
 Shelf = list[tuple[int, int]]

@@ -225,6 +225,16 @@ MaxMovesOpt = Annotated[int | None, typer.Option(
     "--max-moves", min=0, help="A partial plan of at most N replica moves, the most loaded "
                                "brokers relieved first; run again to continue.")]
 RackOpt = Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore racks.")]
+CapacityOpt = Annotated[Path | None, typer.Option(
+    "--capacity", help="Broker capacities: Cruise Control's capacity.json (brokerCapacities, "
+                       "brokerId -1 the default, DISK in MB or a map of log dirs to MB) or a "
+                       "plain {\"<broker id>\": <bytes>}; shares of replicas, leaders and "
+                       "bytes follow them.")]
+TopicSpreadOpt = Annotated[int | None, typer.Option(
+    "--topic-spread", min=0, help="Every selected topic ends with at most N more replicas on "
+                                  "one broker than on another, brokers still balanced, with "
+                                  "the fewest moves that allow it (printed as the lower "
+                                  "bound). Default: the least spread the fewest moves allow.")]
 ReassignmentPlanOpt = Annotated[Path | None, typer.Option(
     "--plan", help="Reassignment plan file, or a `kadmin spark` output folder or its "
                    "manifest.json.")]

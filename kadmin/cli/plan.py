@@ -16,6 +16,7 @@ from kadmin.cli.common import (
     AllTopicsDefaultOpt,
     AllTopicsOpt,
     BrokersOpt,
+    CapacityOpt,
     ClusterOpt,
     Connection,
     ForceOpt,
@@ -36,6 +37,7 @@ from kadmin.cli.common import (
     TargetBrokersOpt,
     TopicsFileOpt,
     TopicsOpt,
+    TopicSpreadOpt,
     connects,
     load_cluster,
     one_plan,
@@ -145,17 +147,21 @@ def stats(
     plan_file: PlanArgument = None,
     cluster: ClusterOpt = None,
     sizes_path: SizesOpt = None,
+    capacity: CapacityOpt = None,
+    disable_rack_aware: RackOpt = False,
     json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Per-broker replica and leader counts before and after a reassignment plan; with
-    partition sizes also bytes moved and bytes per broker.
+    partition sizes also bytes moved and bytes per broker. The lower bound is the one
+    plan rebalance prints for the same plan.
 
     Example: kadmin plan stats --plan plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
     plan = one_plan(plan_path, plan_file)
     snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
-    render.plan_stats(validating.stats(plan, snapshot, partition_sizes(sizes_path, snapshot)),
+    render.plan_stats(validating.stats(plan, snapshot, partition_sizes(sizes_path, snapshot),
+                                       rack_aware=not disable_rack_aware, capacity=capacity),
                       json_output)
 
 
@@ -228,6 +234,8 @@ def plan_rebalance(
         "--max-leader-changes", min=0, help="At most N partitions change preferred leader "
                                             "(moving a leader's replica counts).")] = None,
     disable_rack_aware: RackOpt = False,
+    topic_spread: TopicSpreadOpt = None,
+    capacity: CapacityOpt = None,
     sizes_path: SizesOpt = None,
     balance: Annotated[Balance, typer.Option(
         "--balance", help="replicas: replica counts per broker with the fewest moves (the "
@@ -250,7 +258,7 @@ def plan_rebalance(
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         replication_factor=replication_factor, leaders=leaders, max_moves=max_moves,
         max_leader_changes=max_leader_changes, rack_aware=not disable_rack_aware,
-        by_bytes=balance is Balance.BYTES)
+        by_bytes=balance is Balance.BYTES, topic_spread=topic_spread, capacity=capacity)
     request.check()
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
         snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)

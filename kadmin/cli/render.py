@@ -147,18 +147,30 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
                         f"{stats.replica_moves} replica move(s){bound}, {stats.leader_changes} "
                         f"leader change(s){moved}{topics}")
     sized = stats.bytes_moved is not None
+    used = sized and any(load.capacity for load in stats.brokers)
     for column in ("broker", "replicas before", "replicas after", "leaders before",
-                   "leaders after") + (("bytes before", "bytes after") if sized else ()):
+                   "leaders after") + (("bytes before", "bytes after") if sized else ()) + (
+                       ("capacity", "used after") if used else ()):
         table.add_column(column, justify="right")
     shown = sample_of(stats.brokers)
     for load in shown.items:
         table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
                       str(load.leaders_before), str(load.leaders_after),
                       *((human_bytes(load.bytes_before or 0), human_bytes(load.bytes_after or 0))
-                        if sized else ()))
+                        if sized else ()),
+                      *((human_bytes(load.capacity), f"{(load.bytes_after or 0) / load.capacity:.0%}")
+                        if used and load.capacity else ("", "") if used else ()))
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
+    over = [(load.broker, load.bytes_after or 0, load.capacity) for load in stats.brokers
+            if used and load.capacity and (load.bytes_after or 0) > load.capacity]
+    if over:
+        listed_over = sample_of(over)
+        out.print("warning: above capacity after the plan: " + ", ".join(
+            f"broker {b} {human_bytes(held)} of {human_bytes(cap)}"
+            for b, held, cap in listed_over.items)
+            + (f", {and_more(listed_over.rest)}" if listed_over.rest else ""), markup=False)
 
 
 def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: bool) -> None:
@@ -218,7 +230,12 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             "drained": [{"broker": b, "replicas_before": n, "replicas_after": m}
                         for b, (n, m) in figures.drained.items()],
             "unregistered_kept": list(figures.unregistered), "held_partitions": r.held,
-            "stopped": None if figures.partitions else _why_nothing(figures)})
+            "stopped": None if figures.partitions else _why_nothing(figures),
+            "topic_goal": None if r.topic_goal is None else {
+                **dataclasses.asdict(r.topic_goal), "reachable": r.topic_goal.reachable},
+            "racks": None if r.racks is None else dataclasses.asdict(r.racks),
+            "over_capacity": [{"broker": b, "bytes": held, "capacity": cap}
+                              for b, held, cap in r.over_capacity]})
         return
     console = out if written or not figures.partitions else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
@@ -248,6 +265,8 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
         + (f" ({after.worst_topic})" if after.worst_topic else ""))
     _drains(say, figures)
     _kept(say, figures)
+    for line in goal_lines(r):
+        say(line)
     if after.elsewhere:
         say(f"{after.elsewhere} replica(s) stay on brokers outside the targets")
     if r.unplaced:
@@ -371,6 +390,44 @@ def demoted(figures: Demoted, as_json: bool) -> None:
                 f"are under-replicated)" if figures.down else "")
         say(f"next: kadmin reassign --plan {written}{gate} (reordering only: it completes at "
             f"once), then kadmin elect --all so that the new preferred leaders lead")
+
+
+def goal_lines(r: Rebalanced) -> list[str]:
+    """What the plan did for topics, racks and capacities, in the words of spec section 7."""
+    lines = []
+    goal = r.topic_goal
+    if goal is not None and goal.asked is not None:
+        extra = (goal.fewest or 0) - goal.plain_bound
+        lines.append(
+            (f"every topic within spread {goal.asked}" if goal.reachable else
+             f"topic spread {goal.asked} is out of reach (racks, or partitions too few to "
+             f"spread); the smallest reachable is {goal.spread}")
+            + f": {goal.fewest} move(s) at {'least' if goal.exact else 'most'}, {extra} over "
+              f"the {goal.plain_bound} that balance the brokers alone"
+            + ("" if goal.exact else " (the search ran out of time: not proven the fewest)"))
+    elif goal is not None:
+        lines.append(f"worst topic spread {goal.spread}: "
+                     + ("the least any plan of these moves reaches" if goal.exact else
+                        "what the search reached in its time, not proven the least"))
+    if r.racks is not None:
+        if r.racks.across:
+            lines.append("racks of unequal size: every broker balanced across them, no "
+                         "partition on fewer racks than it had"
+                         + (f"; racks cost {r.lower_bound - r.racks.rack_free_bound} move(s) "
+                            f"over the rack-free bound {r.racks.rack_free_bound}"
+                            if r.lower_bound > r.racks.rack_free_bound else ""))
+        else:
+            lines.append("racks of unequal size: no plan balances every broker without a "
+                         "partition losing a rack, so each rack is balanced inside"
+                         + (f" ({r.lower_bound - r.racks.rack_free_bound} move(s) over the "
+                            f"rack-free bound {r.racks.rack_free_bound})"
+                            if r.lower_bound > r.racks.rack_free_bound else ""))
+    if r.over_capacity:
+        shown = sample_of(r.over_capacity)
+        lines.append("warning: above capacity after the plan: " + ", ".join(
+            f"broker {b} {human_bytes(held)} of {human_bytes(cap)}" for b, held, cap in shown.items)
+            + (f", {and_more(shown.rest)}" if shown.rest else ""))
+    return lines
 
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,

@@ -14,7 +14,7 @@ from kadmin.cli.common import ClusterOpt, SizesOpt, finite, named_output, out, p
 from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
 from kadmin.operations import status as statuses
 from kadmin.operations.planfiles import write_plan
-from kadmin.operations.rebalance import rebalanced_plan
+from kadmin.operations.rebalance import RebalanceRequest, rebalanced_plan
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
 from kadmin.stop_signals import sleep_while, until_stop_signal
@@ -133,7 +133,7 @@ def demo(
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
     validation, its execution with progress, a preferred replica election, and the status
-    showing the new broker carrying its share."""
+    showing the new broker carrying its share and every topic even."""
     grown = synthetic.synthetic_cluster(brokers=brokers - 1, topics=topics, partitions=partitions,
                                         replication_factor=replication_factor, racks=racks)
     new = max(grown.brokers) + 1
@@ -157,9 +157,10 @@ def demo(
                                                     emit)
             out.print(f"deleted {victim}: {deleted.ok}", markup=False)
 
-            out.rule("3. plan rebalance (the fewest replica moves)")
+            out.rule("3. plan rebalance --topic-spread 1 (every topic even, fewest moves)")
             live = reader.read_cluster(client).snapshot
-            plan, rollback, figures = rebalanced_plan(live, sorted(live.topics))
+            plan, rollback, figures = rebalanced_plan(live, sorted(live.topics),
+                                                      RebalanceRequest(topic_spread=1))
             path = write_plan(plan, PlanKind.REASSIGN, out_dir / "demo-reassign.json", True,
                               rollback)
             assert path is not None  # a file, not stdout
@@ -183,7 +184,7 @@ def demo(
                     client, plans.election_plan_for(after, None), settings, emit)
             out.print(f"election ok: {elected.ok}", markup=False)
 
-            out.rule(f"7. status: broker {new} carries its share")
+            out.rule(f"7. status: broker {new} carries its share, every topic even")
             _status(reader.read_cluster(client))
     if not (outcome.ok and elected.ok and deleted.ok):
         raise typer.Exit(1)

@@ -17,6 +17,7 @@ from kadmin.cli.common import (
     AllTopicsOpt,
     BatchSizeOpt,
     BrokersOpt,
+    CapacityOpt,
     JsonOpt,
     JuteMaxBufferOpt,
     LeadersOpt,
@@ -119,6 +120,7 @@ def rebalance(
     leaders: LeadersOpt = True,
     max_moves: MaxMovesOpt = None,
     disable_rack_aware: RackOpt = False,
+    capacity: CapacityOpt = None,
     master: MasterOpt = "local[*]",
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
@@ -137,7 +139,8 @@ def rebalance(
     request = RebalanceRequest(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
-        leaders=leaders, max_moves=max_moves, rack_aware=not disable_rack_aware)
+        leaders=leaders, max_moves=max_moves, rack_aware=not disable_rack_aware,
+        capacity=capacity)
     with needs_pyspark(), render.planner_progress() as progress:
         figures = spark_rebalance(cluster, out_dir, request,
                                   SparkRun(master, batch_size, max_znode_bytes, force, verbose),

@@ -11,7 +11,10 @@ from pathlib import Path
 from kadmin import files, plans
 from kadmin.balance import metrics
 from kadmin.balance import rebalance as balancing
+from kadmin.balance.capacity import over_capacity, read_capacities
+from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.metrics import Balance
+from kadmin.balance.rebalance import RackBalance
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
@@ -34,8 +37,8 @@ from kadmin.sizes import moved_bytes
 @dataclass(frozen=True)
 class RebalanceRequest:
     """What to balance: the options ``kadmin plan rebalance`` and ``kadmin spark rebalance``
-    share. Spark honours all but ``replication_factor``, ``max_leader_changes`` and
-    ``by_bytes`` (and refuses a request for them)."""
+    share. Spark honours all but ``replication_factor``, ``max_leader_changes``, ``by_bytes``
+    and ``topic_spread`` (its command has no option for them)."""
 
     topics: TopicSelection = field(default_factory=TopicSelection)
     """No topic option given: every topic."""
@@ -51,6 +54,10 @@ class RebalanceRequest:
     rack_aware: bool = True
     by_bytes: bool = False
     """Balance bytes per broker (needs partition sizes) instead of replica counts."""
+    topic_spread: int | None = None
+    """Every selected topic within this spread, with the fewest moves that allow it."""
+    capacity: Path | None = None
+    """A capacity file: replica, leader and byte shares follow each broker's capacity."""
 
     def check(self) -> None:
         """The combinations refused before anything is read."""
@@ -58,6 +65,10 @@ class RebalanceRequest:
                               or self.max_leader_changes is not None):
             raise InvalidInput("--balance bytes makes a whole plan: it does not combine with "
                                "--replication-factor, --max-moves or --max-leader-changes")
+        if self.topic_spread is not None and (self.by_bytes
+                                              or self.replication_factor is not None):
+            raise InvalidInput("--topic-spread balances replica counts: it does not combine "
+                               "with --balance bytes or --replication-factor")
 
     @property
     def limits(self) -> balancing.Limits:
@@ -119,6 +130,13 @@ class Rebalanced:
     """Partitions left as they are because they hold a replica on an unregistered target."""
     limits: str | None = None
     """The limits given (``--max-moves 0``), for saying what stopped a plan."""
+    topic_goal: TopicGoal | None = None
+    """What the plan did for each topic's evenness (``--topic-spread``, or the default)."""
+    racks: RackBalance | None = None
+    """With racks of unequal size: balanced across them, or rack by rack."""
+    over_capacity: tuple[tuple[int, int, int], ...] = ()
+    """With sizes and capacities: ``(broker, bytes after, capacity)`` of brokers left above
+    their capacity."""
 
 
 def rebalance(snapshot: ClusterSnapshot, request: RebalanceRequest,
@@ -145,6 +163,7 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
     ``selected`` topics: what ``plan rebalance`` writes and reports, and the demo shows. With
     ``sizes`` the figures count bytes too."""
     request = request or RebalanceRequest()
+    capacities = None if request.capacity is None else read_capacities(request.capacity)
     chosen = set(selected)
     plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
                         "no plan is made for their topics")
@@ -153,14 +172,17 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
     scope = scope_of(snapshot.brokers, counts, request.brokers, request.remove,
                      request.rack_aware)
     size_of = None if sizes is None else [sizes[table.tp(i)] for i in range(len(table))]
+    weights = None if capacities is None else capacities.weights(scope.targets)
     if request.by_bytes:
         assert size_of is not None, "--balance bytes is refused without sizes"
         result = balancing.rebalance_bytes(table, size_of, scope.targets, scope.rack_of,
-                                           leaders=request.leaders, kept=scope.unregistered)
+                                           leaders=request.leaders, capacities=weights,
+                                           kept=scope.unregistered)
     elif request.replication_factor is None:
         result = balancing.rebalance(table, scope.targets, scope.rack_of,
                                      leaders=request.leaders, limits=request.limits,
-                                     counts=counts, kept=scope.unregistered)
+                                     counts=counts, weights=weights,
+                                     topic_spread=request.topic_spread, kept=scope.unregistered)
     else:
         loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
         result = balancing.change_factor(table, request.replication_factor, scope.targets,
@@ -179,6 +201,9 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
             sum(moved_bytes(size_of[i], table.replicas[i], r) for i, r in result.final.items()),
             _held(table.replicas, size_of, live), _held(after, size_of, live),
             max(size_of, default=0)),
+        topic_goal=result.topics, racks=result.racks,
+        over_capacity=() if size_of is None or weights is None else tuple(
+            over_capacity(_held(after, size_of, live), weights)),
         drained={b: (n, left.get(b, 0)) for b, n in sorted(counts.items())
                  if b not in scope.targets},
         unregistered=scope.unregistered, held=result.held, limits=request.limit_words)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kadmin import files, plans, verdicts
+from kadmin.balance.capacity import read_capacities
 from kadmin.files import LocatedJson
 from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, TopicPartition
 from kadmin.operations.folder import MANIFEST_FILE, batch_files, plan_folder
@@ -147,9 +148,20 @@ def _unprefixed(message: str, name: str) -> str:
 
 
 def stats(plan: Path, snapshot: ClusterSnapshot,
-          sizes: Mapping[TopicPartition, int] | None) -> plans.PlanStats:
+          sizes: Mapping[TopicPartition, int] | None, *, rack_aware: bool = True,
+          capacity: Path | None = None) -> plans.PlanStats:
     """Per-broker figures of a reassignment plan (file or folder) over ``snapshot``. A partition
     or broker the cluster lacks would be counted as if it existed, so the plan is checked
-    against the cluster; a replication factor change is only shown."""
+    against the cluster; a replication factor change is only shown. The lower bound is the
+    one ``plan rebalance`` prints (racks unless ``rack_aware`` is off; ``capacity``, a
+    capacity file, for brokers of different sizes)."""
+    capacities = None if capacity is None else read_capacities(capacity)
     found, _ = load_reassignment(plan, snapshot, allow_rf_change=True)
-    return plans.plan_stats(found, snapshot, sizes)
+    weights = None
+    if capacities is not None:  # the brokers the plan's topics end on (plan_stats' targets)
+        moved = {m.tp: m.replicas for m in found.moves}
+        topics = {m.topic for m in found.moves} & set(snapshot.topics)
+        ends = {b for t in topics for p, r in snapshot.topics[t].items()
+                for b in moved.get(TopicPartition(t, p), r)}
+        weights = capacities.weights(sorted(ends))
+    return plans.plan_stats(found, snapshot, sizes, rack_aware=rack_aware, weights=weights)

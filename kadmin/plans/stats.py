@@ -7,12 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
 
+from kadmin.balance.bound import lower_bound
 from kadmin.balance.metrics import Balance, balance
-from kadmin.balance.rebalance import replica_quota
+from kadmin.balance.scope import racks
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.weighted import bytes_per_broker
 from kadmin.model import (
     ClusterSnapshot,
+    InvalidInput,
     ReassignmentPlan,
     TopicPartition,
 )
@@ -32,6 +34,8 @@ class BrokerLoad:
     bytes_before: int | None = None
     bytes_after: int | None = None
     """Bytes of the replicas on the broker (None without partition sizes)."""
+    capacity: int | None = None
+    """The broker's capacity in bytes (``--capacity``; None without)."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ class PlanStats:
 
 
 def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
-               sizes: Mapping[TopicPartition, int] | None = None) -> PlanStats:
+               sizes: Mapping[TopicPartition, int] | None = None, *, rack_aware: bool = True,
+               weights: Mapping[int, int] | None = None) -> PlanStats:
     """Per-broker load before and after the plan over the whole cluster (partitions outside the
     plan count with their current replicas), so the operator sees the balance that results.
     With ``sizes`` (:class:`kadmin.sizes.PartitionSizes`) also bytes: moved, and per broker."""
@@ -97,18 +102,21 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
     brokers = sorted(set(snapshot.brokers) | {b for b, n in replicas_before.items() if n}
                      | {b for b, n in replicas_after.items() if n})
     sized = sizes is not None
-    bound, before, after = _topic_balance(plan, snapshot)
+    bound, before, after = _topic_balance(plan, snapshot, rack_aware, weights)
     return PlanStats(len(plan.moves), unchanged, replica_moves, leader_changes, tuple(
         BrokerLoad(b, replicas_before[b], replicas_after[b], leaders_before[b], leaders_after[b],
-                   bytes_before[b] if sized else None, bytes_after[b] if sized else None)
+                   bytes_before[b] if sized else None, bytes_after[b] if sized else None,
+                   None if weights is None else weights.get(b))
         for b in brokers), bytes_moved if sized else None, bound, before.worst_topic_spread,
         after.worst_topic_spread, after.worst_topic)
 
 
-def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot
-                   ) -> tuple[int, Balance, Balance]:
-    """The lower bound of moves and the balance before and after, for the plan's topics over
-    the brokers they end on: what ``plan rebalance`` would report for the same topics."""
+def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot, rack_aware: bool,
+                   weights: Mapping[int, int] | None) -> tuple[int, Balance, Balance]:
+    """The lower bound of moves (:func:`kadmin.balance.bound.lower_bound`, the one ``plan
+    rebalance`` prints) and the balance before and after, for the plan's topics over the
+    brokers they end on, with the racks of the registered brokers unless ``rack_aware`` is
+    off (or some of those brokers have none)."""
     table = PartitionTable.from_topics(snapshot.topics,
                                        sorted({m.topic for m in plan.moves} & set(snapshot.topics)))
     after = list(table.replicas)
@@ -121,6 +129,11 @@ def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot
     if not targets:  # no move, no topic: nothing to balance
         nothing = balance([], [], [], [])
         return 0, nothing, nothing
-    return (replica_quota(table.replicas, targets, None).units,
+    try:
+        rack_of = racks(snapshot.brokers, targets, rack_aware)
+    except InvalidInput:  # a target without a rack: plan rebalance would balance without racks
+        rack_of = None
+    return (lower_bound(table.replicas, after, targets, rack_of,
+                        None if weights is None else {b: weights[b] for b in targets}),
             balance(table.replicas, table.topic_of, table.topics, targets),
             balance(after, table.topic_of, table.topics, targets))

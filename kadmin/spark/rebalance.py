@@ -30,6 +30,7 @@ from pyspark import RDD, SparkContext, StorageLevel
 
 from kadmin import snapshots
 from kadmin.balance import quotas
+from kadmin.balance.capacity import read_capacities
 from kadmin.balance.chunks import Context, Counts, Part, Picked, Planned, Step, plan
 from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.scope import scope_of
@@ -159,7 +160,8 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                     f"'kadmin plan rebalance' (which does), or drain them with --remove-brokers")
             drained = {b: sum(c.replicas.get(b, 0) for c in counts)
                        for b in sorted(holding - set(scope.targets))}  # before plan() runs
-            context = Context(scope.targets, scope.rack_of)
+            context = Context(scope.targets, scope.rack_of, None if options.capacity is None
+                              else read_capacities(options.capacity).weights(scope.targets))
             parts.share(context)
             result = plan(parts, counts, context,
                           leaders=options.leaders, max_moves=options.max_moves,

@@ -134,7 +134,10 @@ def test_raising_the_replication_factor_of_one_topic(kadmin, tmp_path):
     for e in plan:
         before = GROWN["topics"]["events"][str(e["partition"])]
         assert e["replicas"][:2] == before and len(e["replicas"]) == 3
-    assert Counter(e["replicas"][2] for e in plan)[3] == 6  # broker 3 holds the least
+    # broker 3, new and holding none of the topic, takes most; the topic ends within one
+    assert Counter(e["replicas"][2] for e in plan)[3] == 5
+    events = Counter(b for e in plan for b in e["replicas"])
+    assert max(events.values()) - min(events.values()) <= 1
     assert run.out.startswith("6 replica move(s) (lower bound 6), 0 leader change(s)")
 
 

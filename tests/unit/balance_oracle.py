@@ -6,8 +6,10 @@ Independent of kadmin's code on purpose: the model is written from spec section 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
@@ -15,16 +17,35 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 Replicas = tuple[int, ...]
 
 
+def share_bounds(total: int, targets: Sequence[int], weights: Mapping[int, int] | None
+                 ) -> dict[int, tuple[int, int]]:
+    """Spec section 7: floor and ceiling of ``total * w_b / sum(w)`` (floor and floor + 1 of the
+    mean when brokers are alike)."""
+    if weights is None:
+        return {b: (total // len(targets), total // len(targets) + 1) for b in targets}
+    whole = sum(weights[b] for b in targets)
+    return {b: (math.floor(Fraction(total * weights[b], whole)),
+                math.ceil(Fraction(total * weights[b], whole))) for b in targets}
+
+
 def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
-                 rack_of: Mapping[int, str] | None = None) -> int | None:
+                 rack_of: Mapping[int, str] | None = None, *,
+                 weights: Mapping[int, int] | None = None,
+                 topics: Sequence[int] | None = None, topic_spread: int | None = None,
+                 balanced: bool = True) -> int | None:
     """The fewest replica moves that leave every target broker within one replica of the
-    others and every replica on a target, each partition keeping its size and (with racks) at
-    least its number of distinct racks; None when no such plan exists."""
+    others (with ``weights``, at the floor or ceiling of its capacity share) and every replica
+    on a target, each partition keeping its size and (with racks) at least its number of
+    distinct racks (or every target rack, when it had more); with ``topic_spread`` also every
+    topic (``topics[p]`` is partition p's) spread at most that over the targets; without
+    ``balanced`` the brokers are free. None when no such plan exists."""
     brokers = sorted(targets)
     cells = [(p, b) for p in range(len(parts)) for b in brokers]
     index = {cell: i for i, cell in enumerate(cells)}
     racks = sorted({rack_of[b] for b in brokers}) if rack_of else []
-    width = len(cells) + len(parts) * len(racks)
+    names = sorted(set(topics)) if topics is not None and topic_spread is not None else []
+    windows = len(cells) + len(parts) * len(racks)
+    width = windows + len(names)
     cost = np.zeros(width)
     for (p, b), i in index.items():
         cost[i] = b not in parts[p]
@@ -42,13 +63,13 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
 
     for p, members in enumerate(parts):
         row({index[(p, b)]: 1 for b in brokers}, len(members), len(members))
-    floor = sum(map(len, parts)) // len(brokers)
-    for b in brokers:
-        row({index[(p, b)]: 1 for p in range(len(parts))}, floor, floor + 1)
+    if balanced:
+        for b, (lo, hi) in share_bounds(sum(map(len, parts)), brokers, weights).items():
+            row({index[(p, b)]: 1 for p in range(len(parts))}, lo, hi)
     for p, members in enumerate(parts):
         if not racks:
             break
-        held = len({rack_of[b] for b in members if b in rack_of})  # type: ignore[index]
+        held = min(len(racks), len({rack_of[b] for b in members if b in rack_of}))  # type: ignore[index]
         flags = {}
         for k, rack in enumerate(racks):
             flag = len(cells) + p * len(racks) + k
@@ -56,9 +77,33 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
             row({flag: 1, **{index[(p, b)]: -1 for b in brokers if rack_of[b] == rack}},  # type: ignore[index]
                 -np.inf, 0)
         row(flags, held, np.inf)
+    for k, name in enumerate(names):  # the topic's counts lie in [lo_t, lo_t + spread]
+        assert topics is not None and topic_spread is not None
+        mine = [p for p in range(len(parts)) if topics[p] == name]
+        for b in brokers:
+            count = {index[(p, b)]: 1.0 for p in mine}
+            row({**count, windows + k: -1.0}, 0, np.inf)
+            row({**count, windows + k: -1.0}, -np.inf, topic_spread)
+    upper = np.ones(width)
+    upper[windows:] = max(map(len, parts), default=1) * len(parts)
     found = milp(cost, constraints=LinearConstraint(np.array(rows), low, high),
-                 integrality=np.ones(width), bounds=Bounds(0, 1))
+                 integrality=np.ones(width), bounds=Bounds(0, upper))
     return None if found.status != 0 else round(found.fun)
+
+
+def least_topic_spread(parts: Sequence[Replicas], targets: Sequence[int],
+                       topics: Sequence[int], moves: int,
+                       rack_of: Mapping[int, str] | None = None, *,
+                       weights: Mapping[int, int] | None = None) -> int:
+    """The smallest worst topic spread any balanced plan of at most ``moves`` moves reaches
+    (the second key of the lexicographic optimum when ``moves`` is the first)."""
+    k = 0
+    while True:
+        found = fewest_moves(parts, targets, rack_of, weights=weights, topics=topics,
+                             topic_spread=k)
+        if found is not None and found <= moves:
+            return k
+        k += 1
 
 
 def fewest_leader_changes(replicas: Sequence[Replicas], leaders_before: Sequence[int],

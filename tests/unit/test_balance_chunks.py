@@ -318,3 +318,24 @@ def test_the_merged_balance_is_the_balance_of_the_whole() -> None:
     tables = chunked(topics, [7, 30, 31, 60])
     merged = quotas.merged([Part(t, {}).totals(targets).before for t in tables])
     assert merged == balance(whole.replicas, whole.topic_of, whole.topics, targets)
+
+
+def test_capacity_enters_the_drivers_quotas() -> None:
+    """Brokers of different sizes in chunks: every broker ends at the floor or ceiling of its
+    capacity share of replicas and of leaders, with the single machine's fewest moves."""
+    topics, targets, _ = realistic("new brokers")
+    weights = {b: 1 + b % 3 for b in targets}
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, weights=weights)
+    context = Context(tuple(targets), None, weights)
+    parts = ListParts(chunked(topics, range(0, 90, 13)), context)
+    result = plan(parts, [p.counts() for p in parts.parts], context)
+    after = parts.replicas()
+    check_valid(whole.replicas, after, targets, None)
+    assert result.unplaced == 0
+    assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves \
+        == single.lower_bound == result.lower_bound
+    for units in (Counter(b for r in after for b in r), Counter(r[0] for r in after)):
+        ranges = Group(tuple(targets), sum(units.values()),
+                       tuple(weights[b] for b in targets)).bounds()
+        assert all(low <= units[b] <= high for b, (low, high) in ranges.items())

@@ -1,0 +1,117 @@
+"""The lower bound of replica moves (spec section 7), one definition for every command that
+prints one: ``plan rebalance``, ``plan stats`` (and what ``reassign`` reports of a plan). Pure.
+
+Two things no plan can avoid:
+
+- **forced**: each partition must gain every replica its new list has beyond the ones it keeps
+  on a target broker: ``max(0, size_after - |current ∩ targets|)`` (replicas on drained
+  brokers, replicas added by a replication factor increase; a decrease forces nothing);
+- **balance**, when the plan's end state is balanced (every target broker at the floor or
+  ceiling of its share, :meth:`kadmin.balance.targets.Group.bounds`; with racks of unequal
+  size per rack, as :func:`kadmin.balance.targets.groups_of` says): every replica a broker
+  ends with beyond what it holds now arrived by a move, so moves >= sum over targets of
+  ``max(0, end_b - now_b)``, minimised over the balanced end states. Its closed form: every
+  broker below its floor takes up to it, and the ceilings beyond those that brokers holding
+  at least their ceiling keep for free each cost one more.
+
+With racks of unequal size (the end balanced over the whole cluster, or rack by rack when
+rack diversity allows no better) the balance term is the exact program's fewest moves with
+rack diversity (:func:`kadmin.balance.evenness.fewest_moves_within`), where it is small enough
+to run.
+
+The bound is the larger of the two when the end state is balanced, else ``forced``: a plan
+that does not balance (a partial step, a replication factor change, a hand-written plan) is
+held only to what it cannot avoid. Either way a plan never moves fewer replicas than its bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from kadmin.balance.evenness import DEFAULT_LIMIT, arcs, fewest_moves_within
+from kadmin.balance.replicas import replica_counts
+from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import Group, groups_of
+from kadmin.model import Replicas
+
+
+def forced_moves(before: Sequence[Replicas], after: Sequence[Replicas],
+                 targets: Collection[int]) -> int:
+    """Replicas some partition must gain whatever the plan: see the module docstring."""
+    inside = frozenset(targets)
+    return sum(max(0, len(new) - len(inside.intersection(old)))
+               for old, new in zip(before, after, strict=True))
+
+
+def balance_groups(before: Sequence[Replicas], after: Sequence[Replicas],
+                   targets: Collection[int], rack_of: Mapping[int, str] | None,
+                   weights: Mapping[int, int] | None) -> tuple[dict[int, int], list[Group]]:
+    """Replicas per target broker now, and the groups whose ranges the end state must meet
+    (their totals those of ``after``: a replication factor change resizes them)."""
+    now = replica_counts(before)
+    inside = {b: now.get(b, 0) for b in targets}
+    outside = {b: n for b, n in now.items() if b not in inside}
+    groups = groups_of(targets, inside, outside, rack_of, weights)
+    change = sum(map(len, after)) - sum(map(len, before))
+    if change and len(groups) > 1:  # racks keep their units: resize them in the same ratio
+        end = replica_counts(after)
+        groups = [Group(g.brokers, sum(end.get(b, 0) for b in g.brokers), g.weights)
+                  for g in groups]
+    elif change:
+        groups = [Group(g.brokers, g.total + change, g.weights) for g in groups]
+    return inside, groups
+
+
+def balanced(after: Sequence[Replicas], groups: Sequence[Group]) -> bool:
+    """Every broker of every group within its range, and no replica outside the groups."""
+    end = replica_counts(after)
+    seen = 0
+    for group in groups:
+        for b, (low, high) in group.bounds().items():
+            if not low <= end.get(b, 0) <= high:
+                return False
+            seen += end.get(b, 0)
+    return seen == sum(end.values())
+
+
+def balance_moves(inside: Mapping[int, int], groups: Sequence[Group], total: int) -> int:
+    """The least ``sum max(0, end_b - now_b)`` over end states of ``total`` replicas with every
+    broker within its range (the ranges bound each broker; only the total is conserved)."""
+    ranges = {b: r for group in groups for b, r in group.bounds().items()}
+    ceilings = total - sum(low for low, _ in ranges.values())
+    free = sum(1 for b, (low, high) in ranges.items() if high > low and inside[b] >= high)
+    return (sum(max(0, low - inside[b]) for b, (low, _) in ranges.items())
+            + max(0, ceilings - free))
+
+
+def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],
+                targets: Collection[int], rack_of: Mapping[int, str] | None = None,
+                weights: Mapping[int, int] | None = None) -> int:
+    """The fewest moves any plan makes that takes ``before`` to lists of the sizes of
+    ``after`` on ``targets`` and, when ``after`` is balanced, to a balanced end state."""
+    forced = forced_moves(before, after, targets)
+    inside, groups = balance_groups(before, after, targets, rack_of, weights)
+    total = sum(map(len, after))
+    if len(groups) > 1 and total == sum(map(len, before)):
+        whole = balance_groups(before, after, targets, None, weights)[1]
+        for chosen in (whole, groups):  # across racks of unequal size, or rack by rack
+            if balanced(after, chosen):
+                exact = _with_racks(before, targets, chosen, rack_of)
+                closed = balance_moves(inside, chosen, total)
+                return max(forced, closed if exact is None else exact)
+        return forced
+    if not balanced(after, groups):
+        return forced
+    return max(forced, balance_moves(inside, groups, total))
+
+
+def _with_racks(before: Sequence[Replicas], targets: Collection[int], groups: Sequence[Group],
+                rack_of: Mapping[int, str] | None) -> int | None:
+    """The exact program's fewest moves into the groups' ranges with rack diversity, where it
+    is small enough to run (else None)."""
+    table = PartitionTable(("",), [0] * len(before), list(range(len(before))), list(before))
+    if arcs(table, targets) > DEFAULT_LIMIT:
+        return None
+    ranges = {b: r for group in groups for b, r in group.bounds().items()}
+    exact = fewest_moves_within(table, targets, ranges, None, rack_of)
+    return None if exact is None else exact.moves
