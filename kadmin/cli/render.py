@@ -389,7 +389,7 @@ def demoted(figures: Demoted, as_json: bool) -> None:
         gate = (f" --no-health-gate (broker(s) {listed(figures.down)} are down: their partitions "
                 f"are under-replicated)" if figures.down else "")
         say(f"next: kadmin reassign --plan {written}{gate} (reordering only: it completes at "
-            f"once), then kadmin elect --all so that the new preferred leaders lead")
+            f"once), then kadmin elect --all-topics so that the new preferred leaders lead")
 
 
 def goal_lines(r: Rebalanced) -> list[str]:

@@ -44,7 +44,7 @@ def read(box: Sandbox) -> tuple[dict[tuple[str, int], tuple[int, ...]],
 def test_demote_restart_restore(kadmin, start_sandbox, tmp_path):
     box = start_sandbox(loaded(), latency=0.01)
     zk = box.connect_string
-    assert kadmin("elect", "--all", "-z", zk, "--timeout", "60").code == 0
+    assert kadmin("elect", "--all-topics", "-z", zk, "--timeout", "60").code == 0
     replicas, states = read(box)
     leaders = {tp: s.leader for tp, s in states.items()}
     assert all(leaders[tp] == r[0] for tp, r in replicas.items())
@@ -58,7 +58,7 @@ def test_demote_restart_restore(kadmin, start_sandbox, tmp_path):
     assert kadmin("plan", "validate", "demote.json", "-z", zk).code == 0
     run = kadmin("reassign", "--plan", "demote.json", "-z", zk, "--timeout", "60")
     assert run.code == 0, run.err
-    run = kadmin("elect", "--all", "-z", zk, "--timeout", "60")
+    run = kadmin("elect", "--all-topics", "-z", zk, "--timeout", "60")
     assert run.code == 0, run.err
 
     demoted, states = read(box)
@@ -71,7 +71,7 @@ def test_demote_restart_restore(kadmin, start_sandbox, tmp_path):
     # brokers 1 and 3 restart here; then the way back
     run = kadmin("reassign", "--plan", "demote.rollback.json", "-z", zk, "--timeout", "60")
     assert run.code == 0, run.err
-    run = kadmin("elect", "--all", "-z", zk, "--timeout", "60")
+    run = kadmin("elect", "--all-topics", "-z", zk, "--timeout", "60")
     assert run.code == 0, run.err
     restored, states = read(box)
     assert restored == replicas
