@@ -118,8 +118,8 @@ def _in_flight(found: dict[str, Any]) -> InFlight:
     )
 
 
-def _read_brokers(client: KazooClient, children: Iterable[str],
-                  decoder: _Decoder) -> dict[int, Broker]:
+def _read_brokers(client: KazooClient, children: Iterable[str], decoder: _Decoder,
+                  registrations: bool = True) -> dict[int, Broker]:
     """Registered brokers. One whose registration cannot be decoded is still registered - its
     ephemeral znode says it is alive - so it stays, with nothing known but its id: dropping it
     would make it look dead, and a plan would drain it."""
@@ -130,6 +130,8 @@ def _read_brokers(client: KazooClient, children: Iterable[str],
                             partial(codec.decimal_id, what="broker id"), child)
         if broker_id is not None:
             requests.append((paths.broker(broker_id), broker_id))
+    if not registrations:
+        return {broker_id: Broker(broker_id) for broker_id in sorted(i for _, i in requests)}
     for path, broker_id, data in multiread.read(client, requests):
         try:
             brokers[broker_id] = codec.decode_broker(broker_id, data)
@@ -175,12 +177,15 @@ _IN_FLIGHT = (paths.REASSIGN_PARTITIONS, paths.PREFERRED_REPLICA_ELECTION, paths
 
 
 def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
-                 states: bool = True) -> LiveCluster:
+                 states: bool | Callable[[TopicPartition], bool] = True,
+                 registrations: bool = True) -> LiveCluster:
     """Brokers, controller, the assignment of ``topics`` (all when None; unknown ones are
     absent) with their reassignments in flight, their partition states unless ``states`` is
-    False, and the in-flight admin requests. Undecodable znodes (and topics whose names Kafka
-    could not have created) are reported in ``unreadable`` and left out - but for a broker,
-    which stays with its id only."""
+    False (only those of the partitions it accepts when it is a function), and the in-flight
+    admin requests. Without ``registrations`` the brokers are the registered ids only (no read
+    of their registrations). Undecodable znodes (and topics whose names Kafka could not have
+    created) are reported in ``unreadable`` and left out - but for a broker, which stays with
+    its id only."""
     decoder = _Decoder(collect=True)
     # admin znodes first: the controller writes a partition's final replicas before it takes the
     # partition out of /admin/reassign_partitions, so read in this order a partition is always
@@ -190,7 +195,7 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
     if topics is not None:
         wanted.discard(paths.BROKER_TOPICS)
     found = _first_read(client, decoder, wanted)
-    brokers = _read_brokers(client, found.get(paths.BROKER_IDS, ()), decoder)
+    brokers = _read_brokers(client, found.get(paths.BROKER_IDS, ()), decoder, registrations)
     names = (_topic_names(found.get(paths.BROKER_TOPICS, ()), decoder) if topics is None
              else sorted(set(topics)))
     assignments: dict[str, TopicAssignment] = {}
@@ -206,8 +211,10 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
     partition_states: dict[str, dict[int, PartitionState]] = {}
     if states:
         # pulled by the state reads while topic reads are still arriving: both pipelines run
-        partitions = (TopicPartition(name, p) for name, assignment in read_topics()
-                      for p in sorted(assignment))
+        everything: Callable[[TopicPartition], bool] = lambda _: True  # noqa: E731
+        wanted = everything if states is True else states
+        partitions = (tp for name, assignment in read_topics() for p in sorted(assignment)
+                      if wanted(tp := TopicPartition(name, p)))
         for tp, state in _states(client, partitions, decoder):
             partition_states.setdefault(tp.topic, {})[tp.partition] = state
     else:
