@@ -361,7 +361,10 @@ def _answer(client: KazooClient, batch: list[tuple[Op, T]],
         try:
             return session.reply(pending, until)  # type: ignore[no-any-return]
         except session.RETRYABLE:
-            if _SUPPORT.get(client) is False:
+            # lost with the connection: by chance, or a server that drops it on opcode 22
+            # (the probe tells, once the connection is back)
+            if _SUPPORT.get(client) is False or not _probe(client):
+                _mark_unsupported(client)
                 return None
             return session.retrying(until)(
                 lambda: session.reply(_send(client, (op for op, _ in batch)), until))
@@ -371,6 +374,10 @@ def _answer(client: KazooClient, batch: list[tuple[Op, T]],
     except KazooException as error:
         raise OperationFailed(f"cannot read {batch[0][0].path} and {len(batch) - 1} other "
                               f"znode(s): {type(error).__name__}") from error
+    except ValueError as error:  # raised by MultiRead.deserialize in kazoo's thread
+        raise OperationFailed(f"ZooKeeper's answer to a multiRead request could not be read "
+                              f"({error}); reading {batch[0][0].path} and "
+                              f"{len(batch) - 1} other znode(s)") from error
 
 
 def _singles(client: KazooClient,

@@ -195,8 +195,9 @@ def test_a_server_without_multiread_is_read_znode_by_znode(
     assert "does not answer multiRead (opcode 22, servers 3.6+)" in said[0]
 
 
+@pytest.mark.parametrize("mode", ["unimplemented", "close"])
 def test_a_session_that_lands_on_an_old_server_midway_finishes_one_by_one(
-        zk_server: Any, zk_connect: str, zk: KazooClient,
+        zk_server: Any, zk_connect: str, zk: KazooClient, mode: str,
         caplog: pytest.LogCaptureFixture) -> None:
     """The probe passed (a 3.6+ server), then a batch meets a server without multiRead (a
     mixed ensemble): that batch and the rest are read one by one, nothing lost or doubled."""
@@ -206,7 +207,7 @@ def test_a_session_that_lands_on_an_old_server_midway_finishes_one_by_one(
         direct = reader.read_cluster(client)
     # the probe and the first requests pass: the 12th multiRead, in the middle of the topic
     # and state reads with others in flight behind it, is refused
-    proxy = OldServerProxy(zk_server.connect_string, passes=12)
+    proxy = OldServerProxy(zk_server.connect_string, mode=mode, passes=12)
     try:
         with caplog.at_level(logging.INFO, logger="kadmin.zk"), \
                 session(ZkSettings(proxy.connect_string + chroot)) as client:
@@ -215,7 +216,9 @@ def test_a_session_that_lands_on_an_old_server_midway_finishes_one_by_one(
             states = dict(reader._states(client, partitions, reader._Decoder(collect=True)))
             midway = reader.read_cluster(client)
             assert multiread._SUPPORT[client] is False
-            assert proxy.refused == 1 and proxy.passes == 0
+            # refused at least once: requests kazoo had queued but not sent when the
+            # connection dropped go out on the next one, and are refused again
+            assert proxy.refused >= 1 and proxy.passes == 0
     finally:
         proxy.close()
     assert midway == direct
