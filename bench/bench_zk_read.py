@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,7 @@ def bare_multiread(client: KazooClient, ops: int = 250, window: int = 8,
         in_flight: deque[Any] = deque()
         for start in range(0, len(requests), ops):
             result = client.handler.async_result()
-            client._call(MultiRead(tuple(requests[start:start + ops])), result)
+            client._call(MultiRead(tuple(requests[start:start + ops]), frozenset()), result)
             in_flight.append(result)
             if len(in_flight) >= window:
                 yield from in_flight.popleft().get()[0]
@@ -177,8 +178,8 @@ def tune(client: KazooClient, io_thread: threading.Thread, jvm_stat: str) -> lis
     for ops in (50, 100, 250, 500, 1000):
         cells = []
         for window in (2, 4, 8, 16):
-            runs = [timed(lambda o=ops, w=window: bare_multiread(client, o, w), io_thread,
-                          jvm_stat) for _ in range(2)]
+            runs = [timed(partial(bare_multiread, client, ops, window), io_thread, jvm_stat)
+                    for _ in range(2)]
             best = min(runs, key=lambda r: r.seconds)
             cells.append(f"{best.znodes / best.seconds:,.0f}")
         lines.append(f"| {ops} | " + " | ".join(cells) + " |")

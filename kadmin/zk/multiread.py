@@ -38,7 +38,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections import deque
+from collections import deque, namedtuple
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
@@ -98,15 +98,16 @@ class Op(NamedTuple):
     stat: bool = False
 
 
-class MultiRead(NamedTuple):
+class MultiRead(namedtuple("MultiRead", "operations with_stat")):
     """The multiRead request: kazoo's read requests framed as kazoo's ``Transaction`` frames its
-    writes. kazoo's connection calls ``serialize`` and, on the answer, ``deserialize``."""
+    writes. kazoo's connection calls ``serialize`` and, on the answer, ``deserialize``.
+    ``operations``: kazoo ``GetData``/``GetChildren`` requests; ``with_stat``: positions of the
+    getData reads whose Stat is wanted."""
 
-    operations: tuple[GetData | GetChildren, ...]
-    with_stat: frozenset[int] = frozenset()
-    """Positions of the getData reads whose Stat is wanted."""
-
+    __slots__ = ()
     type = OPCODE
+    operations: tuple[GetData | GetChildren, ...]
+    with_stat: frozenset[int]
 
     def serialize(self) -> bytes:
         parts = []

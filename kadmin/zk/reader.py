@@ -212,9 +212,9 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
     if states:
         # pulled by the state reads while topic reads are still arriving: both pipelines run
         everything: Callable[[TopicPartition], bool] = lambda _: True  # noqa: E731
-        wanted = everything if states is True else states
+        chosen = everything if states is True else states
         partitions = (tp for name, assignment in read_topics() for p in sorted(assignment)
-                      if wanted(tp := TopicPartition(name, p)))
+                      if chosen(tp := TopicPartition(name, p)))
         for tp, state in _states(client, partitions, decoder):
             partition_states.setdefault(tp.topic, {})[tp.partition] = state
     else:

@@ -32,7 +32,8 @@ def mixed_cluster(huge: int = 12_000) -> dict[str, bytes]:
                   for b in range(3)})
     nodes[f"{paths.BROKER_IDS}/7"] = b"{not json"
     for t in range(30):
-        assignment = {p: ((t + p) % 3, (t + p + 1) % 3) for p in range(4)}
+        assignment: dict[int, tuple[int, ...]] = {p: ((t + p) % 3, (t + p + 1) % 3)
+                                                  for p in range(4)}
         states = {p: codec.encode_state(PartitionState(r[0], r)) for p, r in assignment.items()
                   if (t + p) % 5}  # every fifth state znode missing
         if t == 3:
