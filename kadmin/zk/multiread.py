@@ -189,18 +189,9 @@ def _mark_unsupported(client: KazooClient) -> None:
 
 
 def _say_unsupported(client: KazooClient) -> None:
+    hosts = ",".join(f"{host}:{port}" for host, port in client.hosts)
     log.info("ZooKeeper at %s does not answer multiRead (opcode 22, servers 3.6+): reading "
-             "znode by znode, pipelined (slower)", _server(client))
-
-
-def _server(client: KazooClient) -> str:
-    connection = getattr(client, "_connection", None)
-    address = getattr(connection, "_socket", None)
-    try:
-        host, port = address.getpeername()[:2] if address is not None else ("?", 0)
-        return f"{host}:{port}"
-    except OSError:
-        return ",".join(f"{h}:{p}" for h, p in client.hosts)
+             "znode by znode, pipelined (slower)", hosts)
 
 
 def _full(client: KazooClient, path: str) -> str:
