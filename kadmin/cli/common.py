@@ -3,6 +3,7 @@ connection and its security, the consoles, and parsing of comma-separated lists.
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 from collections.abc import Iterable, Iterator
@@ -138,6 +139,24 @@ Typer 0.2x runs a private copy of Click, whose current context Click's API canno
 def use_security_options(options: security.SecuritySources) -> None:
     """The security options every ZooKeeper connection of this invocation uses."""
     _security_options.set(options)
+
+
+class _Notices(logging.Handler):
+    """kadmin's own notices (its ``kadmin.*`` loggers: a ZooKeeper server that makes it read
+    znode by znode, ...) as ``kadmin: ...`` lines on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err.print(f"kadmin: {record.getMessage()}", markup=False)
+
+
+def use_verbose(verbose: bool) -> None:
+    """Show kadmin's notices on stderr for this invocation (``--verbose``), or not."""
+    logger = logging.getLogger("kadmin")
+    for handler in [h for h in logger.handlers if isinstance(h, _Notices)]:
+        logger.removeHandler(handler)
+    logger.setLevel(logging.INFO if verbose else logging.NOTSET)
+    if verbose:
+        logger.addHandler(_Notices())
 
 
 def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,

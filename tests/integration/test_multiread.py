@@ -226,3 +226,22 @@ def test_a_session_that_lands_on_an_old_server_midway_finishes_one_by_one(
     assert states == {TopicPartition(t, p): s for t, ps in direct.snapshot.states.items()
                       for p, s in ps.items()}
     assert len([r for r in caplog.records if r.name == "kadmin.zk"]) == 1
+
+
+def test_verbose_says_once_that_the_server_makes_kadmin_read_znode_by_znode(
+        kadmin: Any, zk_server: Any, zk_connect: str, zk: KazooClient) -> None:
+    load(zk, mixed_cluster(huge=10), batch=50)
+    chroot = zk_connect[zk_connect.index("/"):]
+    proxy = OldServerProxy(zk_server.connect_string)
+    try:
+        quiet = kadmin("status", "-z", proxy.connect_string + chroot, "--json")
+        told = kadmin("--verbose", "status", "-z", proxy.connect_string + chroot, "--json")
+        direct = kadmin("status", "-z", zk_connect, "--json")
+    finally:
+        proxy.close()
+    assert quiet.code == told.code == direct.code == 0, (quiet.err, told.err)
+    assert quiet.out == told.out == direct.out
+    assert "multiRead" not in quiet.err
+    notices = [line for line in told.err.splitlines() if "multiRead" in line]
+    assert notices == [f"kadmin: ZooKeeper at {proxy.connect_string} does not answer multiRead "
+                       "(opcode 22, servers 3.6+): reading znode by znode, pipelined (slower)"]
