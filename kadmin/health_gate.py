@@ -14,7 +14,7 @@ Cost per batch, in ZooKeeper requests (multiRead, :mod:`kadmin.zk.multiread`; se
 3.6 take one request per znode instead):
 
 - between full reads: 1 (the getChildren of /brokers/ids);
-- a full read: 1 (/brokers/ids, /brokers/topics and the admin znodes in one request), plus the
+- a full read: 3-4 small requests (/brokers/ids, /brokers/topics, the admin znodes), plus the
   topic znodes (about T/250 requests for T topics: fewer when they are large), plus the state
   znodes of the partitions *outside the plan* only (P/250 requests for P such partitions): the
   plan's own partitions are expected to lag and are never read, nor are broker registrations
