@@ -15,9 +15,10 @@ from typing import Annotated, Any
 
 import typer
 
-from kadmin.cli import cluster, execute, plan, rebalance, sandbox, spark, throttle, zk
-from kadmin.cli.common import OutputClosed, err, use_security_options, use_verbose
+from kadmin.cli import cluster, execute, plan, sandbox, spark, throttle, zk
+from kadmin.cli.common import OutputClosed, err, use_verbose
 from kadmin.model import KadminError, and_more
+from kadmin.operations.source import use_security_options
 from kadmin.zk.security import SecuritySources
 
 app = typer.Typer(
@@ -28,7 +29,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-plan.app.command("rebalance")(rebalance.plan_rebalance)
 app.add_typer(plan.app, name="plan")
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(execute.topics_app, name="topics")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
-from kadmin import files, health, snapshots
 from kadmin.cli import render
 from kadmin.cli.common import (
     ClusterOpt,
@@ -18,7 +16,7 @@ from kadmin.cli.common import (
     SizesOpt,
     SkipUnreadableOpt,
     ZookeeperOpt,
-    connected,
+    connection,
     info,
     load_cluster,
     output_path,
@@ -26,8 +24,8 @@ from kadmin.cli.common import (
     stdout_is_data,
     write_stdout,
 )
-from kadmin.model import InvalidInput
-from kadmin.zk import config, reader
+from kadmin.operations import snapshot as snapshotting
+from kadmin.operations import status as statuses
 
 app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
 
@@ -57,18 +55,14 @@ def snapshot(
     if fmt not in ("json", "dir"):
         raise typer.BadParameter("must be json or dir", param_hint="--format")
     to_stdout = stdout_is_data(out_path)
-    if to_stdout and fmt == "dir":
-        raise InvalidInput("--out -: a snapshot folder cannot go to stdout; name a folder")
+    snapshotting.check_output(out_path, fmt)
     data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
                         skip_unreadable=skip_unreadable)
     if sizes_path is not None:
         found = partition_sizes(sizes_path, data)
-        data = dataclasses.replace(data, sizes=found.measured if found else {})
-    if to_stdout:
-        write_stdout([files.dumps_json(snapshots.snapshot_to_document(data)).decode()])
-    else:
-        style: Literal["json", "dir"] = "dir" if fmt == "dir" else "json"
-        snapshots.write_snapshot(data, out_path, fmt=style, force=force)
+        data = snapshotting.with_sizes(data, found)
+    style: Literal["json", "dir"] = "dir" if fmt == "dir" else "json"
+    snapshotting.write(data, out_path, style, force=force, stdout=write_stdout)
     info(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
          f"{data.partition_count} partition(s) -> {out_path}", to_stderr=to_stdout)
 
@@ -83,10 +77,5 @@ def status(
 
     Example: kadmin status -z zk1:2181/kafka
     """
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        live = reader.read_cluster(client)
-        in_force = config.read_throttles(client)
-    snap = live.snapshot
-    render.status(health.cluster_health(snap), live.in_flight, snap.controller,
-                  snap.controller_epoch, health.broker_shares(snap), live.unreadable,
-                  json_output, in_force)
+    render.status(statuses.status(connection(zookeeper, connect_timeout, session_timeout)),
+                  json_output)

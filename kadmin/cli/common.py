@@ -6,19 +6,18 @@ from __future__ import annotations
 import logging
 import math
 import sys
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from kazoo.client import KazooClient
 from rich.console import Console
 
-from kadmin import sizes, snapshots
-from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
-from kadmin.zk import codec, reader, security, session
+from kadmin import sizes
+from kadmin.model import ClusterSnapshot, and_more, printable, sample_of
+from kadmin.operations import source
+from kadmin.operations.planfiles import to_stdout
+from kadmin.operations.source import Connection
 
 
 class OutputClosed(Exception):
@@ -130,15 +129,15 @@ SizesOpt = Annotated[Path | None, typer.Option(
                     "and all) or its JSON. Default: the snapshot's own sizes, if any.")]
 
 
-_security_options: ContextVar[security.SecuritySources | None] = ContextVar(
-    "kadmin_zk_security_options", default=None)
-"""Set by the root command's callback at every invocation. Not the Click context object:
-Typer 0.2x runs a private copy of Click, whose current context Click's API cannot see."""
+def connection(zookeeper: str | None, connect_timeout: float = 10.0,
+               session_timeout: float = 30.0) -> Connection:
+    """The ZooKeeper options of a command as one value."""
+    return Connection(zookeeper, connect_timeout, session_timeout)
 
 
-def use_security_options(options: security.SecuritySources) -> None:
-    """The security options every ZooKeeper connection of this invocation uses."""
-    _security_options.set(options)
+def warn(line: str) -> None:
+    """A warning line on stderr."""
+    err.print(f"kadmin: warning: {line}", markup=False)
 
 
 class _Notices(logging.Handler):
@@ -159,78 +158,23 @@ def use_verbose(verbose: bool) -> None:
         logger.addHandler(_Notices())
 
 
-def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
-                session_timeout: float = 30.0) -> session.ZkSettings:
-    if not zookeeper:
-        raise InvalidInput("no ZooKeeper given: use -z/--zookeeper host:port[/chroot] "
-                           "or set KADMIN_ZOOKEEPER")
-    session.parse_connect_string(zookeeper)  # bad strings are input errors, before any I/O
-    sources = _security_options.get() or security.SecuritySources()
-    return session.ZkSettings(connect=zookeeper, connect_timeout=connect_timeout,
-                              session_timeout=session_timeout,
-                              security=security.from_sources(sources))
-
-
-@contextmanager
-def connected(zookeeper: str | None, connect_timeout: float = 10.0,
-              session_timeout: float = 30.0) -> Iterator[KazooClient]:
-    with session.session(zk_settings(zookeeper, connect_timeout, session_timeout)) as client:
-        yield client
-
-
 def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: float = 10.0,
                  session_timeout: float = 30.0, *, states: bool = True,
                  skip_unreadable: bool = False) -> ClusterSnapshot:
-    """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given.
-    ``states=False`` skips reading the per-partition states live (one znode each) when only the
-    assignment matters; a snapshot is always read whole, states checked too.
-
-    A znode read live that cannot be decoded stops the command (exit 1, naming it), because
-    whatever it plans or writes would be made as if that topic, broker or state did not exist;
-    ``skip_unreadable`` (``--skip-unreadable``) goes on without them and names each on stderr."""
-    if cluster is not None and zookeeper:
-        raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
-    if cluster is not None:
-        return snapshots.read_snapshot(cluster)
-    if not zookeeper:
-        raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        live = reader.read_cluster(client, states=states)
-    if live.unreadable and not skip_unreadable:
-        raise reader.unreadable_error(
-            live.unreadable, "nothing was planned or written (--skip-unreadable goes on without "
-                             "them)")
-    if live.unreadable:
-        err.print(f"kadmin: warning: skipped {len(live.unreadable)} znode(s) that cannot be "
-                  "decoded (--skip-unreadable):", markup=False)
-        print_sampled(err, (f"{path}: {reason}" for path, reason in live.unreadable), "  ")
-    return live.snapshot
+    """:func:`kadmin.operations.source.load_cluster` of the command's options; the znodes
+    skipped with ``--skip-unreadable`` are named on stderr."""
+    loaded = source.load_cluster(source.ClusterSource(
+        cluster, connection(zookeeper, connect_timeout, session_timeout), skip_unreadable),
+        states=states)
+    if loaded.skipped:
+        warn(f"skipped {len(loaded.skipped)} znode(s) that cannot be decoded "
+             "(--skip-unreadable):")
+        print_sampled(err, (f"{path}: {reason}" for path, reason in loaded.skipped), "  ")
+    return loaded.snapshot
 
 
-def split_names(text: str | None, what: str) -> list[str]:
-    """``a,b , c`` -> [a, b, c]; an empty element is an input error naming the option."""
-    if text is None:
-        return []
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
-        raise InvalidInput(f"{what}: empty name in {text!r}")
-    return names
-
-
-def split_ints(text: str | None, what: str) -> list[int]:
-    values = []
-    for item in split_names(text, what):
-        try:
-            values.append(codec.decimal_id(item, "broker id"))
-        except codec.DecodeError:
-            raise InvalidInput(f"{what}: {item!r} is not a broker id (a non-negative integer)"
-                               ) from None
-    return values
-
-
-def stdout_is_data(path: Path | None) -> bool:
-    """True when the output file is ``-``: then human messages go to stderr."""
-    return path is not None and str(path) == "-"
+stdout_is_data = to_stdout
+"""True when the output file is ``-``: then human messages go to stderr."""
 
 
 def info(message: str, *, to_stderr: bool = False) -> None:
@@ -240,8 +184,34 @@ def info(message: str, *, to_stderr: bool = False) -> None:
 def partition_sizes(path: Path | None, snapshot: ClusterSnapshot) -> sizes.PartitionSizes | None:
     """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
     partitions counted as the median and those ignored are named on stderr."""
-    found = sizes.resolve(path, snapshot)
-    if found is not None:
-        for line in sizes.warnings(found):
-            err.print(f"kadmin: warning: {line}", markup=False)
-    return found
+    return source.partition_sizes(path, snapshot, warn)
+
+
+# --- options several command groups share ---------------------------------------------------------
+
+TopicsOpt = Annotated[str | None, typer.Option("--topics", help="Comma-separated topic names.")]
+TopicsFileOpt = Annotated[Path | None, typer.Option(
+    "--topics-file", help='Kafka\'s topics-to-move file {"version":1,"topics":[{"topic":"foo"}]}.')]
+AllTopicsOpt = Annotated[bool, typer.Option("--all-topics", help="Every topic of the cluster.")]
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", "-o", parser=output_path,
+    help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing plan file.")]
+BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
+
+# the options of `plan rebalance` that `spark rebalance` shares
+AllTopicsDefaultOpt = Annotated[bool, typer.Option(
+    "--all-topics", help="Every topic of the cluster (the default).")]
+BrokersOpt = Annotated[str | None, typer.Option(
+    "--brokers", help="The target brokers, comma-separated; replicas on any other broker "
+                      "move (default: every registered broker).")]
+RemoveBrokersOpt = Annotated[str | None, typer.Option(
+    "--remove-brokers", help="Brokers to drain, comma-separated (every replica of the "
+                             "selected topics moves off them).")]
+LeadersOpt = Annotated[bool, typer.Option(
+    "--leaders/--no-leaders", help="Balance preferred leaders by reordering replica lists "
+                                   "(no data moves).")]
+MaxMovesOpt = Annotated[int | None, typer.Option(
+    "--max-moves", min=0, help="A partial plan of at most N replica moves, the most loaded "
+                               "brokers relieved first; run again to continue.")]
+RackOpt = Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore racks.")]

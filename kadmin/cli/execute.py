@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +11,7 @@ from kadmin import executor, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
+    BatchSizeOpt,
     ConnectTimeoutOpt,
     JsonOpt,
     JuteMaxBufferOpt,
@@ -19,16 +19,13 @@ from kadmin.cli.common import (
     SessionTimeoutOpt,
     SizesOpt,
     ZookeeperOpt,
-    connected,
+    connection,
     err,
     finite,
     out,
-    partition_sizes,
     print_sampled,
-    split_names,
-    zk_settings,
+    warn,
 )
-from kadmin.cli.plan import load_plan, load_reassignment
 from kadmin.health_gate import FULL_READ_INTERVAL
 from kadmin.model import (
     DeletionPlan,
@@ -38,8 +35,10 @@ from kadmin.model import (
     PlanKind,
     listed,
 )
+from kadmin.operations import execute as executing
+from kadmin.operations.planfiles import load_plan, load_reassignment
+from kadmin.operations.selection import split_names
 from kadmin.units import parse_bytes, parse_rate
-from kadmin.zk import reader
 
 topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True)
 
@@ -48,7 +47,6 @@ TimeoutOpt = Annotated[float | None, typer.Option(
     "--timeout", min=0.0, callback=finite,
     help="Seconds to wait for the controller in all (default: no limit).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
-BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
 
 
 def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
@@ -110,20 +108,15 @@ def reassign(
         health_gate=not no_health_gate, health_interval=health_interval,
         max_batch_bytes=None if max_batch_bytes is None else parse_bytes(
             max_batch_bytes, "--max-batch-bytes"))
-    zk_settings(zookeeper)
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
-        found = partition_sizes(sizes_path, snapshot)
-        if dry_run:
-            batch_list, stats = executor.dry_run_reassignment(client, plan, snapshot, settings,
-                                                              found)
-            render.batches(batch_list, json_output, None if found is None else partial(
-                executor.weigh_move, found, snapshot))
-            render.plan_stats(stats, json_output)
-            return
-        with render.progress(json_output) as emit:
-            outcome = executor.execute_reassignment(client, plan, executor.PlanFiles(anchor),
-                                                    settings, emit, found)
+    request = executing.ReassignRequest(
+        plan, anchor, connection(zookeeper, connect_timeout, session_timeout), settings,
+        sizes_path, dry_run)
+    with render.progress(json_output) as emit:
+        outcome = executing.reassign(request, emit, warn)
+    if isinstance(outcome, executing.ReassignDryRun):
+        render.batches(outcome.batches, json_output, outcome.weigh)
+        render.plan_stats(outcome.stats, json_output)
+        return
     _finish(outcome, settings, json_output)
 
 
@@ -139,10 +132,8 @@ def verify(
     Exit 0 when all are complete, else 1 with a last line that says whether partitions failed
     or are only unfinished (waiting, or running reassign, finishes those).
     Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
-    plan, anchor = load_reassignment(plan_path)
-    through = executor.submitted_through(executor.PlanFiles(anchor), plan)
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        result = executor.verify_reassignment(client, plan, through)
+    plan, result = executing.verify(plan_path,
+                                    connection(zookeeper, connect_timeout, session_timeout))
     counts = {"complete": len(result.complete), "in_progress": len(result.in_progress),
               "not_started": len(result.not_started), "failed": len(result.failures)}
     if json_output:
@@ -190,20 +181,15 @@ def elect(
     names = split_names(topics, "--topics")
     settings = executor.ExecutionSettings(batch_size=batch_size, max_znode_bytes=max_znode_bytes,
                                           timeout=timeout)
-    zk_settings(zookeeper)
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        if explicit is not None:
-            plan = explicit
-        else:
-            snapshot = reader.read_for_operation(client, set(names) if names else None).snapshot
-            plan = plans.election_plan_for(snapshot, names or None)
-        assert isinstance(plan, ElectionPlan)
-        if dry_run:
-            out.print(f"would elect preferred leaders for {len(plan.partitions)} partition(s): "
-                      f"{listed(plan.partitions)}", markup=False)
-            return
-        with render.progress(json_output) as emit:
-            outcome = executor.execute_election(client, plan, settings, emit)
+    assert explicit is None or isinstance(explicit, ElectionPlan)
+    with render.progress(json_output) as emit:
+        outcome = executing.elect(explicit, names,
+                                  connection(zookeeper, connect_timeout, session_timeout),
+                                  settings, emit, dry_run=dry_run)
+    if isinstance(outcome, ElectionPlan):
+        out.print(f"would elect preferred leaders for {len(outcome.partitions)} partition(s): "
+                  f"{listed(outcome.partitions)}", markup=False)
+        return
     _finish(outcome, settings, json_output)
 
 
@@ -242,17 +228,18 @@ def delete_topics(
     settings = executor.ExecutionSettings(timeout=timeout, allow_internal=allow_internal,
                                           allow_reassigning=allow_reassigning,
                                           max_znode_bytes=max_znode_bytes)
-    zk_settings(zookeeper)
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        transactions = len(executor.check_deletion(client, plan, settings))
-        if dry_run:
-            out.print(f"would delete {len(plan.topics)} topic(s) in {transactions} "
-                      f"transaction(s): {listed(plan.topics)}", markup=False)
-            return
-        if not yes and not typer.confirm(
-                f"Delete {len(plan.topics)} topic(s) and all their data: "
-                f"{listed(plan.topics)}?", err=True):
-            raise OperationFailed("deletion not confirmed; nothing was written")
-        with render.progress(json_output) as emit:
-            outcome = executor.execute_deletion(client, plan, settings, emit)
+    def confirmed(plan: DeletionPlan) -> bool:
+        return yes or typer.confirm(f"Delete {len(plan.topics)} topic(s) and all their data: "
+                                    f"{listed(plan.topics)}?", err=True)
+
+    with render.progress(json_output) as emit:
+        outcome = executing.delete_topics(
+            plan, connection(zookeeper, connect_timeout, session_timeout), settings, emit,
+            confirmed, dry_run=dry_run)
+    if outcome is None:
+        raise OperationFailed("deletion not confirmed; nothing was written")
+    if isinstance(outcome, executing.DeletionDryRun):
+        out.print(f"would delete {len(plan.topics)} topic(s) in {outcome.transactions} "
+                  f"transaction(s): {listed(plan.topics)}", markup=False)
+        return
     _finish(outcome, settings, json_output)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
-from pathlib import Path
 
 from rich.progress import (
     BarColumn,
@@ -22,8 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kadmin import files
-from kadmin.balance.metrics import Balance, loads, spread
-from kadmin.balance.rebalance import Rebalance
+from kadmin.balance.metrics import loads, spread
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
     BatchDone,
@@ -41,7 +39,7 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
-from kadmin.health import ClusterHealth, Shares
+from kadmin.health import Shares
 from kadmin.model import (
     PartitionMove,
     Severity,
@@ -51,11 +49,13 @@ from kadmin.model import (
     printable,
     sample_of,
 )
+from kadmin.operations.generate import Generated
+from kadmin.operations.rebalance import Rebalanced
+from kadmin.operations.status import Status
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.units import human_bytes, human_duration
 from kadmin.zk import paths
 from kadmin.zk.config import EntityThrottle
-from kadmin.zk.reader import InFlight
 
 
 def cell(text: str) -> Text:
@@ -126,37 +126,34 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
     out.print(table)
 
 
-@dataclasses.dataclass(frozen=True)
-class Rebalanced:
-    """What ``plan rebalance`` reports: the plan's figures and the balance before and after."""
-
-    result: Rebalance
-    topics: int
-    partitions: int
-    before: Balance
-    after: Balance
-    resized: bool
-    """A replication factor change, not a rebalance."""
-    byte_figures: ByteFigures | None = None
-    """With partition sizes."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ByteFigures:
-    """Bytes a rebalance copies, and the bytes each target broker holds of the selected topics
-    (every target, in broker order)."""
-
-    moved: int
-    before: Mapping[int, int]
-    after: Mapping[int, int]
+def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: bool) -> None:
+    """The summary of ``plan generate`` (on stderr when the plan itself went to stdout)."""
+    written = made.written
+    rollback_path = str(files.sibling(written, ".rollback.json")) if written else None
+    console = err if to_stderr else out
+    if as_json and not to_stderr:
+        print_json({"plan": str(written) if written else None, "topics": made.topics,
+                    "partitions": len(made.plan.moves), "unchanged": made.unchanged,
+                    "rf_changes": rf_changes, "rollback": rollback_path})
+    elif not made.plan.moves:
+        console.print(f"nothing to move: all {made.unchanged} partition(s) of {made.topics} "
+                      "topic(s) are already in place; no plan written", markup=False)
+    else:
+        console.print(
+            f"{len(made.plan.moves)} partition(s) to move, {made.unchanged} already in place, "
+            f"{made.topics} topic(s)" + (f"; plan {written}, rollback {rollback_path}"
+                                         if written else "")
+            + (f"; {rf_changes} partition(s) change their replication factor (plan validate "
+               "and reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
 
 
-def rebalanced(figures: Rebalanced, written: Path | None, as_json: bool, *,
-               folder: bool = False) -> None:
-    """The summary of a rebalance; the plan itself went to ``written`` (None: to stdout, or no
-    plan because nothing needs to move). A ``folder`` plan (``kadmin spark rebalance``) is
-    written even when empty, and gets its rollback file when ``kadmin reassign`` runs it."""
-    r, before, after, sized = figures.result, figures.before, figures.after, figures.byte_figures
+def rebalanced(figures: Rebalanced, as_json: bool) -> None:
+    """The summary of a rebalance; the plan itself went to ``figures.written`` (None: to
+    stdout, or no plan because nothing needs to move). A folder plan (``kadmin spark
+    rebalance``) is written even when empty, and gets its rollback file when ``kadmin
+    reassign`` runs it."""
+    r, before, after, sized = figures, figures.before, figures.after, figures.byte_figures
+    written, folder = figures.written, figures.folder
     rollback = files.sibling(written, ".rollback.json") if written and not folder else None
     if as_json and (written or not figures.partitions):
         print_json({
@@ -366,12 +363,28 @@ def _throttle_doc(entity: EntityThrottle) -> dict[str, object]:
             "kadmin": entity.own.to_json() if entity.own else None}
 
 
-def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
-           epoch: int | None, shares: Shares, unreadable: Sequence[tuple[str, str]],
-           as_json: bool, in_force: Sequence[EntityThrottle] = ()) -> None:
-    warnings = sample_of(unreadable)
-    doc = {
-        "controller": controller, "controller_epoch": epoch,
+def status(st: Status, as_json: bool) -> None:
+    """What ``kadmin status`` shows: a table of the cluster, one of its brokers, and a warning
+    per znode that cannot be decoded; or all of it as one JSON document."""
+    if as_json:
+        print_json(_status_doc(st))
+        return
+    table = Table(show_header=False, title="cluster status")
+    table.add_column(style="bold")
+    table.add_column()
+    for label, value in chain(_overview_rows(st), _health_rows(st), _work_rows(st)):
+        table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
+    out.print(table)
+    _shares_table(st.shares)
+    print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in st.unreadable),
+                  "kadmin: warning: ")
+
+
+def _status_doc(st: Status) -> dict[str, object]:
+    health, shares, in_flight = st.health, st.shares, st.in_flight
+    warnings = sample_of(st.unreadable)
+    return {
+        "controller": st.controller, "controller_epoch": st.epoch,
         "brokers": [{"id": s.broker, "rack": s.rack, "replicas": s.replicas,
                      "preferred_leaders": s.preferred, "leaders": s.leading}
                     for s in shares.brokers],
@@ -391,51 +404,56 @@ def status(health: ClusterHealth, in_flight: InFlight, controller: int | None,
         "deletions_in_progress": list(in_flight.deletions),
         "unreadable": [{"path": p, "reason": r} for p, r in warnings.items],
         "unreadable_count": warnings.total,
-        "throttles": [_throttle_doc(t) for t in in_force],
+        "throttles": [_throttle_doc(t) for t in st.throttles],
     }
-    if as_json:
-        print_json(doc)
-        return
-    table = Table(show_header=False, title="cluster status")
-    table.add_column(style="bold")
-    table.add_column()
-    rows = [("controller", f"{controller} (epoch {epoch})" if controller is not None else "none"),
-            ("live brokers", listed(f"{s.broker}" + (f" ({s.rack})" if s.rack else "")
-                                    for s in shares.brokers) or "none"),
-            ("topics / partitions", f"{health.topics} / {health.partitions}"),
-            ("spread", f"replicas {shares.replica_spread}, preferred leaders "
-                       f"{shares.preferred_spread}, leaders {shares.leader_spread}, worst topic "
-                       f"{shares.worst_topic_spread}"
-                       + (f" ({shares.worst_topic})" if shares.worst_topic else "")
-                       + (" (kadmin plan rebalance evens them out)"
-                          if max(shares.replica_spread, shares.preferred_spread) > 1 else ""))]
-    for label, tps in (("under-replicated", health.under_replicated),
-                       ("offline", health.offline),
-                       ("not led by preferred replica", health.not_preferred)):
-        rows.append((label, f"{len(tps)}" + (f": {listed(tps)}" if tps else "")))
-    # an admin znode that exists but cannot be decoded is not "none": that would invite a
-    # second operation while one may be running
-    broken = {path for path, _ in unreadable}
-    rows.append(("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
-                 if in_flight.reassignment is not None else
-                 _absent(paths.REASSIGN_PARTITIONS, broken)))
-    rows.append(("moving (topic znodes)", f"{len(health.reassigning)}" + (
-        ": " + listed(f"{tp} {list(m.original)} -> {list(m.target)}"
-                      for tp, m in health.reassigning) if health.reassigning else "")))
-    rows.append(("preferred election", _in_flight(in_flight.election)
-                 if in_flight.election is not None else
-                 _absent(paths.PREFERRED_REPLICA_ELECTION, broken)))
-    rows.append(("topic deletions", listed(in_flight.deletions) if in_flight.deletions
-                 else "none"))
-    rows.append(("replication throttles",
-                 f"{len(in_force)} config(s): {listed(f'/config/{t.entity}' for t in in_force)}"
-                 if in_force else "none"))
-    for label, value in rows:
-        table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
-    out.print(table)
-    _shares_table(shares)
-    print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in unreadable),
-                  "kadmin: warning: ")
+
+
+Rows = Iterator[tuple[str, str]]
+
+
+def _overview_rows(st: Status) -> Rows:
+    """The controller, the live brokers, the counts and the spreads."""
+    shares = st.shares
+    yield ("controller", f"{st.controller} (epoch {st.epoch})" if st.controller is not None
+           else "none")
+    yield ("live brokers", listed(f"{s.broker}" + (f" ({s.rack})" if s.rack else "")
+                                  for s in shares.brokers) or "none")
+    yield ("topics / partitions", f"{st.health.topics} / {st.health.partitions}")
+    yield ("spread", f"replicas {shares.replica_spread}, preferred leaders "
+                     f"{shares.preferred_spread}, leaders {shares.leader_spread}, worst topic "
+                     f"{shares.worst_topic_spread}"
+                     + (f" ({shares.worst_topic})" if shares.worst_topic else "")
+                     + (" (kadmin plan rebalance evens them out)"
+                        if max(shares.replica_spread, shares.preferred_spread) > 1 else ""))
+
+
+def _health_rows(st: Status) -> Rows:
+    """Partitions under-replicated, offline, or not led by their preferred replica."""
+    for label, tps in (("under-replicated", st.health.under_replicated),
+                       ("offline", st.health.offline),
+                       ("not led by preferred replica", st.health.not_preferred)):
+        yield (label, f"{len(tps)}" + (f": {listed(tps)}" if tps else ""))
+
+
+def _work_rows(st: Status) -> Rows:
+    """The admin work in progress and the throttles in force. An admin znode that exists but
+    cannot be decoded is not "none": that would invite a second operation while one may be
+    running."""
+    in_flight, moving = st.in_flight, st.health.reassigning
+    broken = {path for path, _ in st.unreadable}
+    yield ("reassignment", _in_flight([m.tp for m in in_flight.reassignment])
+           if in_flight.reassignment is not None else
+           _absent(paths.REASSIGN_PARTITIONS, broken))
+    yield ("moving (topic znodes)", f"{len(moving)}" + (
+        ": " + listed(f"{tp} {list(m.original)} -> {list(m.target)}" for tp, m in moving)
+        if moving else ""))
+    yield ("preferred election", _in_flight(in_flight.election)
+           if in_flight.election is not None else
+           _absent(paths.PREFERRED_REPLICA_ELECTION, broken))
+    yield ("topic deletions", listed(in_flight.deletions) if in_flight.deletions else "none")
+    yield ("replication throttles",
+           f"{len(st.throttles)} config(s): {listed(f'/config/{t.entity}' for t in st.throttles)}"
+           if st.throttles else "none")
 
 
 def _shares_table(shares: Shares) -> None:
@@ -490,4 +508,5 @@ def planner_progress() -> Iterator[Callable[[PlannerEvent], None]]:
     try:
         yield emit
     finally:
-        bar.stop()
+        if bar.live.is_started:  # never started (an input error first): no stray blank line
+            bar.stop()

@@ -8,12 +8,13 @@ from typing import Annotated
 
 import typer
 
-from kadmin import executor, health, plans, synthetic
+from kadmin import executor, plans, synthetic
 from kadmin.cli import render
 from kadmin.cli.common import ClusterOpt, SizesOpt, finite, named_output, out, partition_sizes
-from kadmin.cli.plan import write_plan
-from kadmin.cli.rebalance import rebalanced_plan
 from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
+from kadmin.operations import status as statuses
+from kadmin.operations.planfiles import write_plan
+from kadmin.operations.rebalance import rebalanced_plan
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
 from kadmin.stop_signals import sleep_while, until_stop_signal
@@ -146,7 +147,7 @@ def demo(
             path = write_plan(plan, PlanKind.REASSIGN, out_dir / "demo-reassign.json", True,
                               rollback)
             assert path is not None  # a file, not stdout
-            render.rebalanced(figures, path, as_json=False)
+            render.rebalanced(dataclasses.replace(figures, written=path), as_json=False)
 
             out.rule("4. plan validate (against the live cluster)")
             report = plans.validate(plans.plan_document(plan), None, live)
@@ -173,7 +174,4 @@ def demo(
 
 
 def _status(live: reader.LiveCluster) -> None:
-    snap = live.snapshot
-    render.status(health.cluster_health(snap), live.in_flight, snap.controller,
-                  snap.controller_epoch, health.broker_shares(snap), live.unreadable,
-                  as_json=False)
+    render.status(statuses.of(live), as_json=False)

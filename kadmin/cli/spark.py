@@ -9,29 +9,26 @@ from typing import Annotated
 import typer
 
 from kadmin import placement, plans
-from kadmin.balance.rebalance import Rebalance
 from kadmin.cli import render
 from kadmin.cli.common import (
+    AllTopicsDefaultOpt,
+    BatchSizeOpt,
+    BrokersOpt,
     JsonOpt,
     JuteMaxBufferOpt,
-    MaxZnodeBytesOpt,
-    named_output,
-    out,
-    split_ints,
-    split_names,
-)
-from kadmin.cli.execute import BatchSizeOpt
-from kadmin.cli.plan import TopicsFileOpt, TopicsOpt, topics_to_move
-from kadmin.cli.rebalance import (
-    AllTopicsOpt,
-    BrokersOpt,
     LeadersOpt,
     MaxMovesOpt,
+    MaxZnodeBytesOpt,
     RackOpt,
     RemoveBrokersOpt,
+    TopicsFileOpt,
+    TopicsOpt,
+    named_output,
+    out,
 )
-from kadmin.files import read_json
-from kadmin.model import InvalidInput
+from kadmin.operations.generate import SparkRun, spark_generate
+from kadmin.operations.rebalance import RebalanceRequest, spark_rebalance
+from kadmin.operations.selection import TopicSelection, optional_ints, split_ints, topic_names
 
 app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
 
@@ -44,18 +41,6 @@ MasterOpt = Annotated[str, typer.Option("--master", help="Spark master URL.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output folder.")]
 VerboseOpt = Annotated[bool, typer.Option(
     "--verbose", help="Show Spark's own log (log4j, JVM notices) instead of kadmin's progress.")]
-
-
-def _selection(topics: str | None, topics_file: Path | None, all_topics: bool,
-               default_all: bool) -> list[str] | None:
-    """The selected topics (None: all): one of --topics, --topics-file and --all-topics, or
-    none of them when every topic is the default."""
-    given = sum([topics is not None, topics_file is not None, all_topics])
-    if given > 1 or (given == 0 and not default_all):
-        raise InvalidInput("choose exactly one of --topics, --topics-file and --all-topics")
-    if topics_file is not None:
-        return topics_to_move(read_json(topics_file), str(topics_file))
-    return split_names(topics, "--topics") if topics is not None else None
 
 
 @app.command("plan")
@@ -84,21 +69,18 @@ def plan(
 
     Example: kadmin spark plan --cluster snap/ --all-topics --out plans/big/
     """
-    from kadmin.spark.job import run_plan  # pyspark starts a JVM: only when this command runs
-
-    selected = _selection(topics, topics_file, all_topics, default_all=False)
+    selected = topic_names(TopicSelection(topics, topics_file, all_topics), default_all=False)
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
     with render.planner_progress() as progress:
-        manifest = run_plan(cluster, out_dir, topics=selected,
-                            brokers=split_ints(brokers, "--brokers") if brokers else None,
-                            options=options, master=master, batch_size=batch_size,
-                            max_znode_bytes=max_znode_bytes, force=force, verbose=verbose,
-                            progress=None if verbose else progress)
-    out.print(f"{manifest.partitions} partition(s) in {len(manifest.batches)} batch file(s) "
-              f"-> {out_dir}/manifest.json", markup=False)
+        planned = spark_generate(cluster, out_dir, selected,
+                                 split_ints(brokers, "--brokers") if brokers else None, options,
+                                 SparkRun(master, batch_size, max_znode_bytes, force, verbose),
+                                 progress=None if verbose else progress)
+    out.print(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
+              f"-> {planned.manifest}", markup=False)
 
 
 @app.command("rebalance")
@@ -107,7 +89,7 @@ def rebalance(
     out_dir: OutDirOpt,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
-    all_topics: AllTopicsOpt = False,
+    all_topics: AllTopicsDefaultOpt = False,
     brokers: BrokersOpt = None,
     remove_brokers: RemoveBrokersOpt = None,
     leaders: LeadersOpt = True,
@@ -127,22 +109,13 @@ def rebalance(
 
     Example: kadmin spark rebalance --cluster snap/ --remove-brokers 7 --out plans/drain-7/
     """
-    from kadmin.spark.rebalance import Options, run_rebalance  # starts a JVM: only here
-
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
-    options = Options(
-        topics=_selection(topics, topics_file, all_topics, default_all=True),
-        brokers=split_ints(brokers, "--brokers") if brokers is not None else None,
-        remove=split_ints(remove_brokers, "--remove-brokers") if remove_brokers is not None
-        else None,
+    request = RebalanceRequest(
+        TopicSelection(topics, topics_file, all_topics),
+        optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         leaders=leaders, max_moves=max_moves, rack_aware=not disable_rack_aware)
     with render.planner_progress() as progress:
-        manifest = run_rebalance(cluster, out_dir, options, master=master,
-                                 batch_size=batch_size, max_znode_bytes=max_znode_bytes,
-                                 force=force, verbose=verbose,
-                                 progress=None if verbose else progress)
-    result = Rebalance({}, manifest.replica_moves, manifest.lower_bound, manifest.leader_changes,
-                       manifest.planned.unplaced, manifest.planned.partial)
-    render.rebalanced(render.Rebalanced(result, manifest.topics, manifest.partitions,
-                                        manifest.before, manifest.after, resized=False),
-                      out_dir / "manifest.json", json_output, folder=True)
+        figures = spark_rebalance(cluster, out_dir, request,
+                                  SparkRun(master, batch_size, max_znode_bytes, force, verbose),
+                                  progress=None if verbose else progress)
+    render.rebalanced(figures, json_output)

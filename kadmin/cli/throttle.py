@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Annotated
 
 import typer
 
-from kadmin import throttles
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
@@ -15,14 +13,13 @@ from kadmin.cli.common import (
     JsonOpt,
     SessionTimeoutOpt,
     ZookeeperOpt,
-    connected,
+    connection,
     out,
-    split_ints,
-    zk_settings,
 )
-from kadmin.model import InvalidInput, listed
+from kadmin.model import listed
+from kadmin.operations import throttle as throttling
+from kadmin.operations.selection import split_ints
 from kadmin.units import human_bytes, parse_rate
-from kadmin.zk import config, reader
 
 app = typer.Typer(help="Replication throttles (spec section 5).", no_args_is_help=True)
 
@@ -38,9 +35,8 @@ def show(
 
     Example: kadmin throttle show -z zk1:2181/kafka
     """
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        in_force = config.read_throttles(client)
-    render.throttles(in_force, json_output)
+    render.throttles(throttling.show(connection(zookeeper, connect_timeout, session_timeout)),
+                     json_output)
 
 
 @app.command()
@@ -56,14 +52,8 @@ def clear(
     --all every replication throttle; other config keys stay. Example:
     kadmin throttle clear -z zk1:2181/kafka
     """
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        if all_throttles:
-            entities = [t.entity for t in config.read_throttles(client)]
-            edit: config.Edit = throttles.remove_all
-        else:
-            entities = config.recorded_entities(client)
-            edit = throttles.remove_own
-        changed = config.update(client, dict.fromkeys(entities, edit))
+    changed = throttling.clear(connection(zookeeper, connect_timeout, session_timeout),
+                               everything=all_throttles)
     out.print(f"throttles removed from {len(changed)} config(s)"
               + (f": {listed(changed)}" if changed else ""), markup=False)
 
@@ -82,23 +72,9 @@ def set_rate(
     the batch's cleanup (or throttle clear) puts the previous rate back. Example:
     kadmin throttle set --rate 100MB -z zk1:2181/kafka --brokers 1,2,3
     """
-    value = str(parse_rate(rate, "--rate"))
+    value = parse_rate(rate, "--rate")
     ids = split_ints(brokers, "--brokers")
-    zk_settings(zookeeper)
-    with connected(zookeeper, connect_timeout, session_timeout) as client:
-        if ids:
-            live = reader.read_cluster(client, topics=(), states=False).snapshot.brokers
-            unknown = [b for b in ids if b not in live]
-            if unknown:
-                raise InvalidInput(f"--brokers: broker(s) {unknown} not registered in "
-                                   "/brokers/ids")
-            entities = [throttles.broker_entity(b) for b in ids]
-        else:
-            entities = [e for e in config.recorded_entities(client) if e.startswith("brokers/")]
-            if not entities:
-                raise InvalidInput("no broker throttled by kadmin: name them with --brokers")
-        edit = partial(throttles.add, replicas={},
-                       rates={throttles.LEADER_RATE: value, throttles.FOLLOWER_RATE: value})
-        changed = config.update(client, dict.fromkeys(entities, edit))
-    out.print(f"replication rate {human_bytes(int(value))}/s on {len(entities)} broker(s) "
-              f"({len(changed)} changed)", markup=False)
+    change = throttling.set_rate(connection(zookeeper, connect_timeout, session_timeout), value,
+                                 ids)
+    out.print(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} broker(s) "
+              f"({len(change.changed)} changed)", markup=False)

@@ -1,4 +1,4 @@
-"""The Spark rebalancer: ``kadmin spark rebalance``, and ``spark-submit kadmin/spark/job.py
+"""The Spark rebalancer: ``kadmin spark rebalance``, and ``spark-submit kadmin/spark/submit.py
 rebalance``.
 
 It writes the plan ``kadmin plan rebalance`` would make, with the same guarantees (moves equal
@@ -8,53 +8,52 @@ in the folder format of ``kadmin spark plan`` (batch files + manifest.json) that
 reassign --plan DIR`` executes. The manifest also records the moves, the lower bound, and the
 balance before and after.
 
-The pipeline reuses ``kadmin spark plan``'s (:mod:`kadmin.spark.job`): the scan and range sort
+The pipeline is ``kadmin spark plan``'s (:mod:`kadmin.spark.pipeline`): the scan and range sort
 make every Spark partition a contiguous run of topics in name order, here a *chunk*, held by its
-task as a :class:`~kadmin.spark.chunks.Part` (persisted between rounds). The balancing itself is
-:func:`kadmin.spark.chunks.plan`: the driver splits the quota over the chunks from their counts
+task as a :class:`~kadmin.balance.chunks.Part` (persisted between rounds). The balancing itself is
+:func:`kadmin.balance.chunks.plan`: the driver splits the quota over the chunks from their counts
 (a few thousand numbers each) and each task runs the balancing core on its chunk; this module
 only supplies the chunks (:class:`SparkParts`) and the input checks. The encoded moves then
 stream to the driver in topic order and are cut into batch files exactly as ``spark plan`` cuts
 them. Driver memory: the counts matrix (chunks x brokers), one chunk's entries and one window of
-batches; the rare tail (see :mod:`kadmin.spark.quotas`) adds at most ``TAIL_PARTITIONS``.
+batches; the rare tail (see :mod:`kadmin.balance.quotas`) adds at most ``TAIL_PARTITIONS``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from pyspark import RDD, SparkContext, StorageLevel
 
 from kadmin import snapshots
+from kadmin.balance import quotas
+from kadmin.balance.chunks import Context, Counts, Part, Picked, Planned, Step, plan
 from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.scope import scope_of
-from kadmin.balance.table import PartitionTable
-from kadmin.model import InvalidInput, TopicAssignment
-from kadmin.spark import job, quotas
-from kadmin.spark.chunks import Context, Counts, Part, PartTotals, Picked, Planned, Step, plan
-from kadmin.zk import codec
+from kadmin.model import InvalidInput
+from kadmin.operations import folder
+from kadmin.operations.rebalance import RebalanceRequest
+from kadmin.operations.selection import topic_names
+from kadmin.spark.pipeline import (
+    BROKERS_FILE,
+    TOPICS_FILE,
+    check_output,
+    check_snapshot_folder,
+    fingerprints,
+    selection_of,
+    sorted_topics,
+    write_folder,
+)
+from kadmin.spark.session import Progress, Stages, ship_kadmin, spark_session
+from kadmin.spark.tasks import encode_parts, first_counts, load_part
 
 MIN_CHUNKS = 2
-"""Chunks of a small cluster (big ones get one per ``job.PARTITIONS_PER_TASK`` partitions). A
+"""Chunks of a small cluster (big ones get one per ``PARTITIONS_PER_TASK`` partitions). A
 fixed number, not Spark's parallelism: the plan depends on the chunks, and the same snapshot must
 give the same plan on a laptop and on a cluster."""
-
-
-@dataclass(frozen=True)
-class Options:
-    """What to balance, as ``kadmin plan rebalance`` takes it."""
-
-    topics: Sequence[str] | None = None
-    """None: every topic."""
-    brokers: Sequence[int] | None = None
-    """The target brokers (None: every registered broker minus ``remove``)."""
-    remove: Sequence[int] | None = None
-    leaders: bool = True
-    max_moves: int | None = None
-    rack_aware: bool = True
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ class Manifest:
     rebalance --json`` (over the selected topics and the target brokers), the options and the
     input."""
 
-    batches: tuple[job.BatchFile, ...]
+    batches: tuple[folder.BatchFile, ...]
     topics: int
     partitions: int
     """Partitions in the batch files: those whose replica list changes."""
@@ -73,68 +72,74 @@ class Manifest:
     planned: Planned
     before: Balance
     after: Balance
-    options: Options
+    options: RebalanceRequest
+    all_topics: bool
     targets: tuple[int, ...]
     batch_size: int
     max_znode_bytes: int
     fingerprint: Mapping[str, Mapping[str, Any]]
 
     def document(self) -> dict[str, Any]:
-        return {
-            "version": job.MANIFEST_VERSION,
-            "kind": "reassign",
-            "batches": [asdict(b) for b in self.batches],
-            "topics": self.topics,
-            "partitions": self.partitions,
-            "replica_moves": self.replica_moves,
-            "lower_bound": self.lower_bound,
-            "leader_changes": self.leader_changes,
-            "partial": self.planned.partial,
-            "unplaced": self.planned.unplaced,
-            "rounds": self.planned.rounds,
-            "before": self.before.figures(),
-            "after": self.after.figures(),
-            "brokers": loads(self.before, self.after),
-            "options": {
+        return folder.manifest_document(
+            self.batches,
+            topics=self.topics,
+            partitions=self.partitions,
+            replica_moves=self.replica_moves,
+            lower_bound=self.lower_bound,
+            leader_changes=self.leader_changes,
+            partial=self.planned.partial,
+            unplaced=self.planned.unplaced,
+            rounds=self.planned.rounds,
+            before=self.before.figures(),
+            after=self.after.figures(),
+            brokers=loads(self.before, self.after),
+            options={
                 "mode": "rebalance",
                 "target_brokers": list(self.targets),
-                "all_topics": self.options.topics is None,
+                "all_topics": self.all_topics,
                 "leaders": self.options.leaders,
                 "max_moves": self.options.max_moves,
                 "rack_aware": self.options.rack_aware,
                 "batch_size": self.batch_size,
                 "max_znode_bytes": self.max_znode_bytes,
             },
-            "input": {name: dict(value) for name, value in self.fingerprint.items()},
-        }
+            input={name: dict(value) for name, value in self.fingerprint.items()},
+        )
 
 
-def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options(),
+def run_rebalance(cluster_dir: Path, out_dir: Path,
+                  options: RebalanceRequest | None = None,
                   *, master: str | None = "local[*]", batch_size: int = 1000,
                   max_znode_bytes: int = 1_000_000, force: bool = False, verbose: bool = False,
-                  progress: job.Progress | None = None) -> Manifest:
+                  progress: Progress | None = None) -> Manifest:
     """Rebalance the selected topics of the snapshot folder ``cluster_dir`` and write the batch
     files and manifest to ``out_dir``. Input errors raise InvalidInput before anything is
     written; an active SparkSession is used as it is and left running."""
-    job.check_output(out_dir, force, batch_size, max_znode_bytes)
+    options = options or RebalanceRequest()
+    topics = topic_names(options.topics, default_all=True)
+    if options.replication_factor is not None or options.max_leader_changes is not None \
+            or options.by_bytes:
+        raise InvalidInput("spark rebalance balances replica counts: it does not take "
+                           "--replication-factor, --max-leader-changes or --balance bytes")
+    check_output(out_dir, force, batch_size, max_znode_bytes)
     if options.max_moves is not None and options.max_moves < 0:
         raise InvalidInput(f"--max-moves must be at least 0, got {options.max_moves}")
-    selection = job.selection_of(options.topics, "no topics to balance")
-    job.check_snapshot_folder(cluster_dir, selection)
-    registered = snapshots.read_brokers(cluster_dir / job.BROKERS_FILE)
-    fingerprint = job.fingerprints(cluster_dir)
+    selection = selection_of(topics, "no topics to balance")
+    check_snapshot_folder(cluster_dir, selection)
+    registered = snapshots.read_brokers(cluster_dir / BROKERS_FILE)
+    fingerprint = fingerprints(cluster_dir)
 
-    with job.spark_session(master, verbose) as spark:
+    with spark_session(master, verbose) as spark:
         sc = spark.sparkContext
-        job.ship_kadmin(sc)
-        stages = job.Stages(sc, progress)
-        chunks = job.sorted_topics(sc, cluster_dir / job.TOPICS_FILE, selection, stages,
-                                   empty=None, ranges_at_least=MIN_CHUNKS,
-                                   persist=False)  # read once, into the chunks
+        ship_kadmin(sc)
+        stages = Stages(sc, progress)
+        chunks = sorted_topics(sc, cluster_dir / TOPICS_FILE, selection, stages,
+                               empty=None, ranges_at_least=MIN_CHUNKS,
+                               persist=False)  # read once, into the chunks
         try:
             loaded = chunks.ranged.mapPartitions(load_part).persist(StorageLevel.MEMORY_AND_DISK)
             with stages("sort topics into chunks"):
-                first = loaded.map(_first_counts).collect()
+                first = loaded.map(first_counts).collect()
         finally:
             chunks.release()
         parts = SparkParts(sc, cast("RDD[Part]", loaded), stages)
@@ -151,7 +156,7 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
                           report=stages.note)
             encoded = parts.encoded()
 
-            def manifest(written: Sequence[job.BatchFile], trailers: Sequence[Any]
+            def manifest(written: Sequence[folder.BatchFile], trailers: Sequence[Any]
                          ) -> Manifest:
                 return Manifest(
                     batches=tuple(written), topics=chunks.found,
@@ -161,11 +166,12 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
                     leader_changes=sum(t.leader_changes for t in trailers), planned=result,
                     before=quotas.merged([t.before for t in trailers]),
                     after=quotas.merged([t.after for t in trailers]), options=options,
+                    all_topics=topics is None,
                     targets=scope.targets, batch_size=batch_size,
                     max_znode_bytes=max_znode_bytes, fingerprint=fingerprint)
 
             try:
-                return job.write_folder(out_dir, encoded, manifest, batch_size=batch_size,
+                return write_folder(out_dir, encoded, manifest, batch_size=batch_size,
                                         max_znode_bytes=max_znode_bytes, force=force,
                                         stages=stages)
             finally:
@@ -174,27 +180,11 @@ def run_rebalance(cluster_dir: Path, out_dir: Path, options: Options = Options()
             parts.release()
 
 
-def load_part(records: Iterable[tuple[str, TopicAssignment]]) -> Iterator[Part | str]:
-    """One sorted Spark partition as one chunk; or, when a topic is on two lines (so no table
-    can be made), that topic's name, for the driver to report before anything is planned."""
-    topics: list[tuple[str, TopicAssignment]] = []
-    for name, assignment in records:
-        if topics and topics[-1][0] == name:
-            yield name
-            return
-        topics.append((name, assignment))
-    yield Part(PartitionTable.of(topics), {})
-
-
-def _first_counts(part: Part | str) -> tuple[Counts | None, str | None]:
-    return (None, part) if isinstance(part, str) else (part.counts(), None)
-
-
 class SparkParts:
     """The chunks as an RDD of one :class:`Part` per Spark partition, persisted; each step
     makes the next RDD (persisted, then the previous one released)."""
 
-    def __init__(self, sc: SparkContext, rdd: RDD[Part], stages: job.Stages) -> None:
+    def __init__(self, sc: SparkContext, rdd: RDD[Part], stages: Stages) -> None:
         self.sc, self.rdd, self.stages = sc, rdd, stages
         self.context: Any = None
 
@@ -229,7 +219,7 @@ class SparkParts:
         """Each chunk's plan entries, encoded, in order, then its :class:`PartTotals`
         (persisted and computed in parallel before the driver streams them)."""
         context = self.context
-        out = self.rdd.mapPartitions(lambda it: _encode(it, context.value.targets)).persist(
+        out = self.rdd.mapPartitions(lambda it: encode_parts(it, context.value.targets)).persist(
             StorageLevel.MEMORY_AND_DISK)
         with self.stages("encode the plan"):
             out.count()
@@ -239,12 +229,3 @@ class SparkParts:
         self.rdd.unpersist()
         if self.context is not None:
             self.context.unpersist()
-
-
-def _encode(parts: Iterable[Part], targets: Sequence[int]
-            ) -> Iterator[tuple[bytes, ...] | PartTotals]:
-    for part in parts:
-        entries = [codec.encode_reassignment_entry(move) for move in part.moves()]
-        for start in range(0, len(entries), job.ENTRIES_PER_RECORD):
-            yield tuple(entries[start:start + job.ENTRIES_PER_RECORD])
-        yield part.totals(targets)

@@ -31,9 +31,9 @@ from kazoo.security import (
     make_digest_acl_credential,
 )
 
-from kadmin.cli.common import zk_settings
 from kadmin.embedded import EmbeddedZooKeeper, free_port
 from kadmin.model import Broker, ClusterSnapshot, PartitionState, TopicAssignment
+from kadmin.operations.source import zk_settings
 from kadmin.sandbox import Sandbox, SimulatedController, controller_of, load_cluster
 from kadmin.zk import codec, paths
 

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from kadmin.spark import job
+from kadmin.spark.session import spark_session
 
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    with job.spark_session("local[2]") as session:
+    with spark_session("local[2]") as session:
         yield session

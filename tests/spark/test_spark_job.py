@@ -22,8 +22,6 @@ import pyspark
 import pytest
 
 from kadmin import placement, plans, snapshots
-from kadmin.cli.execute import load_reassignment
-from kadmin.cli.plan import proposed_plan
 from kadmin.model import (
     Broker,
     ClusterSnapshot,
@@ -34,8 +32,12 @@ from kadmin.model import (
     Reassignment,
     TopicAssignment,
 )
+from kadmin.operations import folder
+from kadmin.operations.generate import proposed_plan
+from kadmin.operations.planfiles import load_reassignment
 from kadmin.placement import PlacementOptions, Strategy
-from kadmin.spark import job
+from kadmin.spark import pipeline, submit
+from kadmin.spark import plan as spark_plan
 from kadmin.zk import codec
 
 pytestmark = pytest.mark.spark
@@ -50,9 +52,9 @@ DEAD_BROKER = 99
 def small_units(monkeypatch: pytest.MonkeyPatch) -> None:
     """Driver-side sizes, shrunk: 16 KB input splits, 800 partitions per sorted Spark partition,
     windows of 50 entries (so open batches are carried from window to window)."""
-    monkeypatch.setattr(job, "BYTES_PER_SPLIT", 16_384)
-    monkeypatch.setattr(job, "PARTITIONS_PER_TASK", 800)
-    monkeypatch.setattr(job, "WINDOW_ENTRIES", 50)
+    monkeypatch.setattr(pipeline, "BYTES_PER_SPLIT", 16_384)
+    monkeypatch.setattr(pipeline, "PARTITIONS_PER_TASK", 800)
+    monkeypatch.setattr(folder, "WINDOW_ENTRIES", 50)
 
 
 def random_topics(rng: random.Random, n: int, broker_ids: Sequence[int]
@@ -99,7 +101,7 @@ def reference(cluster: Path, topics: Sequence[str] | None, brokers: Sequence[int
     return [list(b) for b in batches], unchanged, plans.plan_stats(plan, snapshot)
 
 
-def spark_batches(out: Path, manifest: job.Manifest) -> list[list[PartitionMove]]:
+def spark_batches(out: Path, manifest: spark_plan.Manifest) -> list[list[PartitionMove]]:
     return [list(codec.decode_reassignment((out / b.file).read_bytes()))
             for b in manifest.batches]
 
@@ -121,7 +123,7 @@ CASES = {
 def test_plan_is_the_single_machine_plan(spark, racked_cluster, tmp_path, case):
     topics, brokers, options = CASES[case]
     out = tmp_path / "out"
-    manifest = job.run_plan(racked_cluster, out, topics=topics, brokers=brokers, options=options,
+    manifest = spark_plan.run_plan(racked_cluster, out, topics=topics, brokers=brokers, options=options,
                             batch_size=BATCH_SIZE, max_znode_bytes=MAX_BYTES)
     expected, unchanged, stats = reference(racked_cluster, topics, brokers, options)
     assert spark_batches(out, manifest) == expected
@@ -137,7 +139,7 @@ def test_topic_subset(spark, racked_cluster, tmp_path):
     every = sorted(snapshots.read_snapshot(racked_cluster).topics)
     subset = random.Random(3).sample(every, 60)
     options = PlacementOptions(strategy=Strategy.ROUNDROBIN, start_index=2)
-    manifest = job.run_plan(racked_cluster, tmp_path / "out", topics=subset + subset[:5],
+    manifest = spark_plan.run_plan(racked_cluster, tmp_path / "out", topics=subset + subset[:5],
                             options=options, batch_size=BATCH_SIZE, max_znode_bytes=MAX_BYTES)
     expected, unchanged, stats = reference(racked_cluster, subset, None, options)
     assert spark_batches(tmp_path / "out", manifest) == expected
@@ -155,7 +157,7 @@ def test_unchanged_partitions_are_left_out(spark, tmp_path):
     placed = current["t03"][1]
     current["t03"][1] = placed[::-1]  # disturbed: this one partition must move back
     cluster = write_cluster(tmp_path / "snap", brokers, current, seed=2)
-    manifest = job.run_plan(cluster, tmp_path / "out", options=PlacementOptions())
+    manifest = spark_plan.run_plan(cluster, tmp_path / "out", options=PlacementOptions())
     assert (manifest.partitions, manifest.unchanged, manifest.topics) == (1, 179, 30)
     assert spark_batches(tmp_path / "out", manifest) == [[PartitionMove("t03", 1, placed)]]
 
@@ -163,7 +165,7 @@ def test_unchanged_partitions_are_left_out(spark, tmp_path):
 def test_manifest_and_batch_files(spark, racked_cluster, tmp_path):
     options = PlacementOptions(strategy=Strategy.KAFKA)
     out = tmp_path / "plans" / "big"
-    manifest = job.run_plan(racked_cluster, out, options=options, batch_size=BATCH_SIZE,
+    manifest = spark_plan.run_plan(racked_cluster, out, options=options, batch_size=BATCH_SIZE,
                             max_znode_bytes=MAX_BYTES)
     doc = json.loads((out / "manifest.json").read_text())
     assert doc == manifest.document()
@@ -203,9 +205,9 @@ def test_refuses_an_existing_out_unless_forced(spark, racked_cluster, tmp_path):
     out.mkdir()
     (out / "precious.txt").write_text("keep")
     with pytest.raises(InvalidInput, match=r"out already exists \(use --force to overwrite\)"):
-        job.run_plan(racked_cluster, out)
+        spark_plan.run_plan(racked_cluster, out)
     assert (out / "precious.txt").read_text() == "keep"
-    manifest = job.run_plan(racked_cluster, out, force=True)
+    manifest = spark_plan.run_plan(racked_cluster, out, force=True)
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [b.file for b in manifest.batches] + ["manifest.json"])
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temp or old folder left
@@ -218,7 +220,7 @@ def leftovers(folder: Path) -> list[str]:
 def test_a_failure_while_writing_leaves_nothing_that_looks_finished(
         spark, racked_cluster, tmp_path, monkeypatch):
     written = []
-    real_write = job._write_batch
+    real_write = folder.write_batch
 
     def write_then_fail(folder, number, entries):
         if number == 3:
@@ -226,9 +228,9 @@ def test_a_failure_while_writing_leaves_nothing_that_looks_finished(
         written.append(real_write(folder, number, entries))
         return written[-1]
 
-    monkeypatch.setattr(job, "_write_batch", write_then_fail)
+    monkeypatch.setattr(folder, "write_batch", write_then_fail)
     with pytest.raises(OperationFailed, match=r"cannot write .*/out: No space left on device"):
-        job.run_plan(racked_cluster, tmp_path / "out", batch_size=BATCH_SIZE,
+        spark_plan.run_plan(racked_cluster, tmp_path / "out", batch_size=BATCH_SIZE,
                      max_znode_bytes=MAX_BYTES)
     assert len(written) == 2  # the failure came after batch files had been written
     assert leftovers(tmp_path) == []
@@ -249,15 +251,15 @@ def test_an_entry_too_big_for_a_znode_fails_midway_and_keeps_the_old_folder(
     with pytest.raises(InvalidInput) as expected:
         plans.reassignment_batches(plan.moves, 10, 200)
     written = []
-    real_write = job._write_batch
+    real_write = folder.write_batch
 
     def write(folder, number, entries):
         written.append(real_write(folder, number, entries))
         return written[-1]
 
-    monkeypatch.setattr(job, "_write_batch", write)
+    monkeypatch.setattr(folder, "write_batch", write)
     with pytest.raises(InvalidInput) as error:
-        job.run_plan(cluster, tmp_path / "out", options=options, batch_size=10,
+        spark_plan.run_plan(cluster, tmp_path / "out", options=options, batch_size=10,
                      max_znode_bytes=200, force=True)
     assert str(error.value) == str(expected.value)
     assert "more than the maximum znode size of 200" in str(error.value)
@@ -282,16 +284,16 @@ def test_input_errors_match_the_single_machine_planner(spark, racked_cluster, tm
             placement.place(snapshot.topics, topics or every, [snapshot.brokers[b] for b in ids],
                             options)
         with pytest.raises(InvalidInput) as error:
-            job.run_plan(racked_cluster, tmp_path / "out", topics=topics, brokers=brokers,
+            spark_plan.run_plan(racked_cluster, tmp_path / "out", topics=topics, brokers=brokers,
                          options=options)
         assert str(error.value) == str(expected.value)
         assert error.value.details == expected.value.details
         assert error.value.more == expected.value.more
         assert not (tmp_path / "out").exists()
     with pytest.raises(InvalidInput, match=r"--brokers: unknown broker id\(s\) \[42\]"):
-        job.run_plan(racked_cluster, tmp_path / "out", brokers=[1, 42])
+        spark_plan.run_plan(racked_cluster, tmp_path / "out", brokers=[1, 42])
     with pytest.raises(InvalidInput, match="batch size must be at least 1"):
-        job.run_plan(racked_cluster, tmp_path / "out", batch_size=0)
+        spark_plan.run_plan(racked_cluster, tmp_path / "out", batch_size=0)
 
 
 def test_partitions_in_flight_are_a_conflict_as_in_plan_generate(tmp_path):
@@ -303,7 +305,7 @@ def test_partitions_in_flight_are_a_conflict_as_in_plan_generate(tmp_path):
     snapshots.write_snapshot(moving, tmp_path / "snap", fmt="dir")
     for topics in (None, ["a", "b"]):
         with pytest.raises(Conflict) as error:
-            job.run_plan(tmp_path / "snap", tmp_path / "out", topics=topics)
+            spark_plan.run_plan(tmp_path / "snap", tmp_path / "out", topics=topics)
         assert error.value.details == ("b-0 is being reassigned from [1, 2, 0] to [1, 2, 3]",)
         assert not (tmp_path / "out").exists()
 
@@ -319,7 +321,7 @@ def test_snapshot_errors_name_the_file_and_line(spark, racked_cluster, tmp_path)
     with pytest.raises(InvalidInput) as expected:
         list(snapshots.iter_topics_jsonl(cluster / "topics.jsonl"))
     with pytest.raises(InvalidInput) as error:
-        job.run_plan(cluster, tmp_path / "out")
+        spark_plan.run_plan(cluster, tmp_path / "out")
     assert str(error.value) == str(expected.value)
     assert "topics.jsonl:302: $.partitions.0: replicas must not be empty" in str(error.value)
 
@@ -328,24 +330,24 @@ def test_snapshot_errors_name_the_file_and_line(spark, racked_cluster, tmp_path)
     with pytest.raises(InvalidInput) as expected:
         list(snapshots.iter_topics_jsonl(cluster / "topics.jsonl"))
     with pytest.raises(InvalidInput) as error:
-        job.run_plan(cluster, tmp_path / "out")
+        spark_plan.run_plan(cluster, tmp_path / "out")
     assert str(error.value) == str(expected.value)
     assert not (tmp_path / "out").exists()
 
 
 def test_main_runs_the_cli_command(spark, racked_cluster, tmp_path, capsys):
-    """``spark-submit kadmin/spark/job.py ARGS`` calls ``main(ARGS)``."""
+    """``spark-submit kadmin/spark/submit.py ARGS`` calls ``main(ARGS)``."""
     out = tmp_path / "out"
     args = ["--cluster", str(racked_cluster), "--all-topics", "--strategy", "kafka",
             "--batch-size", str(BATCH_SIZE), "--max-znode-bytes", "2500", "--out", str(out)]
     with pytest.raises(SystemExit) as exit_info:
-        job.main(args)
+        submit.main(args)
     assert exit_info.value.code == 0
     expected, _, _ = reference(racked_cluster, None, None, PlacementOptions(strategy=Strategy.KAFKA))
     assert f"{sum(map(len, expected))} partition(s) in {len(expected)} batch file(s)" \
         in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_info:
-        job.main(args)
+        submit.main(args)
     assert exit_info.value.code == 2
     assert "already exists (use --force to overwrite)" in capsys.readouterr().err
 
@@ -354,7 +356,7 @@ def test_spark_submit(racked_cluster, tmp_path):
     """The real launcher, in its own JVM: the file runs as a script and the executors import
     kadmin from the zip the driver ships."""
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    script = Path(job.__file__).resolve()
+    script = Path(submit.__file__).resolve()
     chosen = sorted(snapshots.read_snapshot(racked_cluster).topics)[5:50:3]
     topics_file = tmp_path / "topics-to-move.json"
     topics_file.write_text(json.dumps({"version": 1, "topics": [{"topic": t} for t in chosen]}))

@@ -25,10 +25,12 @@ from kadmin.balance.rebalance import Rebalance, rebalance
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
-from kadmin.cli.plan import load_reassignment
 from kadmin.model import Broker, Replicas, TopicAssignment
-from kadmin.spark import job
-from kadmin.spark.rebalance import Options, run_rebalance
+from kadmin.operations import folder
+from kadmin.operations.planfiles import load_reassignment
+from kadmin.operations.rebalance import RebalanceRequest as Options
+from kadmin.spark import pipeline, submit, tasks
+from kadmin.spark.rebalance import run_rebalance
 from kadmin.synthetic import synthetic_cluster
 
 pytestmark = pytest.mark.spark
@@ -37,9 +39,9 @@ pytestmark = pytest.mark.spark
 @pytest.fixture(autouse=True)
 def small_units(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunks of about 150 partitions, so a cluster of 1,500 makes ten of them."""
-    monkeypatch.setattr(job, "BYTES_PER_SPLIT", 16_384)
-    monkeypatch.setattr(job, "PARTITIONS_PER_TASK", 150)
-    monkeypatch.setattr(job, "WINDOW_ENTRIES", 50)
+    monkeypatch.setattr(pipeline, "BYTES_PER_SPLIT", 16_384)
+    monkeypatch.setattr(pipeline, "PARTITIONS_PER_TASK", 150)
+    monkeypatch.setattr(folder, "WINDOW_ENTRIES", 50)
 
 
 def write(folder: Path, brokers: dict[int, Broker], topics: dict[str, TopicAssignment]) -> Path:
@@ -139,7 +141,7 @@ def test_a_chunk_that_cannot_meet_its_share_is_helped_by_another_round(
     topics = {"t0": {0: (2,), 1: (2, 1, 0), 2: (2, 1), 3: (2,)}, "t1": {0: (1,), 1: (2, 1, 0)},
               "t2": {0: (2,)}}
     cluster = write(tmp_path / "snap", {b: Broker(b) for b in range(3)}, topics)
-    monkeypatch.setattr(job, "range_bounds", lambda scans, n: ["t0", "t1"])
+    monkeypatch.setattr(pipeline, "range_bounds", lambda scans, n: ["t0", "t1"])
     manifest = run_rebalance(cluster, tmp_path / "out", Options(leaders=False))
     assert manifest.planned.rounds == 2
     assert manifest.replica_moves == manifest.lower_bound == 2
@@ -149,11 +151,11 @@ def test_a_chunk_that_cannot_meet_its_share_is_helped_by_another_round(
 def test_the_chunks_do_not_depend_on_how_the_input_is_split(grown, monkeypatch):
     """The rebalance depends on where the chunks are cut, so the cuts must come from the
     snapshot alone: the sample of topics is the same for one input split or for many."""
-    monkeypatch.setattr(job, "SAMPLE_SIZE", 40)  # far fewer than the topics: the merge decides
+    monkeypatch.setattr(tasks, "SAMPLE_SIZE", 40)  # far fewer than the topics: the merge decides
     lines = (grown / "topics.jsonl").read_bytes().splitlines()
     cuts = sorted(random.Random(2).sample(range(1, len(lines)), 9))
     ways = [[lines], [lines[a:b] for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True)]]
-    bounds = [job.range_bounds([next(job.scan_split(split, None, "x")) for split in way], 8)
+    bounds = [tasks.range_bounds([next(tasks.scan_split(split, None, "x")) for split in way], 8)
               for way in ways]
     assert bounds[0] == bounds[1] and len(bounds[0]) == 7
 
@@ -169,7 +171,7 @@ def test_the_same_input_gives_the_same_bytes(spark, grown, tmp_path):
 
 def run_cli(args: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as exit_info:
-        job.main(["rebalance", *args])
+        submit.main(["rebalance", *args])
     captured = capsys.readouterr()
     return int(exit_info.value.code or 0), captured.out, captured.err
 
@@ -229,7 +231,7 @@ def test_spark_submit(grown, tmp_path):
     env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     out = tmp_path / "out"
     result = subprocess.run(
-        [str(spark_submit), "--master", "local[2]", str(Path(job.__file__).resolve()),
+        [str(spark_submit), "--master", "local[2]", str(Path(submit.__file__).resolve()),
          "rebalance", "--cluster", str(grown), "--no-leaders", "--out", str(out)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]

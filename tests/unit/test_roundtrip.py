@@ -18,7 +18,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kadmin import files, plans, snapshots
-from kadmin.cli.plan import proposed_plan
 from kadmin.model import (
     MAX_ID,
     MAX_TOPIC_LENGTH,
@@ -31,6 +30,7 @@ from kadmin.model import (
     Severity,
     is_topic_name,
 )
+from kadmin.operations.generate import proposed_plan
 from kadmin.placement import PlacementOptions, Strategy
 
 ODD_NAMES = ["t" * MAX_TOPIC_LENGTH, "x" * 249, "_", "-", "...", "a..b", "__consumer_offsets",

@@ -3,7 +3,7 @@ driver runs over the chunks. Pure: the Spark job supplies the chunks (:class:`Pa
 Spark partition), tests supply a list, and both run the same rounds.
 
 The driver only ever sees :class:`Counts`, a few thousand numbers per chunk; the replica lists
-stay with the tasks. The rounds (see :mod:`kadmin.spark.quotas` for why they meet the bound):
+stay with the tasks. The rounds (see :mod:`kadmin.balance.quotas` for why they meet the bound):
 
 1. replicas: the fixed quota of the selected topics, split over the chunks, met by
    ``move_replicas`` in each, one copy per unit, again on what is left until all is met;
@@ -12,7 +12,7 @@ stay with the tasks. The rounds (see :mod:`kadmin.spark.quotas` for why they mee
 3. with ``leaders``: the fixed quota of preferred leaders over the planned replica lists, met by
    ``order_leaders`` in each chunk the same way.
 
-Units the rounds leave (rare, see :mod:`kadmin.spark.quotas`) are met on the driver by the same
+Units the rounds leave (rare, see :mod:`kadmin.balance.quotas`) are met on the driver by the same
 core functions over a bounded sample of the partitions concerned: the tail.
 """
 
@@ -24,12 +24,12 @@ from typing import Protocol
 
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import Balance, balance, leader_changes, replica_moves
+from kadmin.balance.quotas import Chunk, Round, budgets, leader_quota, meet, replica_quota
 from kadmin.balance.rebalance import cut_moves
 from kadmin.balance.replicas import move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Quota
 from kadmin.model import PartitionMove, Replicas
-from kadmin.spark.quotas import Chunk, Round, budgets, leader_quota, meet, replica_quota
 
 
 @dataclass(frozen=True)

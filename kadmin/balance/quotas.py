@@ -33,7 +33,7 @@ replica of its partition, and a chain of handovers inside a chunk costs no data)
 
 Rounds can leave a few units that no chunk meets on its own: those need a chain through
 partitions of two chunks, or another choice of which brokers end on the ceiling (the
-single-machine search keeps that choice open). :mod:`kadmin.spark.chunks` solves that tail on
+single-machine search keeps that choice open). :mod:`kadmin.balance.chunks` solves that tail on
 the driver over a bounded sample of the partitions concerned.
 """
 

@@ -12,15 +12,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from kadmin.balance import quotas
+from kadmin.balance.chunks import Context, Counts, Part, Picked, Step, plan
 from kadmin.balance.metrics import balance, replica_moves
+from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
 from kadmin.balance.rebalance import rebalance, replica_quota
 from kadmin.balance.replicas import move_replicas
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, quota
 from kadmin.model import Replicas, TopicAssignment
-from kadmin.spark import quotas
-from kadmin.spark.chunks import Context, Counts, Part, Picked, Step, plan
-from kadmin.spark.quotas import Chunk, apportion, fixed_quota, split
 from kadmin.synthetic import synthetic_cluster
 
 

@@ -1,0 +1,153 @@
+"""``plan generate``, ``plan election``, ``plan deletion``: plans made from a cluster by rule,
+validated, and written with their rollback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kadmin import files, placement, plans
+from kadmin.events import PlannerEvent
+from kadmin.model import (
+    Broker,
+    ClusterSnapshot,
+    DeletionPlan,
+    ElectionPlan,
+    PartitionMove,
+    PlanKind,
+    ReassignmentPlan,
+)
+from kadmin.operations.folder import MANIFEST_FILE
+from kadmin.operations.planfiles import Stdout, checked, write_plan
+from kadmin.operations.selection import TopicSelection, select_brokers, select_topics, split_names
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where a plan goes: a file (None: plans/<kind>-<UTC time>.json; ``-``: stdout)."""
+
+    path: Path | None = None
+    force: bool = False
+    stdout: Stdout | None = None
+
+
+@dataclass(frozen=True)
+class SparkRun:
+    """How a Spark planner (``kadmin spark plan``/``rebalance``) runs and writes its plan folder,
+    beside the request."""
+
+    master: str | None = "local[*]"
+    batch_size: int = 1000
+    max_znode_bytes: int = 1_000_000
+    force: bool = False
+    verbose: bool = False
+
+
+Progress = Callable[[PlannerEvent], None]
+"""Where a Spark planner reports its stages and findings (the CLI shows them on stderr)."""
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    selection: TopicSelection
+    brokers: str | None = None
+    """Target broker ids as typed (None: every broker)."""
+    options: placement.PlacementOptions = field(default_factory=placement.PlacementOptions)
+
+
+@dataclass(frozen=True)
+class Generated:
+    plan: ReassignmentPlan
+    rollback: ReassignmentPlan
+    topics: int
+    unchanged: int
+    """Selected partitions already where the placement puts them."""
+    written: Path | None
+    """The plan file (None: on stdout, or no plan because nothing moves)."""
+
+    @property
+    def rf_changes(self) -> int:
+        """Partitions whose replication factor the plan changes (run with --allow-rf-change)."""
+        return sum(len(m.replicas) != len(r.replicas)
+                   for m, r in zip(self.plan.moves, self.rollback.moves, strict=True))
+
+
+def proposed_plan(snapshot: ClusterSnapshot, topics: list[str], brokers: list[Broker],
+                  options: placement.PlacementOptions) -> tuple[ReassignmentPlan, int]:
+    """The placement's target for every selected partition, minus those already in place."""
+    target = placement.place(snapshot.topics, topics, brokers, options)
+    moves, unchanged = [], 0
+    for topic in sorted(target):
+        current = snapshot.topics[topic]
+        for partition, replicas in sorted(target[topic].items()):
+            if current.get(partition) == replicas:
+                unchanged += 1
+            else:
+                moves.append(PartitionMove(topic, partition, replicas))
+    return ReassignmentPlan(tuple(moves)), unchanged
+
+
+def generate(snapshot: ClusterSnapshot, request: GenerateRequest, output: Output) -> Generated:
+    """The placement's plan for the selected topics and its rollback, written unless empty (an
+    empty plan is refused by every command that reads one)."""
+    with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
+        selected = select_topics(snapshot, request.selection)
+        chosen = set(selected)
+        plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
+                            "no plan is made for their topics")
+        plan, unchanged = proposed_plan(snapshot, selected,
+                                        select_brokers(snapshot, request.brokers),
+                                        request.options)
+        rollback = plans.current_assignment(plan, snapshot)
+        written = write_plan(plan, PlanKind.REASSIGN, output.path, output.force, rollback,
+                             stdout=output.stdout) if plan.moves else None
+    return Generated(plan, rollback, len(selected), unchanged, written)
+
+
+def election(snapshot: ClusterSnapshot, selection: TopicSelection, output: Output
+             ) -> tuple[ElectionPlan, Path | None]:
+    """A preferred replica election plan for the selected topics, validated and written (not
+    when it has no partition)."""
+    plan = plans.election_plan_for(snapshot, select_topics(snapshot, selection))
+    if not plan.partitions:
+        return plan, None
+    checked(plan, PlanKind.ELECTION, snapshot)
+    return plan, write_plan(plan, PlanKind.ELECTION, output.path, output.force,
+                            stdout=output.stdout)
+
+
+def deletion_plan(topics: str) -> DeletionPlan:
+    """The deletion plan of ``--topics`` as typed; names Kafka could never have created are
+    refused here, before any cluster is read."""
+    return plans.deletion_plan_for(split_names(topics, "--topics"))
+
+
+def deletion(plan: DeletionPlan, snapshot: ClusterSnapshot | None, output: Output, *,
+             allow_internal: bool = False) -> Path | None:
+    """The deletion plan validated (against the cluster when given) and written."""
+    checked(plan, PlanKind.DELETION, snapshot, allow_internal=allow_internal)
+    return write_plan(plan, PlanKind.DELETION, output.path, output.force, stdout=output.stdout)
+
+
+def spark_generate(cluster_dir: Path, out_dir: Path, topics: Sequence[str] | None,
+                   brokers: Sequence[int] | None, options: placement.PlacementOptions,
+                   run: SparkRun, progress: Progress | None = None) -> SparkPlanned:
+    """``spark plan``: the placement's plan of ``topics`` (None: all) onto ``brokers`` (None:
+    all), computed on Spark and written as the plan folder ``out_dir``."""
+    from kadmin.spark.plan import run_plan  # pyspark starts a JVM: only here
+
+    manifest = run_plan(cluster_dir, out_dir, topics=topics, brokers=brokers, options=options,
+                        master=run.master, batch_size=run.batch_size,
+                        max_znode_bytes=run.max_znode_bytes, force=run.force,
+                        verbose=run.verbose, progress=progress)
+    return SparkPlanned(manifest.partitions, len(manifest.batches), out_dir / MANIFEST_FILE)
+
+
+@dataclass(frozen=True)
+class SparkPlanned:
+    """What ``spark plan`` reports: the partitions in its batch files, and where."""
+
+    partitions: int
+    batches: int
+    manifest: Path

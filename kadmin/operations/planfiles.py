@@ -1,0 +1,99 @@
+"""Plan files: kadmin's one writer and reader of them. A plan file is one admin document
+(``plans.plan_document``), written atomically with its rollback file beside it; a reassignment
+is read from a plan file or from a plan folder (:mod:`.folder`) alike."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kadmin import files, plans
+from kadmin.model import (
+    ClusterSnapshot,
+    InvalidInput,
+    PartitionMove,
+    Plan,
+    PlanKind,
+    ReassignmentPlan,
+)
+from kadmin.operations.folder import batch_files, plan_folder
+
+STDOUT = Path("-")
+"""The output path that means the plan goes to stdout, as one compact JSON line."""
+
+Stdout = Callable[[Iterable[str]], None]
+"""Where a plan for stdout is written, chunk by chunk (the CLI's guarded stdout)."""
+
+
+def to_stdout(path: Path | None) -> bool:
+    """True when the output file is ``-``: then human messages go to stderr."""
+    return path is not None and str(path) == "-"
+
+
+def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
+               rollback: ReassignmentPlan | None = None, *, stdout: Stdout | None = None
+               ) -> Path | None:
+    """Write the plan (and its rollback) atomically, by default to plans/<kind>-<UTC time>.json;
+    ``-`` writes the plan to ``stdout`` instead and returns None."""
+    doc = plans.plan_document(plan)
+    if to_stdout(out_path):
+        assert stdout is not None, "a plan for stdout needs somewhere to go"
+        stdout([json.dumps(doc, separators=(",", ":")), "\n"])
+        return None
+    if out_path is None:
+        out_path, rollback_path = files.plan_paths(kind.value, Path("plans"),
+                                                   datetime.now(timezone.utc))
+    else:
+        rollback_path = files.sibling(out_path, ".rollback.json")
+    writes = [(out_path, files.dumps_json(doc))]
+    if rollback is not None:  # the two files, or neither: a plan must not lose its rollback
+        writes.append((rollback_path, files.dumps_json(plans.plan_document(rollback))))
+    files.atomic_write_files(writes, force=force)
+    return out_path
+
+
+def checked(plan: Plan, kind: PlanKind, snapshot: ClusterSnapshot | None, **options: bool) -> None:
+    """Validate a plan kadmin itself built, before it is written: the file must pass
+    ``plan validate`` like any other."""
+    report = plans.validate(plans.plan_document(plan), kind, snapshot, **options)
+    if not report.ok():
+        raise report.invalid("the plan is invalid; nothing written")
+
+
+def load_plan(path: Path, kind: PlanKind, snapshot: ClusterSnapshot | None = None,
+              **options: bool) -> Plan:
+    """Read and validate a plan file of the kind the command needs (schema and structure, and
+    with ``snapshot`` the cluster rules too); any error is an input error naming the file."""
+    doc = files.read_json(path)
+    wrong_kind = plans.kind_problem(doc, kind)
+    if wrong_kind is not None:
+        raise InvalidInput(f"{path}: invalid plan: {wrong_kind}")
+    with files.gc_paused():
+        report = plans.validate(doc, kind, snapshot, **options)
+    if report.plan is None:
+        raise report.invalid(f"{path}: invalid plan")
+    return report.plan
+
+
+def load_reassignment(path: Path, snapshot: ClusterSnapshot | None = None, **options: bool
+                      ) -> tuple[ReassignmentPlan, Path]:
+    """A plan file, or the output folder / manifest of ``kadmin spark plan`` or ``kadmin spark
+    rebalance`` (its batch files are read in order and make one plan), checked as
+    :func:`load_plan` checks. Returns the plan and the file its rollback and journal sit next
+    to."""
+    manifest = plan_folder(path)
+    if manifest is None:
+        plan = load_plan(path, PlanKind.REASSIGN, snapshot, **options)
+        assert isinstance(plan, ReassignmentPlan)
+        return plan, path
+    moves: list[PartitionMove] = []
+    for batch in batch_files(manifest):
+        plan = load_plan(batch, PlanKind.REASSIGN, snapshot, **options)
+        assert isinstance(plan, ReassignmentPlan)
+        moves.extend(plan.moves)
+    merged = ReassignmentPlan(tuple(sorted(moves)))
+    if len({m.tp for m in merged.moves}) != len(merged.moves):
+        raise InvalidInput(f"{manifest}: a partition appears in more than one batch file")
+    return merged, manifest

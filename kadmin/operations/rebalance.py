@@ -1,0 +1,183 @@
+"""``plan rebalance`` and ``spark rebalance``: the fewest replica moves that balance the
+selected topics over the target brokers. One request type for both; the Spark planner's own
+settings (its master, the batch files) travel beside it in :class:`SparkRun`."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from kadmin import files, plans
+from kadmin.balance import metrics
+from kadmin.balance import rebalance as balancing
+from kadmin.balance.metrics import Balance
+from kadmin.balance.replicas import replica_counts
+from kadmin.balance.scope import scope_of
+from kadmin.balance.table import PartitionTable
+from kadmin.balance.weighted import bytes_per_broker
+from kadmin.model import (
+    ClusterSnapshot,
+    InvalidInput,
+    PlanKind,
+    ReassignmentPlan,
+    Replicas,
+    TopicPartition,
+)
+from kadmin.operations.folder import MANIFEST_FILE
+from kadmin.operations.generate import Output, Progress, SparkRun
+from kadmin.operations.planfiles import write_plan
+from kadmin.operations.selection import TopicSelection, select_topics
+from kadmin.sizes import moved_bytes
+
+
+@dataclass(frozen=True)
+class RebalanceRequest:
+    """What to balance: the options ``kadmin plan rebalance`` and ``kadmin spark rebalance``
+    share. Spark honours all but ``replication_factor``, ``max_leader_changes`` and
+    ``by_bytes`` (and refuses a request for them)."""
+
+    topics: TopicSelection = field(default_factory=TopicSelection)
+    """No topic option given: every topic."""
+    brokers: Sequence[int] | None = None
+    """The target brokers (None: every registered broker minus ``remove``)."""
+    remove: Sequence[int] | None = None
+    """Brokers to drain."""
+    replication_factor: int | None = None
+    """Change the replication factor of the selected topics instead of rebalancing."""
+    leaders: bool = True
+    max_moves: int | None = None
+    max_leader_changes: int | None = None
+    rack_aware: bool = True
+    by_bytes: bool = False
+    """Balance bytes per broker (needs partition sizes) instead of replica counts."""
+
+    def check(self) -> None:
+        """The combinations refused before anything is read."""
+        if self.by_bytes and (self.replication_factor is not None or self.max_moves is not None
+                              or self.max_leader_changes is not None):
+            raise InvalidInput("--balance bytes makes a whole plan: it does not combine with "
+                               "--replication-factor, --max-moves or --max-leader-changes")
+
+    @property
+    def limits(self) -> balancing.Limits:
+        return balancing.Limits(self.max_moves, self.max_leader_changes)
+
+
+@dataclass(frozen=True)
+class ByteFigures:
+    """Bytes a rebalance copies, and the bytes each target broker holds of the selected topics
+    (every target, in broker order)."""
+
+    moved: int
+    before: Mapping[int, int]
+    after: Mapping[int, int]
+
+
+@dataclass(frozen=True)
+class Rebalanced:
+    """What a rebalance reports, from one machine or from Spark: the plan's figures and the
+    balance before and after."""
+
+    topics: int
+    partitions: int
+    """Partitions the plan changes."""
+    replica_moves: int
+    lower_bound: int
+    """The fewest moves (with ``bytes_moved``: bytes) any plan balancing these topics makes."""
+    leader_changes: int
+    unplaced: int
+    partial: bool
+    before: Balance
+    after: Balance
+    resized: bool = False
+    """A replication factor change, not a rebalance."""
+    bytes_moved: int | None = None
+    """Balanced by bytes: the bytes the plan copies."""
+    byte_figures: ByteFigures | None = None
+    """With partition sizes."""
+    written: Path | None = None
+    """The plan file or the plan folder's manifest (None: on stdout, or nothing to move)."""
+    folder: bool = False
+    """Written as a plan folder (Spark): written even when empty, its rollback written by
+    ``kadmin reassign``."""
+
+
+def rebalance(snapshot: ClusterSnapshot, request: RebalanceRequest,
+              sizes: Mapping[TopicPartition, int] | None, output: Output) -> Rebalanced:
+    """``plan rebalance``: the plan of ``request`` over ``snapshot``, written with its rollback
+    unless nothing moves."""
+    request.check()
+    with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
+        selected = select_topics(snapshot, request.topics, default_all=True)
+        if request.by_bytes and sizes is None:
+            raise InvalidInput("--balance bytes needs partition sizes: give --sizes FILE (or a "
+                               "snapshot that carries them)")
+        plan, rollback, figures = rebalanced_plan(snapshot, selected, request, sizes)
+        written = (write_plan(plan, PlanKind.REASSIGN, output.path, output.force, rollback,
+                              stdout=output.stdout) if plan.moves else None)
+    return replace(figures, written=written)
+
+
+def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
+                    request: RebalanceRequest | None = None,
+                    sizes: Mapping[TopicPartition, int] | None = None
+                    ) -> tuple[ReassignmentPlan, ReassignmentPlan, Rebalanced]:
+    """The plan, its rollback and the figures of a rebalance (or replication factor change) of
+    ``selected`` topics: what ``plan rebalance`` writes and reports, and the demo shows. With
+    ``sizes`` the figures count bytes too."""
+    request = request or RebalanceRequest()
+    chosen = set(selected)
+    plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
+                        "no plan is made for their topics")
+    table = PartitionTable.from_topics(snapshot.topics, selected)
+    counts = replica_counts(table.replicas)
+    scope = scope_of(snapshot.brokers, counts, request.brokers, request.remove,
+                     request.rack_aware)
+    size_of = None if sizes is None else [sizes[table.tp(i)] for i in range(len(table))]
+    if request.by_bytes:
+        assert size_of is not None, "--balance bytes is refused without sizes"
+        result = balancing.rebalance_bytes(table, size_of, scope.targets, scope.rack_of,
+                                           leaders=request.leaders)
+    elif request.replication_factor is None:
+        result = balancing.rebalance(table, scope.targets, scope.rack_of,
+                                     leaders=request.leaders, limits=request.limits,
+                                     counts=counts)
+    else:
+        loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
+        result = balancing.change_factor(table, request.replication_factor, scope.targets,
+                                         loads, scope.rack_of, request.limits)
+    moves, undo = table.moves(result.final)
+    after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
+    figures = Rebalanced(
+        len(selected), len(moves), result.replica_moves, result.lower_bound,
+        result.leader_changes, result.unplaced, result.partial,
+        metrics.balance(table.replicas, table.topic_of, table.topics, scope.targets),
+        metrics.balance(after, table.topic_of, table.topics, scope.targets),
+        resized=request.replication_factor is not None, bytes_moved=result.bytes_moved,
+        byte_figures=None if size_of is None else ByteFigures(
+            sum(moved_bytes(size_of[i], table.replicas[i], r) for i, r in result.final.items()),
+            _held(table.replicas, size_of, scope.targets), _held(after, size_of, scope.targets)))
+    return ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)), figures
+
+
+def _held(replicas: Sequence[Replicas], sizes: Sequence[int], targets: Collection[int]
+          ) -> dict[int, int]:
+    """Bytes each target broker holds, 0 for one that holds nothing, in broker order."""
+    held = bytes_per_broker(replicas, sizes)
+    return {b: held.get(b, 0) for b in sorted(targets)}
+
+
+def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
+                    run: SparkRun, progress: Progress | None = None) -> Rebalanced:
+    """``spark rebalance``: the same request planned on Spark into the plan folder ``out_dir``;
+    its figures are the manifest's."""
+    from kadmin.spark.rebalance import run_rebalance  # pyspark starts a JVM: only here
+
+    manifest = run_rebalance(cluster_dir, out_dir, request, master=run.master,
+                             batch_size=run.batch_size, max_znode_bytes=run.max_znode_bytes,
+                             force=run.force, verbose=run.verbose, progress=progress)
+    return Rebalanced(manifest.topics, manifest.partitions, manifest.replica_moves,
+                      manifest.lower_bound, manifest.leader_changes, manifest.planned.unplaced,
+                      manifest.planned.partial, manifest.before, manifest.after,
+                      written=out_dir / MANIFEST_FILE, folder=True)

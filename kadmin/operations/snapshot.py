@@ -1,0 +1,33 @@
+"""``cluster snapshot``: the cluster's brokers, topics and partition states (and, given, the
+partition sizes) as a snapshot file or folder."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Literal
+
+from kadmin import files, snapshots
+from kadmin.model import ClusterSnapshot, InvalidInput
+from kadmin.operations.planfiles import Stdout, to_stdout
+from kadmin.sizes import PartitionSizes
+
+
+def with_sizes(snapshot: ClusterSnapshot, found: PartitionSizes | None) -> ClusterSnapshot:
+    """The snapshot carrying the measured partition sizes (none found: no sizes)."""
+    return dataclasses.replace(snapshot, sizes=found.measured if found else {})
+
+
+def check_output(out_path: Path, fmt: str) -> None:
+    """A snapshot folder cannot go to stdout."""
+    if to_stdout(out_path) and fmt == "dir":
+        raise InvalidInput("--out -: a snapshot folder cannot go to stdout; name a folder")
+
+
+def write(snapshot: ClusterSnapshot, out_path: Path, fmt: Literal["json", "dir"], *,
+          force: bool, stdout: Stdout) -> None:
+    """The snapshot as a JSON file (``-``: to ``stdout``) or a snapshot folder."""
+    if to_stdout(out_path):
+        stdout([files.dumps_json(snapshots.snapshot_to_document(snapshot)).decode()])
+    else:
+        snapshots.write_snapshot(snapshot, out_path, fmt=fmt, force=force)

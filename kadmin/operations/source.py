@@ -1,0 +1,115 @@
+"""The cluster a command reads: a snapshot (file or folder) or ZooKeeper read live, the
+ZooKeeper connection with this invocation's security options, and partition sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from kadmin import sizes, snapshots
+from kadmin.model import ClusterSnapshot, InvalidInput
+from kadmin.zk import reader, security, session
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A ZooKeeper connection as the operator gave it (``-z`` and the timeouts)."""
+
+    zookeeper: str | None
+    connect_timeout: float = 10.0
+    session_timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class ClusterSource:
+    """``--cluster FILE`` or ``-z``: exactly one must be given."""
+
+    cluster: Path | None = None
+    connection: Connection = Connection(None)
+    skip_unreadable: bool = False
+    """With -z: go on without the znodes that cannot be decoded (each named in a warning)."""
+
+    @property
+    def given(self) -> bool:
+        return self.cluster is not None or bool(self.connection.zookeeper)
+
+
+_security_options: ContextVar[security.SecuritySources | None] = ContextVar(
+    "kadmin_zk_security_options", default=None)
+"""Set by the root command's callback at every invocation. Not the Click context object:
+Typer 0.2x runs a private copy of Click, whose current context Click's API cannot see."""
+
+
+def use_security_options(options: security.SecuritySources) -> None:
+    """The security options every ZooKeeper connection of this invocation uses."""
+    _security_options.set(options)
+
+
+def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
+                session_timeout: float = 30.0) -> session.ZkSettings:
+    """The settings of a connection, credential files read: a bad connect string is an input
+    error before any I/O."""
+    if not zookeeper:
+        raise InvalidInput("no ZooKeeper given: use -z/--zookeeper host:port[/chroot] "
+                           "or set KADMIN_ZOOKEEPER")
+    session.parse_connect_string(zookeeper)
+    sources = _security_options.get() or security.SecuritySources()
+    return session.ZkSettings(connect=zookeeper, connect_timeout=connect_timeout,
+                              session_timeout=session_timeout,
+                              security=security.from_sources(sources))
+
+
+@contextmanager
+def connected(connection: Connection) -> Iterator[KazooClient]:
+    """A ZooKeeper session, its settings (and credential files) read once."""
+    with session.session(zk_settings(connection.zookeeper, connection.connect_timeout,
+                                     connection.session_timeout)) as client:
+        yield client
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A cluster as read: the snapshot, and (with ``skip_unreadable``) the znodes skipped
+    because they cannot be decoded, as (path, reason), for the caller to name."""
+
+    snapshot: ClusterSnapshot
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
+def load_cluster(source: ClusterSource, *, states: bool = True) -> Loaded:
+    """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given.
+    ``states=False`` skips reading the per-partition states live (one znode each) when only the
+    assignment matters; a snapshot is always read whole, states checked too.
+
+    A znode read live that cannot be decoded stops the command (exit 1, naming it), because
+    whatever it plans or writes would be made as if that topic, broker or state did not exist;
+    ``skip_unreadable`` goes on without them and returns them in ``skipped``."""
+    if source.cluster is not None and source.connection.zookeeper:
+        raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
+    if source.cluster is not None:
+        return Loaded(snapshots.read_snapshot(source.cluster))
+    if not source.connection.zookeeper:
+        raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
+    with connected(source.connection) as client:
+        live = reader.read_cluster(client, states=states)
+    if live.unreadable and not source.skip_unreadable:
+        raise reader.unreadable_error(
+            live.unreadable, "nothing was planned or written (--skip-unreadable goes on without "
+                             "them)")
+    return Loaded(live.snapshot, tuple(live.unreadable))
+
+
+def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Callable[[str], None]
+                    ) -> sizes.PartitionSizes | None:
+    """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
+    partitions counted as the median and those ignored go to ``warn``, a line each."""
+    found = sizes.resolve(path, snapshot)
+    if found is not None:
+        for line in sizes.warnings(found):
+            warn(line)
+    return found

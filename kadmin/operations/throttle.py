@@ -1,0 +1,66 @@
+"""``throttle show``, ``throttle clear`` and ``throttle set``: the replication throttles in force,
+removing them, and changing the rate of a running reassignment (spec section 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from kadmin import throttles
+from kadmin.model import InvalidInput
+from kadmin.operations.source import Connection, connected
+from kadmin.zk import config, reader
+
+
+def show(connection: Connection) -> list[config.EntityThrottle]:
+    """Every topic and broker config with a replication throttle, and which kadmin set."""
+    with connected(connection) as client:
+        return config.read_throttles(client)
+
+
+def clear(connection: Connection, *, everything: bool = False) -> list[str]:
+    """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
+    ``everything`` every replication throttle; other config keys stay. Returns the configs
+    changed."""
+    with connected(connection) as client:
+        if everything:
+            entities = [t.entity for t in config.read_throttles(client)]
+            edit: config.Edit = throttles.remove_all
+        else:
+            entities = config.recorded_entities(client)
+            edit = throttles.remove_own
+        return config.update(client, dict.fromkeys(entities, edit))
+
+
+@dataclass(frozen=True)
+class RateChange:
+    rate: int
+    """Bytes/s."""
+    brokers: int
+    """Brokers whose rate was set."""
+    changed: Sequence[str]
+    """The configs that changed."""
+
+
+def set_rate(connection: Connection, rate: int, brokers: Sequence[int]) -> RateChange:
+    """Set the leader and follower replication rate on ``brokers`` (none: every broker kadmin
+    throttled), recorded so that the batch's cleanup (or throttle clear) puts the previous rate
+    back."""
+    value = str(rate)
+    with connected(connection) as client:
+        if brokers:
+            live = reader.read_cluster(client, topics=(), states=False).snapshot.brokers
+            unknown = [b for b in brokers if b not in live]
+            if unknown:
+                raise InvalidInput(f"--brokers: broker(s) {unknown} not registered in "
+                                   "/brokers/ids")
+            entities = [throttles.broker_entity(b) for b in brokers]
+        else:
+            entities = [e for e in config.recorded_entities(client) if e.startswith("brokers/")]
+            if not entities:
+                raise InvalidInput("no broker throttled by kadmin: name them with --brokers")
+        edit = partial(throttles.add, replicas={},
+                       rates={throttles.LEADER_RATE: value, throttles.FOLLOWER_RATE: value})
+        changed = config.update(client, dict.fromkeys(entities, edit))
+    return RateChange(rate, len(entities), changed)

@@ -1,0 +1,174 @@
+"""A plan against a cluster: what the controller would drop, skip or do unintentionally, and
+the validation of a document (or a folder's batch files) as a whole. Pure."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain, pairwise
+
+from kadmin.model import (
+    ClusterSnapshot,
+    Conflict,
+    DeletionPlan,
+    ElectionPlan,
+    PartitionMove,
+    Plan,
+    PlanKind,
+    Problem,
+    Reassignment,
+    ReassignmentPlan,
+    Severity,
+    TopicPartition,
+)
+from kadmin.plans.report import Findings, ValidationReport
+from kadmin.plans.structure import validate_document
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+# --- against a cluster -------------------------------------------------------------------------
+
+
+def _unknown_partitions(entries: Sequence[TopicPartition] | Sequence[PartitionMove],
+                        snapshot: ClusterSnapshot) -> Iterator[Problem]:
+    """Unknown topics once per topic (a missing topic would otherwise fill a screen per
+    partition), then unknown partitions of known topics one by one."""
+    topics = snapshot.topics
+    missing: Counter[str] = Counter(e.topic for e in entries if e.topic not in topics)
+    for topic, count in sorted(missing.items()):
+        yield Problem(topic, f"unknown topic {topic} (not in /brokers/topics; {count} "
+                             f"partition(s) of the plan)")
+    for e in entries:
+        partitions = topics.get(e.topic)
+        if partitions is not None and e.partition not in partitions:
+            yield Problem(f"{e.topic}-{e.partition}", f"unknown partition: topic {e.topic} has "
+                                                      f"{len(partitions)} partition(s)")
+
+
+def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_change: bool
+                 ) -> Iterator[Problem]:
+    """Once per partition of the plan: plain dict lookups, no per-move objects."""
+    yield from _unknown_partitions(plan.moves, snapshot)
+    brokers, topics, reassigning = snapshot.brokers, snapshot.topics, snapshot.reassigning
+    for move in plan.moves:
+        replicas = move.replicas
+        if not all(b in brokers for b in replicas):
+            offline = [b for b in replicas if b not in brokers]
+            yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
+                                        f"{list(replicas)} not registered in /brokers/ids")
+        in_flight = reassigning.get(move.topic)
+        moving = None if in_flight is None else in_flight.get(move.partition)
+        if moving is not None:
+            # its replica count is no replication factor until the move ends
+            yield Problem(str(move.tp), f"{_moving(move.tp, moving)}; kadmin reassign refuses it "
+                                        "until the controller is done", Severity.WARNING)
+            continue
+        partitions = topics.get(move.topic)
+        current = None if partitions is None else partitions.get(move.partition)
+        if current is not None and len(current) != len(replicas) and not allow_rf_change:
+            yield Problem(str(move.tp), f"changes the replication factor from {len(current)} to "
+                                        f"{len(replicas)} (allowed with --allow-rf-change)")
+
+
+def _moving(tp: TopicPartition, move: Reassignment) -> str:
+    return f"{tp} is being reassigned from {list(move.original)} to {list(move.target)}"
+
+
+def refuse_moving(reassigning: Mapping[str, Mapping[int, Reassignment]],
+                  concerned: Callable[[TopicPartition], bool], action: str) -> None:
+    """A Conflict naming the partitions in flight (``ClusterSnapshot.reassigning``) that
+    ``concerned`` picks: planning or submitting for one would race the controller, whose work is
+    not done. Looks only at the few partitions in flight, never at the whole plan."""
+    moving = [_moving(tp, move) for topic in sorted(reassigning)
+              for partition, move in sorted(reassigning[topic].items())
+              if concerned(tp := TopicPartition(topic, partition))]
+    if moving:
+        raise Conflict(f"{len(moving)} partition(s) are being reassigned, so {action}; wait until "
+                       "the controller is done (kadmin status shows them)",
+                       details=moving)
+
+
+def _check_election(plan: ElectionPlan, snapshot: ClusterSnapshot) -> Iterator[Problem]:
+    """The controller skips a partition whose preferred replica is offline or out of the ISR;
+    that is worth a warning, not a refusal (the rest of the plan still works). A snapshot without
+    leader/ISR state for a partition is not a reason to warn."""
+    yield from _unknown_partitions(plan.partitions, snapshot)
+    for tp in plan.partitions:
+        replicas = snapshot.replicas(tp)
+        if not replicas:
+            continue
+        preferred, state = replicas[0], snapshot.state(tp)
+        if preferred not in snapshot.brokers:
+            yield Problem(str(tp), f"preferred replica {preferred} is offline; the controller "
+                                   f"will skip this partition", Severity.WARNING)
+        elif state is not None and preferred not in state.isr:
+            yield Problem(str(tp), f"preferred replica {preferred} is not in the ISR "
+                                   f"{list(state.isr)}; the controller will skip this partition",
+                          Severity.WARNING)
+
+
+def _check_deletion(plan: DeletionPlan, snapshot: ClusterSnapshot, allow_internal: bool
+                    ) -> Iterator[Problem]:
+    for topic in plan.topics:
+        if topic not in snapshot.topics:
+            yield Problem(topic, f"unknown topic {topic} (not in /brokers/topics)")
+        if topic in INTERNAL_TOPICS and not allow_internal:
+            yield Problem(topic, f"{topic} is an internal topic; deleting it loses state every "
+                                 f"client depends on (allowed with --allow-internal)")
+        if snapshot.reassigning.get(topic):
+            yield Problem(topic, f"topic {topic} has {len(snapshot.reassigning[topic])} "
+                                 "partition(s) being reassigned; kadmin topics delete refuses it "
+                                 "(unless --allow-reassigning)", Severity.WARNING)
+
+
+def validate_against_cluster(plan: Plan, snapshot: ClusterSnapshot, *,
+                             allow_rf_change: bool = False, allow_internal: bool = False
+                             ) -> Iterator[Problem]:
+    """What the controller would drop, skip or do unintentionally; ``where`` is the
+    topic-partition (or topic) so the operator can look it up in the cluster. Lazy: the caller
+    samples what it shows."""
+    if isinstance(plan, ReassignmentPlan):
+        return _check_moves(plan, snapshot, allow_rf_change)
+    if isinstance(plan, ElectionPlan):
+        return _check_election(plan, snapshot)
+    return _check_deletion(plan, snapshot, allow_internal)
+
+
+def validate(doc: object, kind: PlanKind | None = None, snapshot: ClusterSnapshot | None = None,
+             *, allow_rf_change: bool = False, allow_internal: bool = False) -> ValidationReport:
+    """The document on its own, then (when it parses and a snapshot is given) against the
+    cluster. The report carries the plan only when neither found an error."""
+    report = validate_document(doc, kind)
+    if report.plan is None or snapshot is None:
+        return report
+    findings = Findings()
+    for problem in chain(report.problems, validate_against_cluster(
+            report.plan, snapshot, allow_rf_change=allow_rf_change,
+            allow_internal=allow_internal)):
+        findings.add(problem)
+    return findings.report(report.kind, None if findings.errors.total else report.plan)
+
+
+def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapshot | None = None,
+                     *, allow_rf_change: bool = False) -> ValidationReport:
+    """A reassignment plan cut into batch files (a Spark planner's folder), as the one plan
+    they make: each file on its own (problems named ``<file>: <path>``), a partition in two
+    files, then the whole plan against the cluster."""
+    problems: list[Problem] = []
+    moves: list[PartitionMove] = []
+    for name, doc in docs:
+        report = validate_document(doc, PlanKind.REASSIGN)
+        problems.extend(Problem(f"{name}: {p.where}", p.message, p.severity)
+                        for p in report.problems)
+        if isinstance(report.plan, ReassignmentPlan):
+            moves.extend(report.plan.moves)
+    if any(p.severity is Severity.ERROR for p in problems):
+        return ValidationReport(PlanKind.REASSIGN, tuple(problems), None)
+    moves.sort()
+    problems.extend(Problem(str(a.tp), "is in more than one batch file")
+                    for a, b in pairwise(moves) if a.tp == b.tp)
+    plan = ReassignmentPlan(tuple(moves))
+    if snapshot is not None:
+        problems.extend(validate_against_cluster(plan, snapshot, allow_rf_change=allow_rf_change))
+    failed = any(p.severity is Severity.ERROR for p in problems)
+    return ValidationReport(PlanKind.REASSIGN, tuple(problems), None if failed else plan)
