@@ -79,8 +79,13 @@ def _id(value: Any, what: str, lowest: int = 0) -> int:
     return number
 
 
+_INT = frozenset({int})
+
+
 def _ids(value: Any, what: str) -> tuple[int, ...]:
-    if type(value) is list and all(type(v) is int and 0 <= v <= MAX_ID for v in value):
+    # the usual case checked by builtins alone: a list of ints from 0 to MAX_ID
+    if type(value) is list and (not value or (set(map(type, value)) <= _INT
+                                              and min(value) >= 0 and max(value) <= MAX_ID)):
         return tuple(value)
     if not isinstance(value, list):
         raise DecodeError(f"{what} must be a list of broker ids, got {_shown(value)}")
