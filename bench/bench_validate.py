@@ -27,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from machine import append_results, describe_machine  # noqa: E402
+from machine import publish  # noqa: E402
 
 TARGET_SECONDS = 20.0
 TARGET_MB = 2048
@@ -101,9 +101,7 @@ def main() -> None:
     verdict = "PASS" if all(verdicts) else "FAIL"
     lines.append(f"- target: every run under {TARGET_SECONDS:g} s and {TARGET_MB} MB peak RSS: "
                  f"**{verdict}**")
-    append_results("plan validate, 1M-entry plans of every content (issue 9)", describe_machine(),
-                   lines)
-    print("\n".join(lines))
+    publish("plan validate, 1M-entry plans of every content (issue 9)", lines)
 
 
 if __name__ == "__main__":

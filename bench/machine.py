@@ -35,3 +35,9 @@ def append_results(title: str, machine: str, lines: list[str]) -> None:
                            "machine and the date it ran.\n")
     with RESULTS.open("a") as f:
         f.write(f"\n## {title} — {stamp}\n\nMachine: {machine}\n\n" + "\n".join(lines) + "\n")
+
+
+def publish(title: str, lines: list[str]) -> None:
+    """Append a section of ``lines`` to RESULTS.md for this machine, and print them."""
+    append_results(title, describe_machine(), lines)
+    print("\n".join(lines))

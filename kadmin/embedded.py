@@ -48,12 +48,17 @@ rootLogger.appenderRef.out.ref = out
 """
 
 
+SPARK_EXTRA_HINT = "pip install 'kadmin[spark]'"
+"""How to get PySpark, an extra of kadmin: the hook and the plain install do without it."""
+
+
 def pyspark_jars_dir() -> Path:
     """PySpark's ``jars`` folder, found without importing PySpark (importing it is slow)."""
     spec = importlib.util.find_spec("pyspark")
     if spec is None or spec.origin is None:
         raise OperationFailed(
-            "PySpark is not installed: the embedded ZooKeeper runs from its jars (pip install pyspark)"
+            "PySpark is not installed: the embedded ZooKeeper runs from its jars "
+            f"({SPARK_EXTRA_HINT})"
         )
     jars = Path(spec.origin).parent / "jars"
     if not any(jars.glob("zookeeper-[0-9]*.jar")):

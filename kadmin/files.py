@@ -19,14 +19,16 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 from kadmin import jsontext
 from kadmin.model import Conflict, InvalidInput, OperationFailed
+
+T = TypeVar("T")
 
 MB = 1024 * 1024
 GB = 1024 * MB
@@ -413,11 +415,43 @@ def exclusive(path: Path) -> Iterator[None]:
 
 def read_json(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> object:
     """The parsed JSON document in ``path``; every problem is one InvalidInput line."""
+    with gc_paused():
+        return parse_json(_document_bytes(path, max_bytes), str(path))
+
+
+class LocatedJson(NamedTuple):
+    """A document with its text and where its values start (:func:`kadmin.jsontext.loads_located`),
+    for messages that point at a line and column."""
+
+    text: str
+    doc: Any
+    positions: jsontext.Positions
+
+
+class UnreadableJson(InvalidInput):
+    """A file that is no JSON document; ``at`` is the (line, column) of the fault, where one
+    is known (a syntax error, a repeated key)."""
+
+    def __init__(self, message: str, at: tuple[int, int] | None = None) -> None:
+        super().__init__(message)
+        self.at = at
+
+
+def read_json_located(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> LocatedJson:
+    """:func:`read_json` with positions; a document that cannot be read is an
+    :class:`UnreadableJson` (or, for the file itself, an InvalidInput)."""
+    source = str(path)
+    text = _text(_document_bytes(path, max_bytes), source)
+    with gc_paused():
+        doc, positions = _parsed(jsontext.loads_located, text, source, False)
+    return LocatedJson(text, doc, positions)
+
+
+def _document_bytes(path: Path, max_bytes: int) -> bytes:
     data = read_bytes(path, max_bytes=max_bytes)
     if not data or data.isspace():
         raise InvalidInput(f"{path} is empty, expected a JSON document")
-    with gc_paused():
-        return parse_json(data, str(path))
+    return data
 
 
 def parse_json(data: bytes, source: str, *, one_line: bool = False) -> object:
@@ -427,22 +461,33 @@ def parse_json(data: bytes, source: str, *, one_line: bool = False) -> object:
     ``one_line`` (a JSON Lines record, whose line number is already in ``source``) reports the
     column only.
     """
+    return _parsed(jsontext.loads, _text(data, source), source, one_line)
+
+
+def _text(data: bytes, source: str) -> str:
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{source}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def _parsed(parse: Callable[[str], T], text: str, source: str, one_line: bool) -> T:
     try:
-        return jsontext.loads(text)
+        return parse(text)
     except json.JSONDecodeError as exc:
         where = f"column {exc.colno}" if one_line else f"line {exc.lineno} column {exc.colno}"
-        raise InvalidInput(f"{source}: not valid JSON ({exc.msg} at {where})") from None
-    except (jsontext.NotJson, jsontext.DuplicateKey) as exc:
-        raise InvalidInput(f"{source}: not valid JSON ({exc})") from None
+        raise UnreadableJson(f"{source}: not valid JSON ({exc.msg} at {where})",
+                             (exc.lineno, exc.colno)) from None
+    except jsontext.DuplicateKey as exc:
+        at = None if exc.offset is None else jsontext.line_columns(text, [exc.offset])[exc.offset]
+        raise UnreadableJson(f"{source}: not valid JSON ({exc})", at) from None
+    except jsontext.NotJson as exc:
+        raise UnreadableJson(f"{source}: not valid JSON ({exc})") from None
     except ValueError:  # Python refuses integers of more than sys.get_int_max_str_digits() digits
-        raise InvalidInput(f"{source}: an integer with thousands of digits; no id or count in a "
-                           "plan or snapshot is that long") from None
+        raise UnreadableJson(f"{source}: an integer with thousands of digits; no id or count in "
+                             "a plan or snapshot is that long") from None
     except RecursionError:
-        raise InvalidInput(f"{source}: JSON nested too deeply to read") from None
+        raise UnreadableJson(f"{source}: JSON nested too deeply to read") from None
 
 
 def iter_jsonl(path: Path, *, max_bytes: int | None = None, max_line: int | None = None

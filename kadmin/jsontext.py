@@ -9,13 +9,24 @@ for files (:func:`kadmin.files.parse_json`) and znode payloads (:mod:`kadmin.zk.
 Speed: a 1M-entry plan has a million objects. The check is ``object_pairs_hook``, one small
 Python call per object (about +40% over a plain ``json.loads``, a fraction of what validating
 the entries costs); the JSON path of a duplicate is looked for only once one was found.
+
+Positions (:func:`loads_located`): ``plan validate`` annotates the line and column where an
+offending entry starts (a CI system shows the message there). They are kept while parsing: the
+root object and its members' arrays are walked here, and each element is parsed by
+``json``'s own C scanner from the offset where it starts, which is recorded (8 bytes an
+element, in an ``array``). Line and column are worked out only for the offsets reported
+(:func:`line_columns`), in one pass over the text.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+import re
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from json.decoder import scanstring  # type: ignore[attr-defined]
+from typing import Any, cast
 
 
 class NotJson(ValueError):
@@ -23,13 +34,16 @@ class NotJson(ValueError):
 
 
 class DuplicateKey(ValueError):
-    """An object lists ``key`` twice; ``path`` is the JSON path of that object."""
+    """An object lists ``key`` twice; ``path`` is the JSON path of that object. ``offset``
+    (from :func:`loads_located` only): where in the text the entry holding it starts, or for the
+    root object the repeated key itself."""
 
-    def __init__(self, key: str, path: str) -> None:
+    def __init__(self, key: str, path: str, offset: int | None = None) -> None:
         super().__init__(f"duplicate key {json.dumps(key, ensure_ascii=False)} in the object at "
                          f"{path}")
         self.key = key
         self.path = path
+        self.offset = offset
 
 
 class _Repeated(Exception):
@@ -43,8 +57,8 @@ def loads(text: str) -> Any:
     try:
         return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique)
     except _Repeated:
-        key, path = _first_duplicate(json.loads(text, object_pairs_hook=_Pairs))
-        raise DuplicateKey(key, path) from None
+        key, parts = _first_duplicate(json.loads(text, object_pairs_hook=_Pairs))
+        raise DuplicateKey(key, json_path(parts)) from None
 
 
 def _refuse_constant(name: str) -> object:
@@ -62,8 +76,8 @@ class _Pairs(list[tuple[str, Any]]):
     """An object kept as its pairs, repeats included: what the second parse builds."""
 
 
-def _first_duplicate(doc: Any) -> tuple[str, str]:
-    """The first repeated key in document order and its object's JSON path (without recursion:
+def _first_duplicate(doc: Any) -> tuple[str, tuple[str | int, ...]]:
+    """The first repeated key in document order and its object's path (without recursion:
     the document may be nested as deep as the parser allowed)."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
     while stack:
@@ -72,12 +86,178 @@ def _first_duplicate(doc: Any) -> tuple[str, str]:
             seen: set[str] = set()
             for key, _ in value:
                 if key in seen:
-                    return key, json_path(where)
+                    return key, where
                 seen.add(key)
             stack.extend((member, (*where, key)) for key, member in reversed(value))
         elif isinstance(value, list):
             stack.extend((member, (*where, i)) for i, member in reversed(list(enumerate(value))))
     raise AssertionError("a key was repeated, yet no object repeats one")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Where values start in a document's text (character offsets): the root, the value of each
+    member of a root object, and each element of a member that is an array (a plan's entries).
+    Deeper values are not recorded: a problem inside an entry is shown where the entry starts."""
+
+    root: int = 0
+    members: Mapping[str, int] = field(default_factory=dict)
+    elements: Mapping[str, array[int]] = field(default_factory=dict)
+
+    def offset(self, path: Sequence[str | int]) -> int:
+        """The start of the deepest recorded value on ``path`` (``("partitions", 3,
+        "replicas")`` -> where entry 3 starts)."""
+        if not path or not isinstance(path[0], str) or path[0] not in self.members:
+            return self.root
+        key = path[0]
+        starts = self.elements.get(key)
+        if starts is not None and len(path) > 1 and isinstance(path[1], int) \
+                and 0 <= path[1] < len(starts):
+            return starts[path[1]]
+        return self.members[key]
+
+
+class _Syntax(Exception):
+    """The walk of the top levels met text ``json`` refuses: its own parse says why."""
+
+
+_SPACE: Callable[[str, int], re.Match[str]] = cast(Any, re.compile(r"[ \t\n\r]*").match)
+"""JSON's whitespace from an offset: it always matches (perhaps nothing)."""
+
+
+def loads_located(text: str) -> tuple[Any, Positions]:
+    """:func:`loads`, and where the document's values start (:class:`Positions`). Raises what
+    :func:`loads` raises, with the same words and positions; a :class:`DuplicateKey` also
+    carries its ``offset``.
+
+    The root object and the arrays among its members are walked here; every other value (each
+    entry of a plan) is parsed by the C scanner of ``json``, from the offset recorded for it.
+    Keys of the entries are shared through one memo for the parse, as ``json.loads`` shares
+    them, not a million copies of ``"topic"``."""
+    memo: dict[str, str] = {}
+    keep = memo.setdefault
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = {keep(key, key): value for key, value in pairs}
+        if len(obj) != len(pairs):
+            raise _Repeated
+        return obj
+
+    scan = json.JSONDecoder(parse_constant=_refuse_constant,
+                            object_pairs_hook=unique).scan_once  # type: ignore[attr-defined]
+    try:
+        return _walk(text, scan)
+    except (_Syntax, StopIteration):
+        pass
+    except _Duplicate as duplicate:
+        rescan = json.JSONDecoder(object_pairs_hook=_Pairs).scan_once  # type: ignore[attr-defined]
+        key, parts = _first_duplicate(rescan(text, duplicate.offset)[0])
+        raise DuplicateKey(key, json_path((*duplicate.where, *parts)), duplicate.offset) from None
+    # json's own parse names the error as it always does (and, should the walk ever refuse
+    # what json accepts, the document is still read, only without positions)
+    return loads(text), Positions()
+
+
+class _Duplicate(Exception):
+    def __init__(self, where: tuple[str | int, ...], offset: int) -> None:
+        self.where = where
+        self.offset = offset
+
+
+def _walk(s: str, scan: Any) -> tuple[Any, Positions]:
+    idx = _SPACE(s, 0).end()
+    if s[idx:idx + 1] != "{" or s.startswith("\ufeff"):
+        value, end = _value(s, idx, scan, ())
+        if _SPACE(s, end).end() != len(s):
+            raise _Syntax
+        return value, Positions(idx)
+    root = idx
+    pairs: list[tuple[str, Any]] = []
+    members: dict[str, int] = {}
+    elements: dict[str, array[int]] = {}
+    idx = _SPACE(s, idx + 1).end()
+    if s[idx:idx + 1] == "}":
+        idx += 1
+    else:
+        while True:
+            if s[idx:idx + 1] != '"':
+                raise _Syntax
+            key_at = idx
+            key, idx = scanstring(s, idx + 1, True)
+            if key in members:
+                raise DuplicateKey(key, "$", key_at)
+            idx = _SPACE(s, idx).end()
+            if s[idx:idx + 1] != ":":
+                raise _Syntax
+            idx = _SPACE(s, idx + 1).end()
+            members[key] = idx
+            if s[idx:idx + 1] == "[":
+                value, idx, elements[key] = _array(s, idx + 1, scan, key)
+            else:
+                value, idx = _value(s, idx, scan, (key,))
+            pairs.append((key, value))
+            idx = _SPACE(s, idx).end()
+            c = s[idx:idx + 1]
+            idx += 1
+            if c == "}":
+                break
+            if c != ",":
+                raise _Syntax
+            idx = _SPACE(s, idx).end()
+    if _SPACE(s, idx).end() != len(s):
+        raise _Syntax
+    return dict(pairs), Positions(root, members, elements)
+
+
+def _value(s: str, idx: int, scan: Any, where: tuple[str | int, ...]) -> tuple[Any, int]:
+    try:
+        return scan(s, idx)  # type: ignore[no-any-return]
+    except _Repeated:
+        raise _Duplicate(where, idx) from None
+
+
+def _array(s: str, idx: int, scan: Any, key: str) -> tuple[list[Any], int, array[int]]:
+    """The elements of an array whose ``[`` ends before ``idx``, and where each starts. The
+    loop runs once per entry of a plan: locals only, whitespace skipped only where there is
+    some."""
+    starts: array[int] = array("q")
+    values: list[Any] = []
+    append, start = values.append, starts.append
+    idx = _SPACE(s, idx).end()
+    if s[idx:idx + 1] == "]":
+        return values, idx + 1, starts
+    while True:
+        start(idx)
+        try:
+            value, idx = scan(s, idx)
+        except _Repeated:
+            raise _Duplicate((key, len(values)), starts[-1]) from None
+        append(value)
+        c = s[idx:idx + 1]
+        if c and c in " \t\n\r":
+            idx = _SPACE(s, idx).end()
+            c = s[idx:idx + 1]
+        if c == "]":
+            return values, idx + 1, starts
+        if c != ",":
+            raise _Syntax
+        idx = _SPACE(s, idx + 1).end()
+
+
+def line_columns(text: str, offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """Line and column (both from 1, the column in characters, as ``json``'s own errors count
+    them) of each offset: one pass over the text however many offsets there are."""
+    found: dict[int, tuple[int, int]] = {}
+    line, line_start, at = 1, 0, 0
+    for offset in sorted(set(offsets)):
+        offset = max(0, min(offset, len(text)))
+        newlines = text.count("\n", at, offset)
+        if newlines:
+            line += newlines
+            line_start = text.rindex("\n", at, offset) + 1
+        at = offset
+        found[offset] = (line, offset - line_start + 1)
+    return found
 
 
 def json_path(parts: Sequence[object]) -> str:

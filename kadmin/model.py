@@ -313,9 +313,18 @@ class Problem(NamedTuple):
     where: str
     message: str
     severity: Severity = Severity.ERROR
+    subject: str | None = None
+    """The partition (``orders-17``) of the entry a JSON path points into: in a million-entry
+    plan the index alone does not tell the operator which partition it is."""
+    path: tuple[str | int, ...] | None = None
+    """``where`` as parts, when it is a JSON path: where in the file to point (a CI
+    annotation). None for a problem the cluster check names by partition or topic."""
+    file: str | None = None
+    """The file it is in, when a plan is several files (a Spark planner's batch files)."""
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+        where = f"{self.where} ({self.subject})" if self.subject else self.where
+        return f"{where}: {self.message}" if where else self.message
 
 
 class KadminError(Exception):

@@ -171,7 +171,7 @@ def remove_own(config: Config, record: Record) -> tuple[dict[str, str], Record]:
 
 
 def remove_all(config: Config, record: Record) -> tuple[dict[str, str], Record]:
-    """``config`` without any replication throttle, whoever set it (``throttle clear --all``,
+    """``config`` without any replication throttle, whoever set it (``throttle clear --all-throttles``,
     what Kafka's tool does on ``--verify``)."""
     return {k: v for k, v in config.items() if k not in KEYS}, Record()
 

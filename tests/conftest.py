@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -29,6 +27,7 @@ from kazoo.interfaces import IAsyncResult
 from kadmin.embedded import EmbeddedZooKeeper, is_serving
 from kadmin.model import ClusterSnapshot
 from kadmin.sandbox import Sandbox
+from tests.helpers import KadminProcesses
 
 settings.register_profile("kadmin", deadline=None)
 settings.load_profile("kadmin")
@@ -221,20 +220,26 @@ def own_zk_server() -> Iterator[EmbeddedZooKeeper]:
 
 
 @pytest.fixture
-def kadmin_process(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
-    """Starts ``python -m kadmin ARGS`` as an operator would, its temporary folders (TMPDIR)
-    under the test's ``tmp_path`` so a test can see what it leaves; killed at teardown if still
-    running."""
-    started: list[subprocess.Popen[str]] = []
+def kadmin_process(tmp_path: Path) -> Iterator[KadminProcesses]:
+    """Starts ``python -m kadmin ARGS`` as an operator would (``kadmin_process(*args)``, or
+    ``kadmin_process.run(*args)`` to its end), its temporary folders (TMPDIR) under the test's
+    ``tmp_path`` so a test can see what it leaves; killed at teardown if still running."""
+    processes = KadminProcesses(tmp_path)
+    yield processes
+    processes.close()
 
-    def start(*args: str) -> subprocess.Popen[str]:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp_path)}
-        started.append(subprocess.Popen([sys.executable, "-m", "kadmin", *args], env=env,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True))
-        return started[-1]
 
-    yield start
-    for process in started:
-        process.kill()
-        process.communicate()
+ZOOKEEPER_FIXTURES = frozenset({"zk_server", "own_zk_server"})
+"""A test that uses one of these (directly or through another fixture) talks to a real
+ZooKeeper and must carry the ``zk`` marker, so ``-m "not zk"`` leaves it out."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    unmarked = [item.nodeid for item in items
+                if ZOOKEEPER_FIXTURES & set(getattr(item, "fixturenames", ()))
+                and item.get_closest_marker("zk") is None]
+    if unmarked:
+        raise pytest.UsageError(
+            f"{len(unmarked)} test(s) use a real ZooKeeper without the zk marker "
+            f"(pytestmark = pytest.mark.zk): {', '.join(unmarked[:10])}"
+            + (f" and {len(unmarked) - 10} more" if len(unmarked) > 10 else ""))

@@ -2,8 +2,9 @@
 # Install kadmin and everything it needs on a fresh machine: Java 17+ (PySpark and the embedded
 # ZooKeeper run on it) when missing, then the Python package into the active python3 - a
 # virtualenv's, made with:  python3 -m venv .venv && . .venv/bin/activate
-#   bash tools/install.sh          -> pip install .            (the product)
-#   bash tools/install.sh --test   -> pip install -e '.[test]' (the product + test tools, editable)
+#   bash tools/install.sh          -> pip install '.[spark]'   (the product, with PySpark)
+#   bash tools/install.sh --test   -> pip install -e '.[test]' (the product + PySpark + test tools,
+#                                                               editable)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +28,7 @@ PIP=(python3 -m pip install --quiet --disable-pip-version-check)
 if [ "${1:-}" = "--test" ]; then
   TARGET=(-e '.[test]')
 else
-  TARGET=(.)
+  TARGET=('.[spark]')
 fi
 # pip's own output is shown only when it fails; a system Python that its distribution manages
 # (PEP 668: Debian 12, Ubuntu 23.04 and later) refuses every install, which needs saying plainly

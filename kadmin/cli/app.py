@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from kadmin.cli import cluster, execute, plan, sandbox, spark, throttle, zk
+from kadmin.cli.aliases import add_old_spellings
 from kadmin.cli.common import OutputClosed, err, use_verbose
 from kadmin.model import KadminError, and_more
 from kadmin.operations.source import use_security_options
@@ -88,6 +89,14 @@ def zookeeper_security(
     use_verbose(verbose)
 
 
+def command_tree() -> Any:
+    """The Click command Typer builds from ``app``, with the old spellings of renamed options
+    (hidden): what ``kadmin`` runs, and what tests walk."""
+    root = typer.main.get_command(app)
+    add_old_spellings(root)
+    return root
+
+
 def report(error: KadminError) -> int:
     err.print(f"kadmin: error: {error}", markup=False)
     for line in error.details:
@@ -136,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _main(argv: list[str] | None) -> None:
     try:
-        code = app(args=argv, prog_name="kadmin", standalone_mode=False)
+        code = command_tree().main(args=argv, prog_name="kadmin", standalone_mode=False)
     except KadminError as error:
         sys.exit(report(error))
     except KeyboardInterrupt:  # outside the command (Click maps one inside it to exit 130)

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
 from kadmin.cli import render
 from kadmin.cli.common import (
     ClusterOpt,
-    ConnectTimeoutOpt,
+    Connection,
     JsonOpt,
-    SessionTimeoutOpt,
     SizesOpt,
     SkipUnreadableOpt,
-    ZookeeperOpt,
-    connection,
-    info,
+    connects,
     load_cluster,
     output_path,
     partition_sizes,
@@ -30,20 +28,28 @@ from kadmin.operations import status as statuses
 app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
 
 
+class SnapshotFormat(str, Enum):
+    """``cluster snapshot --format``: one JSON file, or a folder of JSON Lines files."""
+
+    JSON = "json"
+    DIR = "dir"
+
+
 @app.command()
+@connects
 def snapshot(
+    zk: Connection,
     out_path: Annotated[Path, typer.Option("--out", "-o", parser=output_path,
                                            help="Snapshot file or folder to write ('-': the JSON "
                                                 "file on stdout).")],
-    zookeeper: ZookeeperOpt = None,
     cluster: ClusterOpt = None,
-    fmt: Annotated[str, typer.Option(
+    fmt: Annotated[SnapshotFormat, typer.Option(
         "--format", help="json: one file; dir: brokers.json + topics.jsonl (+ states.jsonl), "
-                         "for very large clusters and `kadmin spark plan`.")] = "json",
+                         "for very large clusters and `kadmin spark plan`.")
+    ] = SnapshotFormat.JSON,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing snapshot.")] = False,
     sizes_path: SizesOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
+    json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write the cluster's brokers, topics and partition states as a snapshot; --sizes embeds
@@ -52,30 +58,27 @@ def snapshot(
     Reads ZooKeeper with -z, or converts an existing snapshot with --cluster. Example:
     kadmin cluster snapshot -z zk1:2181/kafka --format dir --out snap/ --sizes log-dirs.txt
     """
-    if fmt not in ("json", "dir"):
-        raise typer.BadParameter("must be json or dir", param_hint="--format")
     to_stdout = stdout_is_data(out_path)
-    snapshotting.check_output(out_path, fmt)
-    data = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                        skip_unreadable=skip_unreadable)
+    snapshotting.check_output(out_path, fmt.value)
+    data = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
     if sizes_path is not None:
         found = partition_sizes(sizes_path, data)
         data = snapshotting.with_sizes(data, found)
-    style: Literal["json", "dir"] = "dir" if fmt == "dir" else "json"
-    snapshotting.write(data, out_path, style, force=force, stdout=write_stdout)
-    info(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
-         f"{data.partition_count} partition(s) -> {out_path}", to_stderr=to_stdout)
+    snapshotting.write(data, out_path, fmt.value, force=force, stdout=write_stdout)
+    render.summary(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
+                   f"{data.partition_count} partition(s) -> {out_path}",
+                   {"snapshot": str(out_path), "format": fmt.value, "brokers": len(data.brokers),
+                    "topics": len(data.topics), "partitions": data.partition_count},
+                   json_output, to_stderr=to_stdout)
 
 
+@connects
 def status(
-    zookeeper: ZookeeperOpt = None,
+    zk: Connection,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Controller, live brokers, partition health and admin work in progress.
 
     Example: kadmin status -z zk1:2181/kafka
     """
-    render.status(statuses.status(connection(zookeeper, connect_timeout, session_timeout)),
-                  json_output)
+    render.status(statuses.status(zk), json_output)

@@ -3,21 +3,24 @@ connection and its security, the consoles, and parsing of comma-separated lists.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
 from rich.console import Console
 
 from kadmin import sizes
-from kadmin.model import ClusterSnapshot, and_more, printable, sample_of
+from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
 from kadmin.operations import source
 from kadmin.operations.planfiles import to_stdout
 from kadmin.operations.source import Connection
+from kadmin.placement import Strategy
 
 
 class OutputClosed(Exception):
@@ -129,10 +132,38 @@ SizesOpt = Annotated[Path | None, typer.Option(
                     "and all) or its JSON. Default: the snapshot's own sizes, if any.")]
 
 
-def connection(zookeeper: str | None, connect_timeout: float = 10.0,
-               session_timeout: float = 30.0) -> Connection:
-    """The ZooKeeper options of a command as one value."""
-    return Connection(zookeeper, connect_timeout, session_timeout)
+_CONNECTION_OPTIONS = (
+    inspect.Parameter("zookeeper", inspect.Parameter.KEYWORD_ONLY, default=None,
+                      annotation=ZookeeperOpt),
+    inspect.Parameter("connect_timeout", inspect.Parameter.KEYWORD_ONLY, default=10.0,
+                      annotation=ConnectTimeoutOpt),
+    inspect.Parameter("session_timeout", inspect.Parameter.KEYWORD_ONLY, default=30.0,
+                      annotation=SessionTimeoutOpt),
+)
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def connects(command: Command) -> Command:
+    """The ZooKeeper connection options, declared once for every command that connects:
+    ``command`` takes one parameter ``zk: Connection`` (first, as it has no default), and
+    Typer sees -z/--zookeeper in its place and --connect-timeout and --session-timeout last
+    (the signature Typer reads is rewritten; the command gets the three as one value)."""
+    signature = inspect.signature(command, eval_str=True)
+    params = list(signature.parameters.values())
+    at = next(i for i, p in enumerate(params) if p.name == "zk")
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+    zookeeper, *timeouts = _CONNECTION_OPTIONS  # -z where zk is, the timeouts last
+    shown = [*keyword[:at], zookeeper, *keyword[at + 1:], *timeouts]
+
+    @functools.wraps(command)
+    def with_connection(*, zookeeper: str | None, connect_timeout: float,
+                        session_timeout: float, **options: Any) -> Any:
+        return command(zk=Connection(zookeeper, connect_timeout, session_timeout), **options)
+
+    del with_connection.__wrapped__  # Typer must read the signature below, not command's
+    with_connection.__signature__ = signature.replace(parameters=shown)  # type: ignore[attr-defined]
+    with_connection.__annotations__ = {p.name: p.annotation for p in shown}
+    return cast(Command, with_connection)
 
 
 def warn(line: str) -> None:
@@ -158,14 +189,12 @@ def use_verbose(verbose: bool) -> None:
         logger.addHandler(_Notices())
 
 
-def load_cluster(cluster: Path | None, zookeeper: str | None, connect_timeout: float = 10.0,
-                 session_timeout: float = 30.0, *, states: bool = True,
+def load_cluster(cluster: Path | None, zk: Connection, *, states: bool = True,
                  skip_unreadable: bool = False) -> ClusterSnapshot:
     """:func:`kadmin.operations.source.load_cluster` of the command's options; the znodes
     skipped with ``--skip-unreadable`` are named on stderr."""
-    loaded = source.load_cluster(source.ClusterSource(
-        cluster, connection(zookeeper, connect_timeout, session_timeout), skip_unreadable),
-        states=states)
+    loaded = source.load_cluster(source.ClusterSource(cluster, zk, skip_unreadable),
+                                 states=states)
     if loaded.skipped:
         warn(f"skipped {len(loaded.skipped)} znode(s) that cannot be decoded "
              "(--skip-unreadable):")
@@ -215,3 +244,36 @@ MaxMovesOpt = Annotated[int | None, typer.Option(
     "--max-moves", min=0, help="A partial plan of at most N replica moves, the most loaded "
                                "brokers relieved first; run again to continue.")]
 RackOpt = Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore racks.")]
+ReassignmentPlanOpt = Annotated[Path | None, typer.Option(
+    "--plan", help="Reassignment plan file, or a `kadmin spark` output folder or its "
+                   "manifest.json.")]
+PlanArgument = Annotated[Path | None, typer.Argument(
+    hidden=True, help="The plan file as a bare argument: the old spelling of --plan.")]
+
+
+def one_plan(option: Path | None, argument: Path | None) -> Path:
+    """The plan a command reads: ``--plan FILE``, or the bare argument of its old spelling."""
+    if option is not None and argument is not None:
+        raise InvalidInput(f"give the plan once: --plan {option} or {argument}, not both")
+    if option is None and argument is None:
+        raise InvalidInput("which plan? give --plan FILE")
+    return cast(Path, option or argument)
+
+
+AllowRfChangeOpt = Annotated[bool, typer.Option(
+    "--allow-rf-change", help="Accept partitions whose replica count the plan changes.")]
+AllowInternalOpt = Annotated[bool, typer.Option(
+    "--allow-internal", help="Accept deleting Kafka's internal topics (__consumer_offsets, "
+                             "__transaction_state).")]
+
+# the options of `plan generate` that `spark plan` shares
+TargetBrokersOpt = Annotated[str | None, typer.Option(
+    "--brokers", help="Target broker ids, comma-separated (default: every broker).")]
+StrategyOpt = Annotated[Strategy, typer.Option(
+    "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")]
+PlacementRfOpt = Annotated[int | None, typer.Option(
+    "--replication-factor", help="Default: every partition keeps its own replica count.")]
+StartIndexOpt = Annotated[int | None, typer.Option(
+    "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")]
+StartPartitionOpt = Annotated[int, typer.Option(
+    "--start-partition", min=0, help="kafka: startPartitionId.")]

@@ -11,15 +11,15 @@ from kadmin import executor, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
+    AllowInternalOpt,
+    AllowRfChangeOpt,
     BatchSizeOpt,
-    ConnectTimeoutOpt,
+    Connection,
     JsonOpt,
     JuteMaxBufferOpt,
     MaxZnodeBytesOpt,
-    SessionTimeoutOpt,
     SizesOpt,
-    ZookeeperOpt,
-    connection,
+    connects,
     err,
     finite,
     out,
@@ -63,16 +63,17 @@ def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
     (err if as_json else out).print(f"{outcome.operation}: all {outcome.total} done", markup=False)
 
 
+@connects
 def reassign(
+    zk: Connection,
     plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file, or a "
                                             "`kadmin spark plan` folder / manifest.")],
-    zookeeper: ZookeeperOpt = None,
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
-    allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
+    allow_rf_change: AllowRfChangeOpt = False,
     throttle: Annotated[str | None, typer.Option(
         "--throttle", help=f"Replication throttle for each batch, bytes/s: {RATE_FORMS}. Set "
                            "before a batch, removed after it (spec section 5).")] = None,
@@ -89,8 +90,6 @@ def reassign(
              "it reads the live brokers only, and a broker lost or back forces a full read.")
     ] = FULL_READ_INTERVAL,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Execute a reassignment plan in batches and wait until the controller has finished.
 
@@ -108,9 +107,7 @@ def reassign(
         health_gate=not no_health_gate, health_interval=health_interval,
         max_batch_bytes=None if max_batch_bytes is None else parse_bytes(
             max_batch_bytes, "--max-batch-bytes"))
-    request = executing.ReassignRequest(
-        plan, anchor, connection(zookeeper, connect_timeout, session_timeout), settings,
-        sizes_path, dry_run)
+    request = executing.ReassignRequest(plan, anchor, zk, settings, sizes_path, dry_run)
     with render.progress(json_output) as emit:
         outcome = executing.reassign(request, emit, warn)
     if isinstance(outcome, executing.ReassignDryRun):
@@ -120,20 +117,18 @@ def reassign(
     _finish(outcome, settings, json_output)
 
 
+@connects
 def verify(
+    zk: Connection,
     plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file or folder.")],
-    zookeeper: ZookeeperOpt = None,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Report each partition of a plan as complete, in progress, not started or failed.
 
     Exit 0 when all are complete, else 1 with a last line that says whether partitions failed
     or are only unfinished (waiting, or running reassign, finishes those).
     Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
-    plan, result = executing.verify(plan_path,
-                                    connection(zookeeper, connect_timeout, session_timeout))
+    plan, result = executing.verify(plan_path, zk)
     counts = {"complete": len(result.complete), "in_progress": len(result.in_progress),
               "not_started": len(result.not_started), "failed": len(result.failures)}
     if json_output:
@@ -158,24 +153,24 @@ def verify(
             f"{plan_path}' to submit the rest")
 
 
+@connects
 def elect(
+    zk: Connection,
     plan_path: PlanOpt = None,
     topics: Annotated[str | None, typer.Option("--topics", help="Comma-separated topics.")] = None,
-    all_partitions: Annotated[bool, typer.Option("--all", help="Every partition.")] = False,
-    zookeeper: ZookeeperOpt = None,
+    all_partitions: Annotated[bool, typer.Option(
+        "--all-topics", help="Every partition of every topic.")] = False,
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     timeout: TimeoutOpt = None,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Run a preferred replica election and report partitions still not led by their preferred
-    replica, with the reason. Example: kadmin elect --all -z zk1:2181 --timeout 300"""
+    replica, with the reason. Example: kadmin elect --all-topics -z zk1:2181 --timeout 300"""
     if sum([plan_path is not None, topics is not None, all_partitions]) != 1:
-        raise InvalidInput("choose exactly one of --plan, --topics and --all")
+        raise InvalidInput("choose exactly one of --plan, --topics and --all-topics")
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     explicit = load_plan(plan_path, PlanKind.ELECTION) if plan_path else None
     names = split_names(topics, "--topics")
@@ -183,9 +178,7 @@ def elect(
                                           timeout=timeout)
     assert explicit is None or isinstance(explicit, ElectionPlan)
     with render.progress(json_output) as emit:
-        outcome = executing.elect(explicit, names,
-                                  connection(zookeeper, connect_timeout, session_timeout),
-                                  settings, emit, dry_run=dry_run)
+        outcome = executing.elect(explicit, names, zk, settings, emit, dry_run=dry_run)
     if isinstance(outcome, ElectionPlan):
         out.print(f"would elect preferred leaders for {len(outcome.partitions)} partition(s): "
                   f"{listed(outcome.partitions)}", markup=False)
@@ -194,12 +187,13 @@ def elect(
 
 
 @topics_app.command("delete")
+@connects
 def delete_topics(
+    zk: Connection,
     names: Annotated[list[str] | None, typer.Argument(help="Topics to delete.")] = None,
     plan_path: PlanOpt = None,
-    zookeeper: ZookeeperOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_internal: AllowInternalOpt = False,
     allow_reassigning: Annotated[bool, typer.Option(
         "--allow-reassigning",
         help="Queue the deletion even while a reassignment moves some of the topics' "
@@ -209,8 +203,6 @@ def delete_topics(
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     dry_run: DryRunOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Delete topics through /admin/delete_topics and wait until they are gone.
 
@@ -234,8 +226,7 @@ def delete_topics(
 
     with render.progress(json_output) as emit:
         outcome = executing.delete_topics(
-            plan, connection(zookeeper, connect_timeout, session_timeout), settings, emit,
-            confirmed, dry_run=dry_run)
+            plan, zk, settings, emit, confirmed, dry_run=dry_run)
     if outcome is None:
         raise OperationFailed("deletion not confirmed; nothing was written")
     if isinstance(outcome, executing.DeletionDryRun):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -10,66 +11,73 @@ import typer
 from kadmin import files, placement
 from kadmin.cli import render
 from kadmin.cli.common import (
+    AllowInternalOpt,
+    AllowRfChangeOpt,
     AllTopicsDefaultOpt,
     AllTopicsOpt,
     BrokersOpt,
     ClusterOpt,
-    ConnectTimeoutOpt,
+    Connection,
     ForceOpt,
     JsonOpt,
     LeadersOpt,
     MaxMovesOpt,
     OutOpt,
+    PlacementRfOpt,
+    PlanArgument,
     RackOpt,
+    ReassignmentPlanOpt,
     RemoveBrokersOpt,
-    SessionTimeoutOpt,
     SizesOpt,
     SkipUnreadableOpt,
+    StartIndexOpt,
+    StartPartitionOpt,
+    StrategyOpt,
+    TargetBrokersOpt,
     TopicsFileOpt,
     TopicsOpt,
-    ZookeeperOpt,
-    info,
+    connects,
     load_cluster,
-    out,
+    one_plan,
     partition_sizes,
     stdout_is_data,
     write_stdout,
 )
-from kadmin.model import PlanKind
+from kadmin.model import InvalidInput, PlanKind
 from kadmin.operations import generate as generating
 from kadmin.operations import validate as validating
 from kadmin.operations.generate import GenerateRequest, Output
 from kadmin.operations.rebalance import RebalanceRequest, rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints
+from kadmin.reports import ReportFormat
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
 
 
+class Balance(str, Enum):
+    """``plan rebalance --balance``: what is balanced over the brokers."""
+
+    REPLICAS = "replicas"
+    BYTES = "bytes"
+
+
 @app.command()
+@connects
 def generate(
+    zk: Connection,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
     all_topics: AllTopicsOpt = False,
-    brokers: Annotated[str | None, typer.Option(
-        "--brokers", help="Target broker ids, comma-separated (default: every broker).")] = None,
-    strategy: Annotated[placement.Strategy, typer.Option(
-        "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")
-    ] = placement.Strategy.ROUNDROBIN,
-    replication_factor: Annotated[int | None, typer.Option(
-        "--replication-factor", help="Default: every partition keeps its own replica count.")] = None,
-    start_index: Annotated[int | None, typer.Option(
-        "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")
-    ] = None,
-    start_partition: Annotated[int, typer.Option(
-        "--start-partition", min=0, help="kafka: startPartitionId.")] = 0,
-    disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware")] = False,
+    brokers: TargetBrokersOpt = None,
+    strategy: StrategyOpt = placement.Strategy.ROUNDROBIN,
+    replication_factor: PlacementRfOpt = None,
+    start_index: StartIndexOpt = None,
+    start_partition: StartPartitionOpt = 0,
+    disable_rack_aware: RackOpt = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Generate a balanced reassignment plan and its rollback file.
@@ -80,8 +88,7 @@ def generate(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
-        snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                                states=False, skip_unreadable=skip_unreadable)
+        snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
         made = generating.generate(
             snapshot, GenerateRequest(TopicSelection(topics, topics_file, all_topics), brokers,
                                       options),
@@ -92,109 +99,118 @@ def generate(
 
 
 @app.command()
+@connects
 def validate(
-    plan_file: Annotated[Path, typer.Argument(
-        help="Plan file to check, or a `kadmin spark` output folder or its manifest.json.")],
-    kind: Annotated[PlanKind | None, typer.Option("--kind", help="Default: detected.")] = None,
+    zk: Connection,
+    plan_files: Annotated[list[Path], typer.Argument(
+        help="Plan files to check; folders of plans (their *.json, journals aside) and `kadmin "
+             "spark` output folders (or their manifest.json) too.", show_default=False)],
+    kind: Annotated[PlanKind | None, typer.Option(
+        "--kind", help="The kind every plan must be (default: detected for each).")] = None,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
-    allow_rf_change: Annotated[bool, typer.Option("--allow-rf-change")] = False,
-    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_rf_change: AllowRfChangeOpt = False,
+    allow_internal: AllowInternalOpt = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
-    json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
+    report_format: Annotated[ReportFormat, typer.Option(
+        "--format", help="text for people; json (one object a plan, one a line); github "
+                         "(GitHub Actions annotations); junit (one JUnit XML document).")
+    ] = ReportFormat.TEXT,
+    json_output: Annotated[bool, typer.Option("--json", help="Short for --format json.")] = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
-    """Check a plan against its schema and, with --cluster or -z, the cluster (the CI dry run).
+    """Check plans against their schema and, with --cluster or -z, the cluster (the CI dry
+    run): every plan in one run, against one read of the cluster, a verdict each.
 
-    Exit 0 when valid, 2 when not. Example: kadmin plan validate plans/x.json --cluster c.json
+    Exit 0 when every plan is valid, 2 when any is not.
+    Example: kadmin plan validate plans/ --cluster cluster.json --format github
     """
-    report = validating.validate(
-        validating.ValidateRequest(plan_file, kind, allow_rf_change, allow_internal),
-        lambda: load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                             skip_unreadable=skip_unreadable)
-        if cluster is not None or zookeeper else None)
-    render.validation_report(report, str(plan_file), json_output, strict=strict)
-    if not report.ok(strict):
+    if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
+        raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
+                           f"{report_format.value}")
+    verdicts = validating.validate_plans(
+        validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal),
+        lambda: load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
+        if cluster is not None or zk.zookeeper else None)
+    if render.verdicts(verdicts, ReportFormat.JSON if json_output else report_format,
+                       strict=strict):
         raise typer.Exit(2)
 
 
 @app.command()
+@connects
 def stats(
-    plan_file: Annotated[Path, typer.Argument(
-        help="Reassignment plan file, or a `kadmin spark` output folder or its manifest.json.")],
+    zk: Connection,
+    plan_path: ReassignmentPlanOpt = None,
+    plan_file: PlanArgument = None,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     sizes_path: SizesOpt = None,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Per-broker replica and leader counts before and after a reassignment plan; with
     partition sizes also bytes moved and bytes per broker.
 
-    Example: kadmin plan stats plans/x.json --cluster cluster.json --sizes log-dirs.txt
+    Example: kadmin plan stats --plan plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout, states=False,
-                            skip_unreadable=skip_unreadable)
-    render.plan_stats(validating.stats(plan_file, snapshot, partition_sizes(sizes_path, snapshot)),
+    plan = one_plan(plan_path, plan_file)
+    snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
+    render.plan_stats(validating.stats(plan, snapshot, partition_sizes(sizes_path, snapshot)),
                       json_output)
 
 
 @app.command()
+@connects
 def election(
+    zk: Connection,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     topics: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
+    json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a preferred replica election plan for the given topics (or every partition)."""
-    snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                            skip_unreadable=skip_unreadable)
+    snapshot = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
     plan, written = generating.election(snapshot, TopicSelection(topics, None, all_topics),
                                         Output(out_path, force, write_stdout))
     if not plan.partitions:
-        info("nothing to elect: the selected topics have no partitions; no plan written",
-             to_stderr=stdout_is_data(out_path))
-        return
-    if written:
-        out.print(f"{len(plan.partitions)} partition(s); plan {written}", markup=False)
+        render.summary("nothing to elect: the selected topics have no partitions; no plan "
+                       "written", {"plan": None, "partitions": 0}, json_output,
+                       to_stderr=stdout_is_data(out_path))
+    elif written:
+        render.summary(f"{len(plan.partitions)} partition(s); plan {written}",
+                       {"plan": str(written), "partitions": len(plan.partitions)}, json_output)
 
 
 @app.command()
+@connects
 def deletion(
+    zk: Connection,
     topics: Annotated[str, typer.Option("--topics", help="Comma-separated topics to delete.")],
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
-    allow_internal: Annotated[bool, typer.Option("--allow-internal")] = False,
+    allow_internal: AllowInternalOpt = False,
     out_path: OutOpt = None,
     force: ForceOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
+    json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a topic deletion plan ({"version":1,"topics":[...]}), validated first."""
     plan = generating.deletion_plan(topics)
-    snapshot = (load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                             skip_unreadable=skip_unreadable)
-                if cluster is not None or zookeeper else None)
+    snapshot = (load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
+                if cluster is not None or zk.zookeeper else None)
     written = generating.deletion(plan, snapshot, Output(out_path, force, write_stdout),
                                   allow_internal=allow_internal)
     if written:
-        out.print(f"{len(plan.topics)} topic(s); plan {written}", markup=False)
+        render.summary(f"{len(plan.topics)} topic(s); plan {written}",
+                       {"plan": str(written), "topics": len(plan.topics)}, json_output)
 
 
 @app.command("rebalance")
+@connects
 def plan_rebalance(
+    zk: Connection,
     cluster: ClusterOpt = None,
-    zookeeper: ZookeeperOpt = None,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
     all_topics: AllTopicsDefaultOpt = False,
@@ -212,16 +228,14 @@ def plan_rebalance(
                                             "(moving a leader's replica counts).")] = None,
     disable_rack_aware: RackOpt = False,
     sizes_path: SizesOpt = None,
-    balance: Annotated[str, typer.Option(
+    balance: Annotated[Balance, typer.Option(
         "--balance", help="replicas: replica counts per broker with the fewest moves (the "
                           "default); bytes: bytes per broker within one largest partition of "
                           "each other, moving as few bytes as it finds (needs sizes).")
-    ] = "replicas",
+    ] = Balance.REPLICAS,
     out_path: OutOpt = None,
     force: ForceOpt = False,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Balance replicas and preferred leaders with the fewest replica moves, and write the plan
@@ -230,18 +244,15 @@ def plan_rebalance(
     Examples: kadmin plan rebalance -z zk1:2181/kafka (fix skew, or fill new brokers);
     kadmin plan rebalance -z zk1:2181/kafka --remove-brokers 5 (drain broker 5)
     """
-    if balance not in ("replicas", "bytes"):
-        raise typer.BadParameter("must be replicas or bytes", param_hint="--balance")
     request = RebalanceRequest(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         replication_factor=replication_factor, leaders=leaders, max_moves=max_moves,
         max_leader_changes=max_leader_changes, rack_aware=not disable_rack_aware,
-        by_bytes=balance == "bytes")
+        by_bytes=balance is Balance.BYTES)
     request.check()
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
-        snapshot = load_cluster(cluster, zookeeper, connect_timeout, session_timeout,
-                                states=False, skip_unreadable=skip_unreadable)
+        snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
         figures = rebalance(snapshot, request, partition_sizes(sizes_path, snapshot),
                             Output(out_path, force, write_stdout))
     render.rebalanced(figures, json_output)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 
@@ -20,7 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from kadmin import files
+from kadmin import files, reports
 from kadmin.balance.metrics import loads, spread
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
@@ -53,7 +53,9 @@ from kadmin.operations.generate import Generated
 from kadmin.operations.rebalance import Rebalanced
 from kadmin.operations.status import Status
 from kadmin.plans import PlanStats, ValidationReport
+from kadmin.reports import ReportFormat
 from kadmin.units import human_bytes, human_duration
+from kadmin.verdicts import Verdict
 from kadmin.zk import paths
 from kadmin.zk.config import EntityThrottle
 
@@ -96,6 +98,37 @@ def validation_report(report: ValidationReport, source: str, as_json: bool, *,
                else "INVALID (warnings fail with --strict)")
     out.print(f"{source}: {kind} plan {verdict} ({report.error_count:,} error(s), "
               f"{report.warning_count:,} warning(s))", markup=False)
+
+
+def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict: bool = False
+             ) -> int:
+    """Each plan's verdict as it comes (JUnit: one document at the end), and, in text, a last
+    line counting them when there were several. Returns how many plans failed."""
+    failed = total = 0
+
+    def counted(results: Iterable[Verdict]) -> Iterator[Verdict]:
+        nonlocal failed, total
+        for verdict in results:
+            total += 1
+            failed += not verdict.ok(strict)
+            yield verdict
+
+    if report_format is ReportFormat.JUNIT:
+        document = reports.junit_document(counted(results), strict)
+        write_stdout([document.decode("utf-8")])
+        return failed
+    for verdict in counted(results):
+        if report_format is ReportFormat.JSON:
+            write_stdout([json.dumps(reports.verdict_json(verdict, strict), ensure_ascii=False),
+                          "\n"])
+        elif report_format is ReportFormat.GITHUB:
+            write_stdout(line + "\n" for line in reports.github_lines(verdict))
+        else:
+            validation_report(verdict.report, verdict.plan, False, strict=strict)
+    if report_format is ReportFormat.TEXT and total > 1:
+        out.print(f"{total:,} plans: {total - failed:,} valid, {failed:,} invalid"
+                  + (" (warnings fail with --strict)" if strict else ""), markup=False)
+    return failed
 
 
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
@@ -145,6 +178,16 @@ def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: boo
                                          if written else "")
             + (f"; {rf_changes} partition(s) change their replication factor (plan validate "
                "and reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
+
+
+def summary(line: str, doc: Mapping[str, object], as_json: bool, *,
+            to_stderr: bool = False) -> None:
+    """A command's result: ``doc`` as JSON on stdout with --json, else ``line`` for a person.
+    When stdout carries the data itself (``--out -``), the line goes to stderr, never JSON."""
+    if as_json and not to_stderr:
+        print_json(doc)
+    else:
+        (err if to_stderr else out).print(line, markup=False)
 
 
 def rebalanced(figures: Rebalanced, as_json: bool) -> None:
@@ -212,7 +255,7 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             f"before it starts)")
     if r.leader_changes and not figures.resized:
         say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
-            "--all' so that they lead")
+            "--all-topics' so that they lead")
 
 
 def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,

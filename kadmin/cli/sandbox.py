@@ -21,16 +21,28 @@ from kadmin.stop_signals import sleep_while, until_stop_signal
 from kadmin.units import human_bytes, parse_rate
 from kadmin.zk import reader, session
 
-BrokersOpt = Annotated[int, typer.Option("--brokers", min=1, help="Synthetic cluster: brokers.")]
-RacksOpt = Annotated[int, typer.Option("--racks", min=0, help="Synthetic cluster: racks (0 = none).")]
-TopicsOpt = Annotated[int, typer.Option("--topics", min=1, help="Synthetic cluster: topics.")]
+BrokerCountOpt = Annotated[int, typer.Option(
+    "--broker-count", min=1, help="Synthetic cluster: how many brokers.")]
+RackCountOpt = Annotated[int, typer.Option(
+    "--rack-count", min=0, help="Synthetic cluster: how many racks (0 = none).")]
+TopicCountOpt = Annotated[int, typer.Option(
+    "--topic-count", min=1, help="Synthetic cluster: how many topics.")]
 PartitionsOpt = Annotated[int, typer.Option("--partitions", min=1, help="Partitions per topic.")]
 RfOpt = Annotated[int, typer.Option("--replication-factor", min=1, help="Replicas per partition.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
 LatencyOpt = Annotated[float, typer.Option(
-    "--latency-ms", min=0.0, callback=finite, help="Simulated time for one partition to catch up.")]
+    "--latency", min=0.0, callback=finite,
+    help="Simulated seconds for one partition to catch up.")]
+LatencyMsOpt = Annotated[float | None, typer.Option(
+    "--latency-ms", min=0.0, callback=finite, hidden=True,
+    help="--latency in milliseconds (its old spelling).")]
 ParallelismOpt = Annotated[int, typer.Option(
     "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
+
+
+def _seconds(latency: float, latency_ms: float | None) -> float:
+    """--latency, or its old spelling --latency-ms converted to seconds."""
+    return latency if latency_ms is None else latency_ms / 1000
 
 
 def _cluster(cluster: Path | None, brokers: int, racks: int, topics: int, partitions: int,
@@ -55,13 +67,14 @@ def _cluster(cluster: Path | None, brokers: int, racks: int, topics: int, partit
 
 def sandbox(
     cluster: ClusterOpt = None,
-    brokers: BrokersOpt = 6,
-    racks: RacksOpt = 3,
-    topics: TopicsOpt = 20,
+    brokers: BrokerCountOpt = 6,
+    racks: RackCountOpt = 3,
+    topics: TopicCountOpt = 20,
     partitions: PartitionsOpt = 12,
     replication_factor: RfOpt = 3,
     port: PortOpt = 2181,
-    latency_ms: LatencyOpt = 50.0,
+    latency: LatencyOpt = 0.05,
+    latency_ms: LatencyMsOpt = None,
     parallelism: ParallelismOpt = 100,
     record: Annotated[Path | None, typer.Option(
         "--record", parser=named_output,
@@ -86,7 +99,7 @@ def sandbox(
     bandwidth = parse_rate(broker_bandwidth, "--broker-bandwidth")
     snapshot = _cluster(cluster, brokers, racks, topics, partitions, replication_factor,
                         sizes_path)
-    with until_stop_signal(), Sandbox(snapshot, port=port, latency=latency_ms / 1000,
+    with until_stop_signal(), Sandbox(snapshot, port=port, latency=_seconds(latency, latency_ms),
                                       parallelism=parallelism, record_path=record,
                                       bandwidth=bandwidth, clock=ScaledClock(time_scale)) as box:
         total = sum(sum(p.values()) for p in snapshot.sizes.values())
@@ -104,16 +117,18 @@ def sandbox(
 
 
 def demo(
-    brokers: BrokersOpt = 6,
-    racks: RacksOpt = 3,
-    topics: TopicsOpt = 20,
+    brokers: BrokerCountOpt = 6,
+    racks: RackCountOpt = 3,
+    topics: TopicCountOpt = 20,
     partitions: PartitionsOpt = 12,
     replication_factor: RfOpt = 3,
-    latency_ms: LatencyOpt = 150.0,
+    latency: LatencyOpt = 0.15,
+    latency_ms: LatencyMsOpt = None,
     parallelism: ParallelismOpt = 25,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 60,
-    out_dir: Annotated[Path, typer.Option("--out-dir", parser=named_output,
-                                          help="Where the plans go.")] = Path("plans"),
+    batch_size: Annotated[int, typer.Option(
+        "--batch-size", min=1, help="Partitions per znode when the plan runs.")] = 60,
+    out_dir: Annotated[Path, typer.Option("--out", "-o", parser=named_output,
+                                          help="Folder the plans go to.")] = Path("plans"),
 ) -> None:
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
@@ -126,7 +141,8 @@ def demo(
     snapshot = ClusterSnapshot({**grown.brokers, new: Broker(new, f"broker-{new}", 9092, rack)},
                                grown.topics, grown.states, grown.controller,
                                grown.controller_epoch)
-    with Sandbox(snapshot, port=0, latency=latency_ms / 1000, parallelism=parallelism) as box:
+    with Sandbox(snapshot, port=0, latency=_seconds(latency, latency_ms),
+                 parallelism=parallelism) as box:
         zk = box.connect_string
         out.rule(f"1. sandbox cluster: broker {new} just joined")
         out.print(f"embedded ZooKeeper + simulated controller at {zk}", markup=False)

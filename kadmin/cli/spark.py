@@ -3,6 +3,8 @@ default)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +14,7 @@ from kadmin import placement, plans
 from kadmin.cli import render
 from kadmin.cli.common import (
     AllTopicsDefaultOpt,
+    AllTopicsOpt,
     BatchSizeOpt,
     BrokersOpt,
     JsonOpt,
@@ -19,23 +22,42 @@ from kadmin.cli.common import (
     LeadersOpt,
     MaxMovesOpt,
     MaxZnodeBytesOpt,
+    PlacementRfOpt,
     RackOpt,
     RemoveBrokersOpt,
+    StartIndexOpt,
+    StartPartitionOpt,
+    StrategyOpt,
+    TargetBrokersOpt,
     TopicsFileOpt,
     TopicsOpt,
     named_output,
-    out,
 )
+from kadmin.embedded import SPARK_EXTRA_HINT
+from kadmin.model import OperationFailed
 from kadmin.operations.generate import SparkRun, spark_generate
 from kadmin.operations.rebalance import RebalanceRequest, spark_rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints, topic_names
+
+
+@contextmanager
+def needs_pyspark() -> Iterator[None]:
+    """PySpark is an extra (``kadmin[spark]``): without it, one line saying how to get it."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in ("pyspark", "py4j"):
+            raise
+        raise OperationFailed(f"kadmin spark needs PySpark, which is not installed "
+                              f"({SPARK_EXTRA_HINT})") from None
+
 
 app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
 
 ClusterDirOpt = Annotated[Path, typer.Option(
     "--cluster", help="Snapshot folder (brokers.json, topics.jsonl); see `kadmin cluster "
                       "snapshot --format dir`.")]
-OutDirOpt = Annotated[Path, typer.Option("--out", parser=named_output,
+OutDirOpt = Annotated[Path, typer.Option("--out", "-o", parser=named_output,
                                           help="Output folder (batch files + manifest).")]
 MasterOpt = Annotated[str, typer.Option("--master", help="Spark master URL.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing output folder.")]
@@ -49,19 +71,19 @@ def plan(
     out_dir: OutDirOpt,
     topics: TopicsOpt = None,
     topics_file: TopicsFileOpt = None,
-    all_topics: Annotated[bool, typer.Option("--all-topics")] = False,
-    brokers: Annotated[str | None, typer.Option("--brokers")] = None,
-    strategy: Annotated[placement.Strategy, typer.Option("--strategy")]
-    = placement.Strategy.ROUNDROBIN,
-    replication_factor: Annotated[int | None, typer.Option("--replication-factor")] = None,
-    start_index: Annotated[int | None, typer.Option("--start-index", min=0)] = None,
-    start_partition: Annotated[int, typer.Option("--start-partition", min=0)] = 0,
-    disable_rack_aware: Annotated[bool, typer.Option("--disable-rack-aware")] = False,
+    all_topics: AllTopicsOpt = False,
+    brokers: TargetBrokersOpt = None,
+    strategy: StrategyOpt = placement.Strategy.ROUNDROBIN,
+    replication_factor: PlacementRfOpt = None,
+    start_index: StartIndexOpt = None,
+    start_partition: StartPartitionOpt = 0,
+    disable_rack_aware: RackOpt = False,
     master: MasterOpt = "local[*]",
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
     force: ForceOpt = False,
+    json_output: JsonOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Compute a balanced plan for a very large cluster on Spark, written as znode-sized batch
@@ -74,13 +96,15 @@ def plan(
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
-    with render.planner_progress() as progress:
+    with needs_pyspark(), render.planner_progress() as progress:
         planned = spark_generate(cluster, out_dir, selected,
                                  split_ints(brokers, "--brokers") if brokers else None, options,
                                  SparkRun(master, batch_size, max_znode_bytes, force, verbose),
                                  progress=None if verbose else progress)
-    out.print(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
-              f"-> {planned.manifest}", markup=False)
+    render.summary(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
+                   f"-> {planned.manifest}",
+                   {"manifest": str(planned.manifest), "partitions": planned.partitions,
+                    "batches": planned.batches}, json_output)
 
 
 @app.command("rebalance")
@@ -114,7 +138,7 @@ def rebalance(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         leaders=leaders, max_moves=max_moves, rack_aware=not disable_rack_aware)
-    with render.planner_progress() as progress:
+    with needs_pyspark(), render.planner_progress() as progress:
         figures = spark_rebalance(cluster, out_dir, request,
                                   SparkRun(master, batch_size, max_znode_bytes, force, verbose),
                                   progress=None if verbose else progress)

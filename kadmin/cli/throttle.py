@@ -9,12 +9,9 @@ import typer
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
-    ConnectTimeoutOpt,
+    Connection,
     JsonOpt,
-    SessionTimeoutOpt,
-    ZookeeperOpt,
-    connection,
-    out,
+    connects,
 )
 from kadmin.model import listed
 from kadmin.operations import throttle as throttling
@@ -25,56 +22,57 @@ app = typer.Typer(help="Replication throttles (spec section 5).", no_args_is_hel
 
 
 @app.command()
+@connects
 def show(
-    zookeeper: ZookeeperOpt = None,
+    zk: Connection,
     json_output: JsonOpt = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
 ) -> None:
     """Every topic and broker config with a replication throttle, and which kadmin set.
 
     Example: kadmin throttle show -z zk1:2181/kafka
     """
-    render.throttles(throttling.show(connection(zookeeper, connect_timeout, session_timeout)),
-                     json_output)
+    render.throttles(throttling.show(zk), json_output)
 
 
 @app.command()
+@connects
 def clear(
-    zookeeper: ZookeeperOpt = None,
+    zk: Connection,
     all_throttles: Annotated[bool, typer.Option(
-        "--all", help="Every replication throttle, whoever set it (as Kafka's tool does on "
-                      "--verify); default: only the entries kadmin added.")] = False,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
+        "--all-throttles", help="Every replication throttle, whoever set it (as Kafka's tool "
+                                "does on --verify); default: only the entries kadmin added.")
+    ] = False,
+    json_output: JsonOpt = False,
 ) -> None:
     """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
-    --all every replication throttle; other config keys stay. Example:
+    --all-throttles every replication throttle; other config keys stay. Example:
     kadmin throttle clear -z zk1:2181/kafka
     """
-    changed = throttling.clear(connection(zookeeper, connect_timeout, session_timeout),
-                               everything=all_throttles)
-    out.print(f"throttles removed from {len(changed)} config(s)"
-              + (f": {listed(changed)}" if changed else ""), markup=False)
+    changed = throttling.clear(zk, everything=all_throttles)
+    render.summary(f"throttles removed from {len(changed)} config(s)"
+                   + (f": {listed(changed)}" if changed else ""), {"cleared": list(changed)},
+                   json_output)
 
 
 @app.command("set")
+@connects
 def set_rate(
-    rate: Annotated[str, typer.Option("--rate", help=f"Bytes/s: {RATE_FORMS}.")],
+    zk: Connection,
+    rate: Annotated[str, typer.Option(
+        "--throttle", help=f"The replication throttle, bytes/s: {RATE_FORMS}.")],
     brokers: Annotated[str | None, typer.Option(
         "--brokers", help="Broker ids, comma-separated (default: every broker kadmin "
                           "throttled).")] = None,
-    zookeeper: ZookeeperOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
-    session_timeout: SessionTimeoutOpt = 30.0,
+    json_output: JsonOpt = False,
 ) -> None:
     """Change the replication rate of a running reassignment; kadmin records what it set, so
     the batch's cleanup (or throttle clear) puts the previous rate back. Example:
-    kadmin throttle set --rate 100MB -z zk1:2181/kafka --brokers 1,2,3
+    kadmin throttle set --throttle 100MB -z zk1:2181/kafka --brokers 1,2,3
     """
-    value = parse_rate(rate, "--rate")
+    value = parse_rate(rate, "--throttle")
     ids = split_ints(brokers, "--brokers")
-    change = throttling.set_rate(connection(zookeeper, connect_timeout, session_timeout), value,
-                                 ids)
-    out.print(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} broker(s) "
-              f"({len(change.changed)} changed)", markup=False)
+    change = throttling.set_rate(zk, value, ids)
+    render.summary(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} "
+                   f"broker(s) ({len(change.changed)} changed)",
+                   {"rate": change.rate, "brokers": change.brokers,
+                    "changed": list(change.changed)}, json_output)

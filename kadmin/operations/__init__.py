@@ -6,7 +6,7 @@ the command line (:mod:`kadmin.cli`) and the Spark entry points (:mod:`kadmin.sp
 - :mod:`.planfiles`  plan files: the one writer and reader (and :mod:`.folder`, plan folders)
 - :mod:`.generate`   placement plans, election and deletion plans
 - :mod:`.rebalance`  the fewest-moves rebalance (the request Spark's rebalance takes too)
-- :mod:`.validate`   plan validate and plan stats
+- :mod:`.validate`   plan validate (many plans in one run, a verdict each) and plan stats
 - :mod:`.execute`    reassign, verify, elect, topics delete (wrapping :mod:`kadmin.executor`)
 - :mod:`.throttle`   replication throttles in force, clearing them, changing their rate
 - :mod:`.snapshot`   cluster snapshots

@@ -1,46 +1,149 @@
-"""``plan validate`` and ``plan stats``: a plan file or plan folder checked, or summarised, alone
-or against a cluster."""
+"""``plan validate FILE...`` and ``plan stats``. Validate: every plan named (files, folders of
+plans, Spark planner output folders) checked in one process against one read of the cluster, a
+verdict each; stats: a reassignment plan summarised against a cluster.
+
+One plan is held at a time (its text, document and positions), so a run over a thousand files
+takes the memory of the largest; what is kept across plans is the verdicts (each bounded) and,
+with more than one plan, the partitions the reassignment plans move (to warn about two plans
+moving one partition: they cannot run at once).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from kadmin import files, plans
+from kadmin import files, plans, verdicts
+from kadmin.files import LocatedJson
 from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, TopicPartition
-from kadmin.operations.folder import batch_files, plan_folder
+from kadmin.operations.folder import MANIFEST_FILE, batch_files, plan_folder
 from kadmin.operations.planfiles import load_reassignment
+from kadmin.verdicts import Verdict
+
+NOT_PLANS = (".journal.json",)
+"""Files of a folder of plans that are not plans: the journals ``kadmin reassign`` keeps next
+to the plan it runs."""
 
 
 @dataclass(frozen=True)
 class ValidateRequest:
-    plan: Path
-    """A plan file, or a plan folder or its manifest.json."""
+    plans: Sequence[Path]
+    """Plan files, folders of plans, plan folders (Spark output) or their manifest.json, as the
+    operator named them."""
     kind: PlanKind | None = None
-    """None: detected from the document."""
+    """None: detected from each document."""
     allow_rf_change: bool = False
     allow_internal: bool = False
 
 
-def validate(request: ValidateRequest,
-             snapshot: Callable[[], ClusterSnapshot | None]) -> plans.ValidationReport:
-    """The report of a plan (a folder's batch files as one plan), against the cluster that
-    ``snapshot`` reads, if any: it is read after the plan, so a bad plan path is named first."""
-    manifest = plan_folder(request.plan)
-    if manifest is not None and request.kind not in (None, PlanKind.REASSIGN):
-        raise InvalidInput(f"{request.plan}: a plan folder holds a reassignment plan, not "
-                           f"--kind {request.kind.value}")
-    with files.gc_paused():  # a million entries and their values hold no reference cycles
-        batches = ([(b.name, files.read_json(b)) for b in batch_files(manifest)] if manifest
-                   else [])
-        doc = None if manifest else files.read_json(request.plan)
-        cluster = snapshot()
-        if manifest:
-            return plans.validate_batches(batches, cluster,
-                                          allow_rf_change=request.allow_rf_change)
-        return plans.validate(doc, request.kind, cluster, allow_rf_change=request.allow_rf_change,
-                              allow_internal=request.allow_internal)
+def plan_paths(paths: Sequence[Path]) -> list[Path]:
+    """The plans to check, in the order named: a file as it is; a folder holding
+    ``manifest.json`` (a Spark planner's output) as one plan; any other folder as the plans in
+    it and its subfolders (``*.json`` but journals, names sorted, hidden entries and links to
+    folders skipped). A path named twice is checked once, and a batch file of a Spark folder
+    also named is checked as part of its folder only. A folder without any plan is an input
+    error: a typo in a CI job must not pass as "all valid"."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir() and not (path / MANIFEST_FILE).exists():
+            inside = list(_plans_in(path))
+            if not inside:
+                raise InvalidInput(f"{path} is a folder without plans (*.json files or kadmin "
+                                   "spark output folders)")
+            found.extend(inside)
+        else:
+            found.append(path)
+    in_folders: set[str] = set()
+    for path in found:
+        manifest = _manifest_of(path)
+        if manifest is not None:
+            with suppress(InvalidInput):  # the folder's own verdict says why
+                in_folders.update(os.path.realpath(b) for b in batch_files(manifest))
+    seen: set[str] = set()
+    out = []
+    for path in found:
+        real = os.path.realpath(path)
+        if real in seen or (real in in_folders and _manifest_of(path) is None):
+            continue
+        seen.add(real)
+        out.append(path)
+    return out
+
+
+def _manifest_of(path: Path) -> Path | None:
+    try:
+        return plan_folder(path)
+    except InvalidInput:
+        return None
+
+
+def _plans_in(folder: Path) -> Iterator[Path]:
+    try:
+        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        raise InvalidInput(f"{folder}: cannot list the folder ({exc.strerror})") from None
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            if (entry / MANIFEST_FILE).exists():
+                yield entry
+            elif not entry.is_symlink():
+                yield from _plans_in(entry)
+        elif entry.name.endswith(".json") and not entry.name.endswith(NOT_PLANS):
+            yield entry
+
+
+def validate_plans(request: ValidateRequest,
+                   snapshot: Callable[[], ClusterSnapshot | None]) -> Iterator[Verdict]:
+    """A verdict per plan of ``request.plans`` (as :func:`plan_paths` expands them), lazily:
+    one plan is read, checked, placed and let go before the next. The cluster ``snapshot``
+    reads is read once, after the paths are known to name plans."""
+    chosen = plan_paths(request.plans)
+    cluster = snapshot()
+    moved = verdicts.MovedBy() if len(chosen) > 1 else None
+    for path in chosen:
+        with files.gc_paused():  # a million entries and their values hold no reference cycles
+            yield _verdict(path, cluster, request, moved)
+
+
+def _verdict(path: Path, snapshot: ClusterSnapshot | None, options: ValidateRequest,
+             moved: verdicts.MovedBy | None) -> Verdict:
+    plan = str(path)
+    try:
+        manifest = plan_folder(path)
+        if manifest is not None and options.kind not in (None, PlanKind.REASSIGN):
+            raise InvalidInput(f"{plan}: a plan folder holds a reassignment plan, not --kind "
+                               f"{options.kind.value}")
+        batches = batch_files(manifest) if manifest is not None else [path]
+    except InvalidInput as exc:
+        return verdicts.unreadable(plan, _unprefixed(str(exc), plan))
+    sources: list[tuple[str, LocatedJson]] = []
+    for batch in batches:
+        try:
+            sources.append((str(batch), files.read_json_located(batch)))
+        except InvalidInput as exc:
+            return verdicts.unreadable(plan, _unprefixed(str(exc), str(batch)),
+                                       None if manifest is None else str(batch),
+                                       getattr(exc, "at", None))
+    if manifest is not None:
+        report = plans.validate_batches([(name, source.doc) for name, source in sources],
+                                        snapshot, allow_rf_change=options.allow_rf_change)
+    else:
+        report = plans.validate(sources[0][1].doc, options.kind, snapshot,
+                                allow_rf_change=options.allow_rf_change,
+                                allow_internal=options.allow_internal)
+    if moved is not None:
+        report = plans.with_problems(report, moved.warnings(plan, report.kind, sources))
+    return verdicts.locate(plan, report, sources)
+
+
+def _unprefixed(message: str, name: str) -> str:
+    """A read error without the file name it starts with: the verdict names the file."""
+    return message.removeprefix(f"{name}: ")
 
 
 def stats(plan: Path, snapshot: ClusterSnapshot,

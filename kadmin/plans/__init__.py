@@ -31,7 +31,7 @@ from kadmin.plans.documents import (
     kind_problem,
     plan_document,
 )
-from kadmin.plans.report import ValidationReport
+from kadmin.plans.report import ValidationReport, with_problems
 from kadmin.plans.semantic import (
     INTERNAL_TOPICS,
     refuse_moving,
@@ -48,5 +48,5 @@ __all__ = [
     "check_znode_limit", "current_assignment", "deletion_batches", "deletion_plan_for",
     "detect_kind", "election_batches", "election_plan_for", "kind_problem", "parse_plan",
     "plan_document", "plan_stats", "reassignment_batches", "refuse_moving", "validate",
-    "validate_against_cluster", "validate_batches", "validate_document",
+    "validate_against_cluster", "validate_batches", "validate_document", "with_problems",
 ]

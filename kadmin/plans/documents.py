@@ -61,7 +61,8 @@ _KIND_NAMES = {PlanKind.REASSIGN: "a reassignment plan", PlanKind.ELECTION: "an 
 
 def not_a_plan(doc: object) -> Problem:
     return Problem("$", 'not a plan: expected an object with "partitions" (a reassignment or '
-                        f'election plan) or "topics" (a deletion plan), got {described(doc)}')
+                        f'election plan) or "topics" (a deletion plan), got {described(doc)}',
+                   path=())
 
 
 def kind_problem(doc: object, expected: PlanKind) -> Problem | None:
@@ -83,7 +84,7 @@ def kind_problem(doc: object, expected: PlanKind) -> Problem | None:
         if not (isinstance(entries, list)
                 and any(isinstance(e, dict) and "replicas" in e for e in entries)):
             return None
-    return Problem("$", f"{_KIND_NAMES[found]}, expected {_KIND_NAMES[expected]}")
+    return Problem("$", f"{_KIND_NAMES[found]}, expected {_KIND_NAMES[expected]}", path=())
 
 
 # --- documents, diff, rollback -----------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from kadmin.model import (
@@ -57,8 +59,9 @@ class ValidationReport:
                             details=map(str, self.errors), more=self.omitted_errors)
 
     def to_json(self, strict: bool = False) -> dict[str, Any]:
-        def items(problems: tuple[Problem, ...]) -> list[dict[str, str]]:
-            return [{"path": p.where, "message": p.message} for p in problems]
+        def items(problems: tuple[Problem, ...]) -> list[dict[str, str | None]]:
+            return [{"path": p.where or None, "partition": p.subject, "message": p.message}
+                    for p in problems]
 
         return {"valid": self.ok(strict), "kind": self.kind.value if self.kind else None,
                 "errors": items(self.errors), "warnings": items(self.warnings),
@@ -85,3 +88,15 @@ class Findings:
         return ValidationReport(kind, tuple(self.kept), plan,
                                 self.samplers[Severity.ERROR].rest,
                                 self.samplers[Severity.WARNING].rest)
+
+
+def with_problems(report: ValidationReport, more: Iterable[Problem]) -> ValidationReport:
+    """``report`` and problems found outside it (another plan of the run moving the same
+    partitions), kept and counted under the same caps; the plan only while no error."""
+    findings = Findings()
+    for problem in chain(report.problems, more):
+        findings.add(problem)
+    errors = findings.errors.total + report.omitted_errors
+    return ValidationReport(report.kind, tuple(findings.kept), None if errors else report.plan,
+                            report.omitted_errors + findings.samplers[Severity.ERROR].rest,
+                            report.omitted_warnings + findings.samplers[Severity.WARNING].rest)

@@ -158,7 +158,7 @@ def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapsh
     moves: list[PartitionMove] = []
     for name, doc in docs:
         report = validate_document(doc, PlanKind.REASSIGN)
-        problems.extend(Problem(f"{name}: {p.where}", p.message, p.severity)
+        problems.extend(p._replace(where=f"{name}: {p.where}", file=name)
                         for p in report.problems)
         if isinstance(report.plan, ReassignmentPlan):
             moves.extend(report.plan.moves)

@@ -31,8 +31,10 @@ from kadmin.model import (
     PlanKind,
     Problem,
     ReassignmentPlan,
+    Severity,
     TopicPartition,
     is_topic_name,
+    printable,
     topic_name_problem,
 )
 from kadmin.plans.documents import detect_kind, not_a_plan, shortened
@@ -68,24 +70,45 @@ class _Checker:
         self.root = schema.validator(SCHEMAS[kind])
         self.entry = self.root.evolve(schema=self.root.schema["properties"][list_key]["items"])
         self.good_topics: set[str] = set()
+        self.entries: list[Any] = []
+        """The entries of a partitions list, to name the partition of a problem inside one."""
 
     @property
     def errors(self) -> int:
         return self.findings.errors.total
 
-    def error(self, where: str, message: str) -> None:
-        self.findings.add(Problem(where, message))
+    def error(self, path: tuple[str | int, ...], message: str) -> None:
+        """An error at ``path``, naming the partition when it is inside an entry; past the cap
+        only counted, so neither the path nor the partition is worded."""
+        if self.findings.errors.full:
+            self.findings.add(Problem("", message))
+            return
+        self.findings.add(Problem(json_path(path), message, Severity.ERROR, self.subject(path),
+                                  path))
 
-    def at(self, index: int, field: str = "") -> str:
-        return f"$.{self.list_key}[{index}]{field}"
+    def subject(self, path: tuple[str | int, ...]) -> str | None:
+        """``orders-17`` for a path into an entry whose topic and partition are sound."""
+        if len(path) < 2 or path[0] != self.list_key or type(path[1]) is not int \
+                or not 0 <= path[1] < len(self.entries):
+            return None
+        entry = self.entries[path[1]]
+        if not isinstance(entry, dict):
+            return None
+        topic, partition = entry.get("topic"), entry.get("partition")
+        if type(topic) is str and type(partition) is int and 0 <= partition <= MAX_ID:
+            return f"{printable(topic)}-{partition}"
+        return None
 
-    def schema_errors(self, validator: Validator, value: object, prefix: tuple[object, ...]
-                      ) -> bool:
+    def at(self, index: int, *field: str | int) -> tuple[str | int, ...]:
+        return (self.list_key, index, *field)
+
+    def schema_errors(self, validator: Validator, value: object,
+                      prefix: tuple[str | int, ...]) -> bool:
         """Report jsonschema's shape findings for ``value``; True when there were any."""
         found = False
         for error in validator.iter_errors(value):
             if error.validator not in VALUE_KEYWORDS:
-                self.error(json_path(prefix + tuple(error.absolute_path)), shortened(error.message))
+                self.error((*prefix, *error.absolute_path), shortened(error.message))
                 found = True
         return found
 
@@ -99,12 +122,12 @@ class _Checker:
             return False
         return not self.schema_errors(self.entry, entry, (self.list_key, index))
 
-    def topic(self, index: int, field: str, name: object) -> None:
+    def topic(self, index: int, field: tuple[str, ...], name: object) -> None:
         if type(name) is str and name not in self.good_topics:
             if is_topic_name(name):
                 self.good_topics.add(name)
             else:  # worded only while shown: a million bad names cost a count past the cap
-                self.error(self.at(index, field), "illegal topic name" if self.findings.errors.full
+                self.error(self.at(index, *field), "illegal topic name" if self.findings.errors.full
                            else topic_name_problem(name) or "")
 
 
@@ -124,6 +147,7 @@ def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> l
     allowed, required = (_MOVE_KEYS, _MOVE_REQUIRED) if with_replicas else (_ELECTION_KEYS,) * 2
     seen: dict[tuple[str, int], int] = {}
     parsed: list[Any] = []
+    c.entries = entries
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
             c.entry_shape_ok(i, e)  # always a finding: an entry must be an object
@@ -142,17 +166,18 @@ def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> l
         shape_ok = typed or c.entry_shape_ok(i, e)
         errors = c.errors
         if not (typed and topic in c.good_topics):
-            c.topic(i, ".topic", topic)
+            c.topic(i, ("topic",), topic)
         if type(partition) is int:
             if partition < 0:
-                c.error(c.at(i, ".partition"), f"partition id {partition} is negative")
+                c.error(c.at(i, "partition"), f"partition id {partition} is negative")
             elif partition > MAX_ID:
-                c.error(c.at(i, ".partition"), f"partition id {partition} {_TOO_LARGE}")
+                c.error(c.at(i, "partition"), f"partition id {partition} {_TOO_LARGE}")
             if type(topic) is str:
                 first = seen.setdefault((topic, partition), i)
-                if first != i:  # worded only while shown, as every problem past the cap
+                if first != i:  # worded only while shown, as every problem past the cap;
+                    # the partition is named next to the path
                     c.error(c.at(i), "listed twice" if c.findings.errors.full
-                            else f"{topic}-{partition} is listed twice: also at {c.at(first)}")
+                            else f"listed twice: also at {json_path(c.at(first))}")
         if with_replicas:
             _check_replicas(c, i, replicas, log_dirs, typed)
         if shape_ok and c.errors == errors:
@@ -167,25 +192,25 @@ def _check_replicas(c: _Checker, i: int, replicas: object, log_dirs: object, typ
     if type(replicas) is list:
         ids = replicas if typed else [r for r in replicas if type(r) is int]
         if not replicas:
-            c.error(c.at(i, ".replicas"), "replica list is empty; a partition needs at least one "
-                                          "replica")
+            c.error(c.at(i, "replicas"), "replica list is empty; a partition needs at least one "
+                                         "replica")
         elif ids and (min(ids) < 0 or max(ids) > MAX_ID):
             for j, r in enumerate(replicas):
                 if type(r) is int and not 0 <= r <= MAX_ID:
-                    c.error(c.at(i, f".replicas[{j}]"),
+                    c.error(c.at(i, "replicas", j),
                             f"broker id {r} " + ("is negative" if r < 0 else _TOO_LARGE))
         if len(set(ids)) != len(ids):
             twice = sorted(b for b, n in Counter(ids).items() if n > 1)
-            c.error(c.at(i, ".replicas"), f"broker id(s) {', '.join(map(str, twice))} listed more "
+            c.error(c.at(i, "replicas"), f"broker id(s) {', '.join(map(str, twice))} listed more "
                                           f"than once in {shortened(json.dumps(replicas, default=str))}")
     if type(log_dirs) is list:
         if type(replicas) is list and len(log_dirs) != len(replicas):
-            c.error(c.at(i, ".log_dirs"), f"{len(log_dirs)} log dir(s) for {len(replicas)} "
+            c.error(c.at(i, "log_dirs"), f"{len(log_dirs)} log dir(s) for {len(replicas)} "
                                           f"replica(s); log_dirs needs one entry per replica")
         if log_dirs.count("any") != len(log_dirs):
             for j, d in enumerate(log_dirs):
                 if type(d) is str and d != "any" and not d.startswith("/"):
-                    c.error(c.at(i, f".log_dirs[{j}]"),
+                    c.error(c.at(i, "log_dirs", j),
                             f'log dir {json.dumps(d)} must be "any" or an absolute path')
 
 
@@ -195,12 +220,12 @@ def _check_topics(c: _Checker, entries: list[Any]) -> list[str]:
     for i, name in enumerate(entries):
         errors = c.errors
         shape_ok = type(name) is str or c.entry_shape_ok(i, name)
-        c.topic(i, "", name)
+        c.topic(i, (), name)
         if type(name) is str:
             first = seen.setdefault(name, i)
             if first != i:
                 c.error(c.at(i), f"topic {json.dumps(name)} is listed twice: also at "
-                                 f"{c.at(first)}")
+                                 f"{json_path(c.at(first))}")
         if shape_ok and c.errors == errors:
             parsed.append(name)
     return parsed
@@ -228,7 +253,7 @@ def validate_document(doc: object, kind: PlanKind | None = None) -> ValidationRe
         # an error in both anchors: Kafka's tool ("Partition reassignment data file is empty")
         # and kafka-utils ("Plan should have at least one partition"); a CI gate must not pass
         # a plan that does nothing
-        c.error(f"$.{list_key}", f"the plan lists no {list_key}; an empty plan does nothing")
+        c.error((list_key,), f"the plan lists no {list_key}; an empty plan does nothing")
     if kind is PlanKind.DELETION:
         parsed: list[Any] = _check_topics(c, entries)
     else:

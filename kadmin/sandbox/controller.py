@@ -79,6 +79,8 @@ class SimulatedController:
         self._wake = threading.Event()
         self._pokes: set[Kind] = set()
         self._commands: list[tuple[Callable[[], Any], Future[Any]]] = []
+        self._after_step: list[Future[None]] = []
+        """Callers of :meth:`catch_up`, told when the next step is done."""
         self._events: list[ControllerEvent] = []
         self._keep: dict[int, bytes] = {}
         self._record: IO[str] | None = None
@@ -123,6 +125,25 @@ class SimulatedController:
         (topic-partition, new replica), as of the end of the step in progress."""
         return self._call(self._reassignments.copies)
 
+    def catch_up(self) -> None:
+        """Return once the controller has looked at ZooKeeper and its clock as they are now: it
+        re-reads every path it watches (as after a reconnect: admin znodes, brokers, configs,
+        /controller) and acts on them at the clock's current time; this returns when that step
+        is done. A test that asserts the controller did *not* act (a rewrite ignored, a move
+        held by a dead broker, nothing done without a controller) waits on this, not on a
+        sleep that a slow machine outlasts."""
+        future: Future[None] = Future()
+
+        def look() -> None:
+            self._client.sync("/")  # our session sees every write made before the call
+            self._stopping.wait(self._reassignments.tick_left())  # the step may write
+            with self._lock:
+                self._after_step.append(future)
+            self._poke(*WATCHED)
+
+        self._call(look)
+        future.result(timeout=2 * REPLY_TIMEOUT)
+
     def start(self) -> SimulatedController:
         """Become the controller (adopting /controller if it names ``controller_id``, else
         taking it over with a new epoch) and start acting on the admin znodes."""
@@ -157,8 +178,11 @@ class SimulatedController:
         self._client.remove_listener(self._on_state)
         with self._lock:
             record, self._record = self._record, None
+            abandoned, self._after_step = self._after_step, []
         if record is not None:
             record.close()
+        for future in abandoned:
+            future.set_exception(RuntimeError("the simulated controller stopped"))
 
     def resign(self) -> None:
         """Delete /controller and stop acting until :meth:`elect` (fault tests)."""
@@ -255,16 +279,27 @@ class SimulatedController:
                 continue  # the CONNECTED listener pokes everything once kazoo is back
             with self._lock:
                 pokes, self._pokes = self._pokes, set()
+                waiting, self._after_step = self._after_step, []
             try:
                 self._step(pokes)
             except CONNECTION_ERRORS as exc:
                 log.info("sandbox controller: %s, retrying after reconnect", type(exc).__name__)
                 self._poke(*pokes)
+                self._wait_again(waiting)
                 self._stopping.wait(TICK)
             except Exception:
                 log.exception("sandbox controller: unexpected error, retrying")
                 self._poke(*pokes, *WATCHED)
+                self._wait_again(waiting)
                 self._stopping.wait(_ERROR_BACKOFF)
+            else:
+                for future in waiting:
+                    future.set_result(None)
+
+    def _wait_again(self, waiting: list[Future[None]]) -> None:
+        """A step cut off: its :meth:`catch_up` callers wait for the next one."""
+        with self._lock:
+            self._after_step[:0] = waiting
 
     def _sleep_time(self) -> float | None:
         """Real seconds until the next partition or deletion falls due (None: until poked, or

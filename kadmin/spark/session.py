@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 
 import kadmin
 from kadmin.events import PlannerEvent, PlannerNote, StageProgress
+from kadmin.spark.failures import executor_imports
 
 Progress = Callable[[PlannerEvent], None]
 """Where a planner reports its stages and findings (the CLI shows them on stderr)."""
@@ -90,10 +91,13 @@ def spark_session(master: str | None = "local[*]", verbose: bool = False
     ``master`` None leaves the choice to the launcher (spark-submit's ``--master``). Unless
     ``verbose``, a JVM this starts writes its output (log4j's WARN lines and the JVM's own
     notices) to an unnamed temporary file instead of the terminal: kadmin reports the progress
-    itself, and errors reach the driver as exceptions anyway."""
+    itself, and errors reach the driver as exceptions anyway. An import that fails on an
+    executor leaves the block as one line saying how to ship an environment
+    (:func:`~kadmin.spark.failures.executor_imports`)."""
     active = SparkSession.getActiveSession()
     if active is not None:
-        yield active
+        with executor_imports():
+            yield active
         return
     if (master or "local").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         # local workers must run this interpreter (and see its packages), not `python3` on PATH
@@ -110,7 +114,8 @@ def spark_session(master: str | None = "local[*]", verbose: bool = False
         spark.conf.set("spark.sql.shuffle.partitions",
                        str(2 * spark.sparkContext.defaultParallelism))
         try:
-            yield spark
+            with executor_imports():
+                yield spark
         finally:
             spark.stop()
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -164,7 +161,7 @@ def test_validate_ten_thousand_identical_entries_shows_a_hundred(kadmin, tmp_pat
     assert run.code == 2
     lines = run.err.splitlines()
     assert len(lines) == 101, lines[-3:]
-    assert lines[0] == "dup.json: error: $.partitions[1]: orders-0 is listed twice: also at " \
+    assert lines[0] == "dup.json: error: $.partitions[1] (orders-0): listed twice: also at " \
                        "$.partitions[0]"
     assert lines[-1] == "dup.json: error: (and 9,899 more) error(s) not shown"
     assert run.out.splitlines()[-1] == "dup.json: reassign plan INVALID (9,999 error(s), 0 " \
@@ -177,7 +174,7 @@ def test_an_error_with_many_details_shows_a_hundred_and_counts_the_rest(kadmin, 
                                                                         tmp_path):
     (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
         {"topic": "orders", "partition": p, "replicas": [0, 1, 2]} for p in range(100, 400)]}))
-    run = kadmin("plan", "stats", "p.json", "--cluster", str(cluster_file))
+    run = kadmin("plan", "stats", "--plan", "p.json", "--cluster", str(cluster_file))
     assert run.code == 2
     lines = run.err.splitlines()
     assert lines[0] == "kadmin: error: p.json: invalid plan (300 errors)"
@@ -264,7 +261,7 @@ def test_validate_missing_file(kadmin):
 def test_stats_table_and_json(kadmin, cluster_file, tmp_path):
     (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
         {"topic": "payments", "partition": 0, "replicas": [3, 4, 5]}]}))
-    run = kadmin("plan", "stats", "p.json", "--cluster", str(cluster_file), "--json")
+    run = kadmin("plan", "stats", "--plan", "p.json", "--cluster", str(cluster_file), "--json")
     assert run.code == 0, run.err
     stats = json.loads(run.out)
     loads = {b["broker"]: b for b in stats["brokers"]}
@@ -290,10 +287,8 @@ def test_election_and_deletion_plans(kadmin, cluster_file, tmp_path):
     assert run.code == 2 and not (tmp_path / "d2.json").exists()
 
 
-def test_python_dash_m_entry_point(tmp_path, cluster_file):
-    result = subprocess.run([sys.executable, "-m", "kadmin", "plan", "validate",
-                             str(tmp_path / "none.json")], capture_output=True, text=True,
-                            env={**os.environ, "KADMIN_DEBUG": ""})
+def test_python_dash_m_entry_point(tmp_path, cluster_file, kadmin_process):
+    result = kadmin_process.run("plan", "validate", str(tmp_path / "none.json"))
     assert result.returncode == 2
     assert "none.json" in result.stderr and "Traceback" not in result.stderr
 
@@ -315,7 +310,7 @@ def test_stats_with_sizes_and_a_snapshot_carrying_them(kadmin, cluster_file, tmp
     (tmp_path / "plan.json").write_text(json.dumps({"version": 1, "partitions": [
         {"topic": "orders", "partition": 7, "replicas": [3, 4, 5]}]}))
 
-    run = kadmin("plan", "stats", "plan.json", "--cluster", str(cluster_file), "--sizes",
+    run = kadmin("plan", "stats", "--plan", "plan.json", "--cluster", str(cluster_file), "--sizes",
                  "sizes.txt", "--json")
     assert run.code == 0, run.err
     stats = json.loads(run.out)
@@ -329,7 +324,7 @@ def test_stats_with_sizes_and_a_snapshot_carrying_them(kadmin, cluster_file, tmp
                   "--out", "sized.json")
     assert snap.code == 0, snap.err
     assert read(tmp_path / "sized.json")["sizes"]["orders"]["7"] == 8000
-    again = kadmin("plan", "stats", "plan.json", "--cluster", "sized.json", "--json")
+    again = kadmin("plan", "stats", "--plan", "plan.json", "--cluster", "sized.json", "--json")
     assert json.loads(again.out)["bytes_moved"] == 3 * 8000
 
 
@@ -356,7 +351,7 @@ def test_snapshot_to_stdout_writes_no_file_named_dash(kadmin, cluster_file, tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json"]
 
 
-def test_a_reader_that_goes_away_ends_kadmin_quietly(tmp_path):
+def test_a_reader_that_goes_away_ends_kadmin_quietly(tmp_path, kadmin_process):
     """`kadmin ... | head -c 100`: exit 141 as for a tool killed by SIGPIPE (a cut output is no
     success), nothing on stderr: no traceback, no internal error."""
     from kadmin.snapshots import write_snapshot
@@ -364,17 +359,16 @@ def test_a_reader_that_goes_away_ends_kadmin_quietly(tmp_path):
 
     write_snapshot(synthetic_cluster(brokers=6, topics=100, partitions=100, replication_factor=3,
                                      seed=1), tmp_path / "big.json")
-    run = subprocess.Popen([sys.executable, "-m", "kadmin", "plan", "generate", "--cluster",
-                            str(tmp_path / "big.json"), "--all-topics", "--out", "-"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run = kadmin_process("plan", "generate", "--cluster", str(tmp_path / "big.json"),
+                         "--all-topics", "--out", "-")
     assert run.stdout is not None and run.stderr is not None
-    assert run.stdout.read(100).startswith(b'{"version":1,"partitions":[')
+    assert run.stdout.read(100).startswith('{"version":1,"partitions":[')
     run.stdout.close()  # the plan is far larger than a pipe's buffer: kadmin is still writing
     assert run.wait(timeout=120) == 141
-    assert run.stderr.read() == b""
+    assert run.stderr.read() == ""
 
 
-def test_a_disk_full_at_the_rollback_leaves_no_plan_without_it(tmp_path):
+def test_a_disk_full_at_the_rollback_leaves_no_plan_without_it(tmp_path, kadmin_process):
     """The plan and its rollback are written as one: a write that fails at the second (here
     the rollback, the larger file, past a file-size limit) leaves neither."""
     import resource
@@ -382,10 +376,10 @@ def test_a_disk_full_at_the_rollback_leaves_no_plan_without_it(tmp_path):
     cluster = {"version": 1, "brokers": {str(b): {} for b in range(3)},
                "topics": {"t": {str(p): [0, 1, 2] for p in range(100)}}}
     (tmp_path / "c.json").write_text(json.dumps(cluster))
-    command = [sys.executable, "-m", "kadmin", "plan", "generate", "--cluster", "c.json",
-               "--all-topics", "--replication-factor", "1"]  # the rollback keeps 3 replicas
-    subprocess.run([*command, "--out", "sizes/p.json"], cwd=tmp_path, check=True,
-                   capture_output=True)
+    command = ["plan", "generate", "--cluster", "c.json", "--all-topics",
+               "--replication-factor", "1"]  # the rollback keeps 3 replicas
+    sized = kadmin_process.run(*command, "--out", "sizes/p.json", cwd=tmp_path)
+    assert sized.returncode == 0, sized.stderr
     plan_size = (tmp_path / "sizes" / "p.json").stat().st_size
     rollback_size = (tmp_path / "sizes" / "p.rollback.json").stat().st_size
     assert plan_size < rollback_size
@@ -394,8 +388,7 @@ def test_a_disk_full_at_the_rollback_leaves_no_plan_without_it(tmp_path):
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
 
-    run = subprocess.run([*command, "--out", "out/p.json"], cwd=tmp_path, capture_output=True,
-                         text=True, preexec_fn=limited)
+    run = kadmin_process.run(*command, "--out", "out/p.json", cwd=tmp_path, preexec_fn=limited)
     assert run.returncode == 1, run.stderr
     assert run.stderr.startswith("kadmin: error: cannot write out/p.rollback.json: File too "
                                  "large"), run.stderr

@@ -49,10 +49,10 @@ from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import admin, codec, paths
 from kadmin.zk.reader import read_cluster
 from kadmin.zk.session import ZkSettings, connect, session
+from tests.helpers import KADMIN, kadmin_env, write_plan
 
 pytestmark = pytest.mark.zk
 
-_KADMIN = (sys.executable, "-m", "kadmin")
 _BARRIER_START = (
     "import os, sys, time\n"
     "from kadmin.cli.app import main\n"
@@ -89,11 +89,10 @@ class _Kadmin:
     started_here: ClassVar[list[subprocess.Popen[str]]] = []
     """Every process started, so that a failed test leaves none running (see the fixture)."""
 
-    def __init__(self, *args: str, prefix: tuple[str, ...] = _KADMIN) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("KADMIN_")}
+    def __init__(self, *args: str, prefix: tuple[str, ...] = KADMIN) -> None:
         self.started = time.monotonic()
         self.process = subprocess.Popen([*prefix, *args], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, env=env)
+                                        stderr=subprocess.PIPE, text=True, env=kadmin_env())
         self.started_here.append(self.process)
         self.events: list[dict[str, Any]] = []
         self._incoming: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -173,11 +172,7 @@ def _rotated(layout: Mapping[str, TopicAssignment], brokers: int, shift: int) ->
 
 
 def _write_plan(path: Path, layout: Mapping[str, TopicAssignment]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": t, "partition": p, "replicas": list(r)}
-        for t in sorted(layout) for p, r in sorted(layout[t].items())]}))
-    return path
+    return write_plan(path, {(t, p): r for t, a in layout.items() for p, r in a.items()})
 
 
 def _reassign(plan: Path, zk: str, *options: str) -> tuple[str, ...]:

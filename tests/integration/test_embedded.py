@@ -10,7 +10,6 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,9 @@ from kazoo.client import KazooClient
 from kadmin import embedded
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.model import OperationFailed
+from tests.helpers import KadminProcesses
+
+pytestmark = pytest.mark.zk
 
 
 def _client(server: EmbeddedZooKeeper) -> KazooClient:
@@ -219,13 +221,9 @@ def test_serve_forever_reports_a_server_that_died() -> None:
         assert not server.running
 
 
-KadminProcess = Callable[..., subprocess.Popen[str]]
-"""The conftest's ``kadmin_process`` fixture."""
-
-
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_zk_serve_stopped_leaves_no_temporary_folder(tmp_path: Path, stop: signal.Signals,
-                                                     kadmin_process: KadminProcess) -> None:
+                                                     kadmin_process: KadminProcesses) -> None:
     serve = kadmin_process("zk", "serve", "--port", "0")
     assert serve.stdout is not None
     line = serve.stdout.readline()
@@ -242,7 +240,7 @@ def test_zk_serve_stopped_leaves_no_temporary_folder(tmp_path: Path, stop: signa
     ("/proc/kadmin-data", "/proc/kadmin-data cannot be ZooKeeper's data folder: "),
 ])
 def test_zk_serve_on_an_unusable_data_dir_exits_2_and_leaves_nothing(
-        tmp_path: Path, data_dir: str, message: str, kadmin_process: KadminProcess) -> None:
+        tmp_path: Path, data_dir: str, message: str, kadmin_process: KadminProcesses) -> None:
     (tmp_path / "file").write_text("not a folder")
     serve = kadmin_process("zk", "serve", "--port", "0", "--data-dir",
                            str(tmp_path / data_dir) if data_dir == "file" else data_dir)

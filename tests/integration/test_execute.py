@@ -6,31 +6,25 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
+import pytest
 from kazoo.client import KazooClient
 
 from kadmin.model import Broker, ClusterSnapshot, PartitionState
 from kadmin.sandbox import Sandbox, read_events
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths
+from tests.helpers import write_plan
+
+pytestmark = pytest.mark.zk
 
 
 def topic_assignment(client: KazooClient, topic: str) -> dict[int, tuple[int, ...]]:
     data, _ = client.get(paths.topic(topic))
     return codec.decode_topic(data)
-
-
-def write_plan(path: Path, moves: dict[tuple[str, int], list[int]]) -> Path:
-    path.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": t, "partition": p, "replicas": r} for (t, p), r in sorted(moves.items())]}))
-    return path
 
 
 def small_cluster() -> ClusterSnapshot:
@@ -175,18 +169,19 @@ def test_reassign_thirty_thousand_partitions_in_many_batches(kadmin, start_sandb
     assert max(leaders.values()) - min(leaders.values()) <= 1
 
 
-def test_reassign_resumes_after_sigkill_without_resubmitting(start_sandbox, tmp_path):
+def test_reassign_resumes_after_sigkill_without_resubmitting(start_sandbox, tmp_path,
+                                                             kadmin_process):
     snapshot = synthetic_cluster(brokers=6, topics=10, partitions=30, replication_factor=3, seed=7)
     box = start_sandbox(snapshot, latency=0.05, parallelism=10)
     zk = box.connect_string
-    env = {**os.environ, "KADMIN_DEBUG": "1"}
-    command = [sys.executable, "-m", "kadmin"]
-    subprocess.run([*command, "plan", "generate", "-z", zk, "--all-topics", "--out",
-                    str(tmp_path / "p.json")], check=True, env=env, capture_output=True)
+    env = {"KADMIN_DEBUG": "1"}
+    generated = kadmin_process.run("plan", "generate", "-z", zk, "--all-topics", "--out",
+                                   str(tmp_path / "p.json"), env=env)
+    assert generated.returncode == 0, generated.stderr
     plan = json.loads((tmp_path / "p.json").read_text())["partitions"]
-    reassign = [*command, "reassign", "--plan", str(tmp_path / "p.json"), "-z", zk,
+    reassign = ["reassign", "--plan", str(tmp_path / "p.json"), "-z", zk,
                 "--batch-size", "40", "--json", "--timeout", "300"]
-    first = subprocess.Popen(reassign, env=env, stdout=subprocess.PIPE, text=True)
+    first = kadmin_process(*reassign, env=env, stderr=None)
     assert first.stdout is not None
     for line in first.stdout:  # kill it in the middle of its third batch
         event = json.loads(line)
@@ -196,7 +191,7 @@ def test_reassign_resumes_after_sigkill_without_resubmitting(start_sandbox, tmp_
     first.wait(timeout=30)
     assert first.returncode == -signal.SIGKILL
 
-    second = subprocess.run(reassign, env=env, capture_output=True, text=True, timeout=300)
+    second = kadmin_process.run(*reassign, env=env, timeout=300)
     assert second.returncode == 0, second.stderr
     events = [json.loads(line) for line in second.stdout.splitlines()]
     assert events[0]["event"] == "execution_planned" and events[0]["resumed"] is True
@@ -217,7 +212,7 @@ def sigint_as_a_terminal_sends_it() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
+def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path, kadmin_process):
     snapshot = synthetic_cluster(brokers=6, topics=2, partitions=10, replication_factor=3, seed=3)
     box = start_sandbox(snapshot, latency=0.01, parallelism=100)
     # no controller until the interrupt has landed: the first batch stays in ZooKeeper however
@@ -225,11 +220,9 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
     box.controller.resign()
     target = {(t, p): [(r + 1) % 6 for r in replicas]
               for t, a in snapshot.topics.items() for p, replicas in a.items()}
-    reassign = [sys.executable, "-m", "kadmin", "reassign", "--plan",
-                str(write_plan(tmp_path / "p.json", target)), "-z", box.connect_string,
-                "--batch-size", "10", "--json", "--timeout", "120"]
-    first = subprocess.Popen(reassign, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             preexec_fn=sigint_as_a_terminal_sends_it)
+    reassign = ["reassign", "--plan", str(write_plan(tmp_path / "p.json", target)), "-z",
+                box.connect_string, "--batch-size", "10", "--json", "--timeout", "120"]
+    first = kadmin_process(*reassign, preexec_fn=sigint_as_a_terminal_sends_it)
     assert first.stdout is not None
     for line in first.stdout:
         if json.loads(line)["event"] == "batch_submitted":
@@ -241,7 +234,7 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
     assert err.splitlines() == ["kadmin: interrupted; run the same command again to resume"]
     assert box.client.exists(paths.REASSIGN_PARTITIONS), "the batch is left for the controller"
     box.controller.elect(box.controller_id)
-    second = subprocess.run(reassign, capture_output=True, text=True, timeout=120)
+    second = kadmin_process.run(*reassign, timeout=120)
     assert second.returncode == 0, second.stderr
     for (topic, partition), replicas in target.items():
         assert topic_assignment(box.client, topic)[partition] == tuple(replicas)
@@ -250,18 +243,17 @@ def test_ctrl_c_says_how_to_resume_and_the_rerun_does(start_sandbox, tmp_path):
     assert sorted(submitted) == sorted(target), "the rerun submitted a partition again"
 
 
-def test_reassign_survives_zookeeper_restart(own_zk_server, tmp_path):
+def test_reassign_survives_zookeeper_restart(own_zk_server, tmp_path, kadmin_process):
     snapshot = synthetic_cluster(brokers=6, topics=5, partitions=20, replication_factor=3, seed=9)
     with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka",
                  latency=0.2, parallelism=5) as box:
         zk = box.connect_string
-        command = [sys.executable, "-m", "kadmin"]
-        subprocess.run([*command, "plan", "generate", "-z", zk, "--all-topics", "--out",
-                        str(tmp_path / "p.json")], check=True, capture_output=True)
+        generated = kadmin_process.run("plan", "generate", "-z", zk, "--all-topics", "--out",
+                                       str(tmp_path / "p.json"))
+        assert generated.returncode == 0, generated.stderr
         plan = json.loads((tmp_path / "p.json").read_text())["partitions"]
-        run = subprocess.Popen([*command, "reassign", "--plan", str(tmp_path / "p.json"), "-z",
-                                zk, "--json", "--timeout", "300", "--batch-size", "30"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = kadmin_process("reassign", "--plan", str(tmp_path / "p.json"), "-z", zk, "--json",
+                             "--timeout", "300", "--batch-size", "30")
         assert run.stdout is not None
         for line in run.stdout:
             if json.loads(line)["event"] == "batch_submitted":
@@ -299,7 +291,7 @@ def test_elect_moves_leaders_and_explains_the_rest(kadmin, zk, zk_connect):
     snapshot = ClusterSnapshot(brokers, topics, states, controller=0, controller_epoch=1)
     hosts, chroot = zk_connect.split("/", 1)
     with Sandbox(snapshot, zookeeper=hosts, chroot="/" + chroot, latency=0.01) as box:
-        run = kadmin("elect", "--all", "-z", box.connect_string, "--timeout", "60")
+        run = kadmin("elect", "--all-topics", "-z", box.connect_string, "--timeout", "60")
         assert run.code == 1
         assert "t-1: leader is 2, not preferred replica 1" in run.err
         assert "not in the ISR" in run.err

@@ -22,6 +22,7 @@ from kadmin import snapshots
 from kadmin.model import Broker, ClusterSnapshot, PartitionMove, Reassignment, TopicPartition
 from kadmin.sandbox import Sandbox
 from kadmin.zk import codec, paths
+from tests.helpers import sandbox_fixture, write_plan
 
 pytestmark = pytest.mark.zk
 
@@ -39,13 +40,6 @@ MOVE = (TopicPartition("orders", 0), (0, 1, STUCK))
 """orders-0 from [0, 1, 2] to [0, 1, 5]: in flight, the topic znode lists [0, 1, 5, 2]."""
 
 
-def write_plan(path: Path, moves: dict[TopicPartition, tuple[int, ...]]) -> Path:
-    path.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": tp.topic, "partition": tp.partition, "replicas": list(replicas)}
-        for tp, replicas in sorted(moves.items())]}))
-    return path
-
-
 def moving(client: KazooClient, tp: TopicPartition) -> Reassignment:
     """Wait (on a ZooKeeper watch, not a clock) until the topic znode shows ``tp`` in flight."""
     changed = threading.Event()
@@ -59,9 +53,7 @@ def moving(client: KazooClient, tp: TopicPartition) -> Reassignment:
     raise AssertionError(f"{tp} never started moving")
 
 
-@pytest.fixture
-def box(start_sandbox: Callable[..., Sandbox]) -> Sandbox:
-    return start_sandbox(CLUSTER, stuck_brokers={STUCK}, latency=0.0)
+box = sandbox_fixture(CLUSTER, stuck_brokers={STUCK}, latency=0.0)
 
 
 @pytest.fixture

@@ -25,6 +25,8 @@ from kadmin.zk import codec, paths, reader
 from kadmin.zk.reader import InFlight
 from kadmin.zk.session import ZkSettings, session
 
+pytestmark = pytest.mark.zk
+
 
 def load(zk: KazooClient, nodes: Mapping[str, bytes], batch: int = 500) -> None:
     """Create znodes in mapping order (parents first), a few hundred per transaction."""

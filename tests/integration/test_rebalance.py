@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from kadmin.model import Broker, ClusterSnapshot
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths
+
+pytestmark = pytest.mark.zk
 
 
 def grown_cluster() -> ClusterSnapshot:
@@ -31,7 +35,7 @@ def test_a_new_broker_takes_its_share_end_to_end(kadmin, start_sandbox, tmp_path
     assert kadmin("plan", "validate", "p.json", "-z", zk).code == 0
     run = kadmin("reassign", "--plan", "p.json", "-z", zk, "--timeout", "120")
     assert run.code == 0, run.err
-    run = kadmin("elect", "--all", "-z", zk, "--timeout", "120")
+    run = kadmin("elect", "--all-topics", "-z", zk, "--timeout", "120")
     assert run.code == 0, run.err
 
     replicas: Counter[int] = Counter()

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -45,11 +44,10 @@ from kadmin.sandbox import (
 )
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths, reader
+from tests.helpers import KadminProcesses, eventually
 
 Session = Callable[[str], AbstractContextManager[KazooClient]]
 """The conftest's ``kazoo_session`` fixture: opens another plain kazoo session."""
-KadminProcess = Callable[..., subprocess.Popen[str]]
-"""The conftest's ``kadmin_process`` fixture: starts ``python -m kadmin ARGS``."""
 
 pytestmark = pytest.mark.zk
 
@@ -68,18 +66,6 @@ CLUSTER = ClusterSnapshot(
 )
 """orders-0 is led by its second replica (an election repairs that); orders-1's preferred
 replica 2 is out of the ISR. Partitions without a state start led by their first replica."""
-
-TIMEOUT = 30.0
-
-
-def eventually(condition: Callable[[], Any], what: str, timeout: float = TIMEOUT) -> Any:
-    """Poll until ``condition()`` is truthy; the waiting is the controller's, not under test."""
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, f"not reached within {timeout:g} s: {what}"
-        time.sleep(0.02)
-    return result
-
 
 def topic_doc(zk: KazooClient, topic: str) -> dict[str, Any]:
     return json.loads(zk.get(paths.topic(topic))[0])
@@ -307,7 +293,7 @@ def test_replicas_on_a_dead_broker_wait_until_it_starts(
     submit(zk, waiting, PartitionMove("orders", 1, (2, 3, 5)))
 
     eventually(lambda: reassigning(zk) == [waiting], "the live move done")
-    time.sleep(0.5)  # ten times the latency
+    controller.catch_up()  # looked again, past the latency: still waiting
     assert reassigning(zk) == [waiting]
     assert topic_doc(zk, "orders")["adding_replicas"] == {"0": [6]}
 
@@ -321,12 +307,12 @@ def test_replicas_on_a_dead_broker_wait_until_it_starts(
 
 def test_a_stuck_broker_never_joins_the_isr(
         zk: KazooClient, cluster: Callable[..., SimulatedController]) -> None:
-    cluster(latency=0.05, stuck_brokers=[6])
+    controller = cluster(latency=0.05, stuck_brokers=[6])
     stuck = PartitionMove("orders", 1, (6, 3, 4))
     submit(zk, PartitionMove("orders", 0, (1, 2, 4)), stuck)
 
     eventually(lambda: reassigning(zk) == [stuck], "the other move done")
-    time.sleep(1.0)  # twenty times the latency
+    controller.catch_up()  # looked again, past the latency: still in flight
     assert reassigning(zk) == [stuck]
     assert topic_doc(zk, "orders")["partitions"]["1"] == [6, 3, 4, 2]
     assert state(zk, "orders", 1).isr == (3, 4)
@@ -336,26 +322,26 @@ def test_a_stuck_broker_never_joins_the_isr(
 def test_empty_or_duplicate_replicas_leave_the_znode_forever(
         zk: KazooClient, cluster: Callable[..., SimulatedController],
         replicas: tuple[int, ...]) -> None:
-    cluster(latency=0.05)
+    controller = cluster(latency=0.05)
     bad = PartitionMove("orders", 2, replicas)
     submit(zk, PartitionMove("orders", 3, (6, 5, 4)), bad)
 
     eventually(lambda: reassigning(zk) == [bad], "the valid move done")
-    time.sleep(0.5)
+    controller.catch_up()
     assert reassigning(zk) == [bad]  # why kadmin validates before it submits
 
 
 def test_a_rewrite_of_the_znode_is_not_a_new_request(
         zk: KazooClient, cluster: Callable[..., SimulatedController]) -> None:
     """Kafka 2.4+ acts on creation only: entries someone adds to a live znode are ignored."""
-    cluster(latency=0.05, stuck_brokers=[6])
+    controller = cluster(latency=0.05, stuck_brokers=[6])
     stuck = PartitionMove("orders", 1, (6, 3, 4))
     submit(zk, stuck)
     eventually(lambda: topic_doc(zk, "orders")["adding_replicas"], "the move started")
     late = PartitionMove("orders", 3, (1, 2, 3))
     zk.set(paths.REASSIGN_PARTITIONS, codec.encode_reassignment([stuck, late]))
 
-    time.sleep(0.5)
+    controller.catch_up()  # has read the rewritten znode
     assert reassigning(zk) == [stuck, late]
     assert topic_doc(zk, "orders")["partitions"]["3"] == [4, 5, 6]
 
@@ -379,12 +365,12 @@ def test_a_reassignment_cut_off_half_way_is_handled_again(
 
 def test_parallelism_bounds_the_partitions_in_flight(
         zk: KazooClient, cluster: Callable[..., SimulatedController]) -> None:
-    cluster(latency=0.05, parallelism=2, stuck_brokers=[6])
+    controller = cluster(latency=0.05, parallelism=2, stuck_brokers=[6])
     moves = [PartitionMove("orders", p, (6, 1, 2)) for p in range(4)]
     submit(zk, *moves)
 
     eventually(lambda: topic_doc(zk, "orders")["adding_replicas"], "moves started")
-    time.sleep(0.3)
+    controller.catch_up()
     assert topic_doc(zk, "orders")["adding_replicas"].keys() == {"0", "1"}  # in znode order
 
 
@@ -457,14 +443,17 @@ def test_deletion_removes_topic_config_and_marker(
 
 def test_deletion_waits_for_dead_replicas_and_reassignments(
         zk: KazooClient, cluster: Callable[..., SimulatedController]) -> None:
-    controller = cluster(latency=0.05, stuck_brokers=[6])
+    clock = ManualClock()  # the deletions fall due when the test says, however busy we are
+    controller = cluster(latency=0.05, stuck_brokers=[6], clock=clock)
     controller.kill_broker(5)
     submit(zk, PartitionMove("orders", 0, (6, 2, 3)))
     eventually(lambda: topic_doc(zk, "orders")["adding_replicas"], "the move started")
     zk.create(paths.delete_topic("orders"))
     zk.create(paths.delete_topic("events"))
 
-    time.sleep(0.5)
+    controller.catch_up()  # the markers seen
+    clock.advance(1.0)  # twenty times the latency
+    controller.catch_up()  # looked again once both fell due
     assert sorted(zk.get_children(paths.DELETE_TOPICS)) == ["events", "orders"]
     assert sorted(zk.get_children(paths.BROKER_TOPICS)) == ["events", "orders"]
 
@@ -517,7 +506,7 @@ def test_no_controller_no_action_until_one_is_elected(
     submit(zk, PartitionMove("orders", 3, (1, 2, 3)))
     zk.create(paths.delete_topic("events"))
 
-    time.sleep(0.5)
+    controller.catch_up()  # woken by both, and did nothing
     assert reassigning(zk) == [PartitionMove("orders", 3, (1, 2, 3))]
     assert zk.get_children(paths.DELETE_TOPICS) == ["events"]
 
@@ -616,11 +605,11 @@ def test_sandbox_runs_its_own_zookeeper_with_a_synthetic_cluster(kazoo_session: 
     assert not box.server.running
 
 
-def _sandbox_command(kadmin_process: KadminProcess
+def _sandbox_command(kadmin_process: KadminProcesses
                      ) -> tuple[subprocess.Popen[str], str]:
     """``kadmin sandbox`` started, and its connect string once it has announced it."""
-    command = kadmin_process("sandbox", "--port", "0", "--brokers", "3", "--racks", "0",
-                             "--topics", "2", "--partitions", "4")
+    command = kadmin_process("sandbox", "--port", "0", "--broker-count", "3", "--rack-count", "0",
+                             "--topic-count", "2", "--partitions", "4")
     assert command.stdout is not None
     lines = [command.stdout.readline() for _ in range(3)]
     assert lines[0].startswith("sandbox: 3 broker(s), 2 topic(s), 8 partition(s)"), lines
@@ -644,7 +633,7 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
         tmp_path: Path, kazoo_session: Session, stop: signal.Signals,
-        kadmin_process: KadminProcess) -> None:
+        kadmin_process: KadminProcesses) -> None:
     command, connect = _sandbox_command(kadmin_process)
     with kazoo_session(connect) as client:
         assert sorted(client.get_children(paths.BROKER_IDS)) == ["0", "1", "2"]
@@ -658,7 +647,7 @@ def test_the_sandbox_command_serves_until_stopped_and_leaves_nothing(
 
 
 def test_the_sandbox_command_fails_when_its_zookeeper_dies(
-        tmp_path: Path, kadmin_process: KadminProcess) -> None:
+        tmp_path: Path, kadmin_process: KadminProcesses) -> None:
     command, _ = _sandbox_command(kadmin_process)
     (jvm,) = _children(command.pid)
     os.kill(jvm, signal.SIGKILL)

@@ -37,6 +37,8 @@ from kadmin.operations.source import zk_settings
 from kadmin.sandbox import Sandbox, SimulatedController, controller_of, load_cluster
 from kadmin.zk import codec, paths
 
+pytestmark = pytest.mark.zk
+
 PASSWORD = "s3cret-Pa55"
 """Every test credential's password: the tests look for it in everything kadmin prints."""
 

@@ -24,6 +24,8 @@ from kadmin.zk.session import (
     session,
 )
 
+pytestmark = pytest.mark.zk
+
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("h1:2181", ZkTarget("h1:2181", None)),

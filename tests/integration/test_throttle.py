@@ -8,12 +8,8 @@ no assertion depends on how fast this machine is."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +24,7 @@ from kadmin.sandbox import ManualClock, Sandbox
 from kadmin.throttles import Config
 from kadmin.zk import codec, config, paths
 from kadmin.zk.session import ZkSettings, session
+from tests.helpers import KadminProcesses, eventually, write_plan
 
 pytestmark = pytest.mark.zk
 
@@ -43,15 +40,6 @@ TIMEOUT = 60.0
 
 RATES = {"leader.replication.throttled.rate": "50000000",
          "follower.replication.throttled.rate": "50000000"}
-
-
-def eventually(condition: Callable[[], Any], what: str) -> Any:
-    """Poll until ``condition()`` is truthy: the waiting is the controller's, not under test."""
-    deadline = time.monotonic() + TIMEOUT
-    while not (result := condition()):
-        assert time.monotonic() < deadline, f"not reached within {TIMEOUT:g} s: {what}"
-        time.sleep(0.02)
-    return result
 
 
 def config_doc(zk: KazooClient, entity: str) -> dict[str, Any] | None:
@@ -72,13 +60,6 @@ def operator_configs(zk: KazooClient) -> None:
     zk.ensure_path(paths.CONFIG_BROKERS)
     zk.create(paths.config("brokers/1"), codec.dumps({"version": 1, "config": {
         "leader.replication.throttled.rate": "1000", "log.cleaner.threads": "2"}}))
-
-
-def write_plan(path: Path, *moves: PartitionMove) -> Path:
-    path.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": m.topic, "partition": m.partition, "replicas": list(m.replicas)}
-        for m in moves]}))
-    return path
 
 
 @pytest.fixture
@@ -126,7 +107,7 @@ def test_throttle_configs_are_spec_section_5_merged_and_removed_after_the_batch(
         box: tuple[Sandbox, ManualClock], zk: KazooClient, tmp_path: Path) -> None:
     sandbox, clock = box
     operator_configs(zk)
-    run = Run(sandbox.connect_string, write_plan(tmp_path / "p.json", MOVE),
+    run = Run(sandbox.connect_string, write_plan(tmp_path / "p.json", [MOVE]),
               executor.ExecutionSettings(throttle=50 * MB, timeout=TIMEOUT))
     eventually(lambda: zk.exists(paths.REASSIGN_PARTITIONS), "the batch submitted")
 
@@ -177,7 +158,7 @@ def test_a_throttle_slows_the_sandbox_and_clearing_it_speeds_it_up(
         box: tuple[Sandbox, ManualClock], zk: KazooClient, tmp_path: Path,
         kadmin: Callable[..., Any]) -> None:
     sandbox, clock = box
-    run = Run(sandbox.connect_string, write_plan(tmp_path / "p.json", MOVE),
+    run = Run(sandbox.connect_string, write_plan(tmp_path / "p.json", [MOVE]),
               executor.ExecutionSettings(throttle=10 * MB, timeout=TIMEOUT))
     assert eventually(lambda: sandbox.controller.copies() and copy_rate(sandbox),
                       "the copy started") == 10 * MB
@@ -196,14 +177,12 @@ def test_a_throttle_slows_the_sandbox_and_clearing_it_speeds_it_up(
 
 def test_throttles_are_removed_after_a_sigkill_and_a_rerun(
         box: tuple[Sandbox, ManualClock], zk: KazooClient, tmp_path: Path,
-        kadmin: Callable[..., Any]) -> None:
+        kadmin: Callable[..., Any], kadmin_process: KadminProcesses) -> None:
     sandbox, clock = box
     operator_configs(zk)
-    plan = write_plan(tmp_path / "p.json", MOVE)
-    command = [sys.executable, "-m", "kadmin", "reassign", "--plan", str(plan), "-z",
-               sandbox.connect_string, "--throttle", "50MB", "--json"]
-    first = subprocess.Popen(command, stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "KADMIN_DEBUG": "1"})
+    plan = write_plan(tmp_path / "p.json", [MOVE])
+    first = kadmin_process("reassign", "--plan", str(plan), "-z", sandbox.connect_string,
+                           "--throttle", "50MB", "--json", env={"KADMIN_DEBUG": "1"}, stderr=None)
     assert first.stdout is not None
     for line in first.stdout:
         if json.loads(line)["event"] == "batch_submitted":
@@ -232,8 +211,11 @@ def test_throttle_show_set_and_clear_all(box: tuple[Sandbox, ManualClock], zk: K
     sandbox, _ = box
     operator_configs(zk)
     zk_connect = sandbox.connect_string
-    changed = kadmin("throttle", "set", "--rate", "10MiB", "--brokers", "1,4", "-z", zk_connect)
+    changed = kadmin("throttle", "set", "--throttle", "10MiB", "--brokers", "1,4", "-z",
+                     zk_connect, "--json")
     assert changed.code == 0, changed.err
+    assert json.loads(changed.out) == {"rate": 10485760, "brokers": 2,
+                                       "changed": ["brokers/1", "brokers/4"]}
     assert config_doc(zk, "brokers/4") == {"version": 1, "config": {
         "leader.replication.throttled.rate": "10485760",
         "follower.replication.throttled.rate": "10485760"}}
@@ -248,10 +230,11 @@ def test_throttle_show_set_and_clear_all(box: tuple[Sandbox, ManualClock], zk: K
     status = kadmin("status", "-z", zk_connect, "--json")
     assert len(json.loads(status.out)["throttles"]) == 3
 
-    own = kadmin("throttle", "clear", "-z", zk_connect)
-    assert own.code == 0 and "from 2 config(s)" in own.out
+    own = kadmin("throttle", "clear", "-z", zk_connect, "--json")
+    assert own.code == 0, own.err
+    assert json.loads(own.out) == {"cleared": ["brokers/1", "brokers/4"]}
     assert config_doc(zk, "brokers/1")["config"]["leader.replication.throttled.rate"] == "1000"
-    everything = kadmin("throttle", "clear", "--all", "-z", zk_connect)
+    everything = kadmin("throttle", "clear", "--all-throttles", "-z", zk_connect)
     assert everything.code == 0 and "from 2 config(s)" in everything.out
     assert config_doc(zk, "topics/orders") == {"version": 1, "config": {
         "retention.ms": "86400000"}}
@@ -263,7 +246,7 @@ def test_the_health_gate_waits_while_partitions_outside_the_plan_are_under_repli
     sandbox, clock = box
     under = paths.partition_state("web-logs", 0)
     zk.set(under, codec.encode_state(PartitionState(1, (1,), 0, 1)))
-    run = Run(sandbox.connect_string, write_plan(tmp_path / "p.json", MOVE),
+    run = Run(sandbox.connect_string, write_plan(tmp_path / "p.json", [MOVE]),
               executor.ExecutionSettings(timeout=TIMEOUT))
     waiting = eventually(lambda: [e for e in run.events if isinstance(e, HealthWait)],
                          "the gate closed")
@@ -286,7 +269,7 @@ def test_bad_rates_and_size_files_exit_2_and_write_nothing(
         box: tuple[Sandbox, ManualClock], zk: KazooClient, tmp_path: Path,
         kadmin: Callable[..., Any], args: list[str], message: str) -> None:
     sandbox, _ = box
-    write_plan(tmp_path / "p.json", MOVE)
+    write_plan(tmp_path / "p.json", [MOVE])
     (tmp_path / "sizes.txt").write_text('Querying brokers for log directories information\n'
                                         '{"version":1,"brokers":[')
     run = kadmin("reassign", "--plan", "p.json", "-z", sandbox.connect_string, *args)
@@ -329,8 +312,8 @@ def test_reassign_with_sizes_shows_bytes_and_batches_by_bytes(
     (tmp_path / "sizes.txt").write_text("Querying brokers for log directories information\n"
                                         "Received log directory information from brokers 1\n"
                                         + json.dumps(log_dirs) + "\n")
-    write_plan(tmp_path / "p.json", MOVE, PartitionMove("orders", 1, (4, 3)),
-               PartitionMove("orders", 2, (1, 4)))
+    write_plan(tmp_path / "p.json", [MOVE, PartitionMove("orders", 1, (4, 3)),
+                                     PartitionMove("orders", 2, (1, 4))])
     common = ["--plan", "p.json", "-z", sandbox.connect_string, "--sizes", "sizes.txt",
               "--max-batch-bytes", "25MB"]
 

@@ -15,6 +15,7 @@ import pytest
 from kadmin.model import LIST_LIMIT, Broker, ClusterSnapshot
 from kadmin.sandbox import Sandbox
 from kadmin.zk import paths
+from tests.helpers import sandbox_fixture, write_plan
 
 pytestmark = pytest.mark.zk
 
@@ -32,15 +33,7 @@ PLAN = {("a", 0): [0, 1, 3],       # done quickly
         ("d", 0): [3, 4, 1]}
 
 
-def write_plan(path: Path, moves: dict[tuple[str, int], list[int]]) -> Path:
-    path.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": t, "partition": p, "replicas": r} for (t, p), r in sorted(moves.items())]}))
-    return path
-
-
-@pytest.fixture
-def box(start_sandbox: Callable[..., Sandbox]) -> Sandbox:
-    return start_sandbox(CLUSTER, stuck_brokers={STUCK}, latency=0.0)
+box = sandbox_fixture(CLUSTER, stuck_brokers={STUCK}, latency=0.0)
 
 
 def test_a_plan_never_submitted_is_not_started_not_failed(kadmin: Run, box: Sandbox,

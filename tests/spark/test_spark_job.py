@@ -36,8 +36,8 @@ from kadmin.operations import folder
 from kadmin.operations.generate import proposed_plan
 from kadmin.operations.planfiles import load_reassignment
 from kadmin.placement import PlacementOptions, Strategy
-from kadmin.spark import pipeline, submit
 from kadmin.spark import plan as spark_plan
+from kadmin.spark import submit
 from kadmin.zk import codec
 
 pytestmark = pytest.mark.spark
@@ -48,13 +48,8 @@ DEAD_BROKER = 99
 """Holds replicas in the snapshot but is not registered: it must count in the stats."""
 
 
-@pytest.fixture(autouse=True)
-def small_units(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Driver-side sizes, shrunk: 16 KB input splits, 800 partitions per sorted Spark partition,
-    windows of 50 entries (so open batches are carried from window to window)."""
-    monkeypatch.setattr(pipeline, "BYTES_PER_SPLIT", 16_384)
-    monkeypatch.setattr(pipeline, "PARTITIONS_PER_TASK", 800)
-    monkeypatch.setattr(folder, "WINDOW_ENTRIES", 50)
+PARTITIONS_PER_TASK = 800
+"""Partitions per sorted Spark partition in this module's jobs (the conftest's small_units)."""
 
 
 def random_topics(rng: random.Random, n: int, broker_ids: Sequence[int]
@@ -350,6 +345,12 @@ def test_main_runs_the_cli_command(spark, racked_cluster, tmp_path, capsys):
         submit.main(args)
     assert exit_info.value.code == 2
     assert "already exists (use --force to overwrite)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        submit.main([*args, "--force", "--json"])
+    assert exit_info.value.code == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "manifest": str(out / "manifest.json"), "partitions": sum(map(len, expected)),
+        "batches": len(expected)}
 
 
 def test_spark_submit(racked_cluster, tmp_path):

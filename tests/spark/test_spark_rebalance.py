@@ -26,7 +26,6 @@ from kadmin.balance.replicas import replica_counts
 from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Broker, Replicas, TopicAssignment
-from kadmin.operations import folder
 from kadmin.operations.planfiles import load_reassignment
 from kadmin.operations.rebalance import RebalanceRequest as Options
 from kadmin.spark import pipeline, submit, tasks
@@ -36,12 +35,9 @@ from kadmin.synthetic import synthetic_cluster
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(autouse=True)
-def small_units(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Chunks of about 150 partitions, so a cluster of 1,500 makes ten of them."""
-    monkeypatch.setattr(pipeline, "BYTES_PER_SPLIT", 16_384)
-    monkeypatch.setattr(pipeline, "PARTITIONS_PER_TASK", 150)
-    monkeypatch.setattr(folder, "WINDOW_ENTRIES", 50)
+PARTITIONS_PER_TASK = 150
+"""Chunks of about 150 partitions, so a cluster of 1,500 makes ten of them (the conftest's
+small_units)."""
 
 
 def write(folder: Path, brokers: dict[int, Broker], topics: dict[str, TopicAssignment]) -> Path:
