@@ -19,6 +19,8 @@ from kadmin.zk.session import ZkSettings, session
 from tests.integration.test_reader import SKELETON, load, topic_nodes
 from tests.integration.zk_proxy import OldServerProxy
 
+pytestmark = pytest.mark.zk
+
 
 def big_topic(partitions: int, brokers: int = 1000) -> dict[int, tuple[int, ...]]:
     return {p: (p % brokers, (p + 1) % brokers, (p + 2) % brokers) for p in range(partitions)}
