@@ -23,6 +23,7 @@ from kadmin.model import (
     Broker,
     ClusterSnapshot,
     InvalidInput,
+    PartitionMove,
     PartitionState,
     Replicas,
     is_topic_name,
@@ -137,3 +138,66 @@ def synthetic_sizes(snapshot: ClusterSnapshot, seed: int = 0, median: float = 20
         out[topic] = {p: max(1, int(typical * rng.lognormvariate(0.0, partition_sigma)))
                       for p in sorted(snapshot.topics[topic])}
     return out
+
+
+MOVE_KINDS = ("add", "drain", "skew", "random")
+"""The plans :func:`synthetic_moves` makes, as operators make them (schedule tests, benchmarks)."""
+
+
+def synthetic_moves(snapshot: ClusterSnapshot, kind: str, moves: int, seed: int = 0,
+                    new_brokers: int = 4) -> tuple[ClusterSnapshot, tuple[PartitionMove, ...]]:
+    """A cluster and a plan of about ``moves`` single-replica moves on it, each partition moved at
+    most once: ``add`` registers ``new_brokers`` empty brokers and moves replicas onto them;
+    ``drain`` moves replicas off the broker holding the most (then the next); ``skew`` moves
+    replicas from the brokers holding the most to those holding the fewest; ``random`` replaces
+    a random replica by a random broker. Deterministic."""
+    if kind not in MOVE_KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(MOVE_KINDS)}, got {kind!r}")
+    rng = random.Random(seed)
+    if kind == "add":
+        first = max(snapshot.brokers) + 1
+        added = {**_brokers(first + new_brokers, 0), **snapshot.brokers}
+        snapshot = ClusterSnapshot(brokers=added, topics=snapshot.topics, states=snapshot.states,
+                                   controller=snapshot.controller,
+                                   controller_epoch=snapshot.controller_epoch,
+                                   sizes=snapshot.sizes)
+    brokers = sorted(snapshot.brokers)
+    partitions = [(t, p, r) for t in sorted(snapshot.topics)
+                  for p, r in sorted(snapshot.topics[t].items())]
+    rng.shuffle(partitions)
+    held: dict[int, int] = dict.fromkeys(brokers, 0)
+    for _, _, replicas in partitions:
+        for b in replicas:
+            held[b] += 1
+    by_load = sorted(brokers, key=lambda b: (-held[b], b))
+    drained: set[int] = set()
+    for b in by_load:  # the most loaded brokers, as many as the moves need
+        if sum(held[d] for d in drained) >= moves:
+            break
+        drained.add(b)
+    out: list[PartitionMove] = []
+    for topic, partition, replicas in partitions:
+        if len(out) >= moves:
+            break
+        if kind == "add":
+            old, choices = rng.choice(replicas), brokers[-new_brokers:]
+        elif kind == "drain":
+            on = [b for b in replicas if b in drained]
+            if not on:
+                continue
+            old, choices = on[0], [b for b in brokers if b not in drained]
+        elif kind == "skew":
+            heavy, light = by_load[:len(brokers) // 3], by_load[-(len(brokers) // 3):]
+            on = [b for b in replicas if b in heavy]
+            if not on:
+                continue
+            old, choices = rng.choice(on), light
+        else:
+            old, choices = rng.choice(replicas), brokers
+        free = [b for b in choices if b not in replicas]
+        if not free:
+            continue
+        new = rng.choice(free)
+        out.append(PartitionMove(topic, partition,
+                                 tuple(new if b == old else b for b in replicas)))
+    return snapshot, tuple(sorted(out))

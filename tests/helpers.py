@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -124,3 +125,16 @@ class KadminProcesses:
                 process.kill()
             process.communicate()
         self._started.clear()
+
+
+def kill_when_submitted(process: subprocess.Popen[str], batch: int) -> None:
+    """SIGKILL a ``reassign --json`` process as soon as it reports batch ``batch`` submitted
+    (the batch is then in ZooKeeper); asserts it died of the signal."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        event = json.loads(line)
+        if event["event"] == "batch_submitted" and event["batch"] == batch:
+            process.send_signal(signal.SIGKILL)
+            break
+    process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL

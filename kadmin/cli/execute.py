@@ -51,7 +51,8 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be d
 
 def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
             as_json: bool = False) -> None:
-    """Exit code and summary line; with --json stdout carries only the JSON events."""
+    """Exit code and summary line; with --json stdout carries only the JSON events. A timeout
+    names one line per partition still in flight, the count the progress reported."""
     if outcome.timed_out:
         raise OperationFailed(
             f"{outcome.operation}: timed out after {settings.timeout:g}s (--timeout); "
@@ -81,6 +82,17 @@ def reassign(
     max_batch_bytes: Annotated[str | None, typer.Option(
         "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")
     ] = None,
+    max_moves_per_broker: Annotated[int | None, typer.Option(
+        "--max-moves-per-broker", min=1,
+        help="Per batch, the most new replicas one broker receives and the most moving "
+             "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
+             "default: no limit). Fewer simultaneous fetches per broker, the same lower "
+             "bound.")] = None,
+    elect: Annotated[bool, typer.Option(
+        "--elect", help="Once every batch is complete, elect the preferred leader of the "
+                        "partitions whose first replica the plan changes (in znode-sized "
+                        "batches, as `kadmin elect`); partitions that cannot be elected are "
+                        "named with the reason, exit 1.")] = False,
     no_health_gate: Annotated[bool, typer.Option(
         "--no-health-gate", help="Do not wait before each batch while partitions outside the "
                                  "plan are under-replicated or offline.")] = False,
@@ -93,7 +105,9 @@ def reassign(
 ) -> None:
     """Execute a reassignment plan in batches and wait until the controller has finished.
 
-    Interrupted runs resume: run the same command again. Example:
+    Batches are composed for the shortest run (the busiest broker bounds every batch); those
+    that restore redundancy run first. Interrupted runs resume the same schedule: run the same
+    command again. Example:
     kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --throttle 50MB --timeout 3600
     """
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
@@ -106,12 +120,13 @@ def reassign(
         throttle=None if throttle is None else parse_rate(throttle),
         health_gate=not no_health_gate, health_interval=health_interval,
         max_batch_bytes=None if max_batch_bytes is None else parse_bytes(
-            max_batch_bytes, "--max-batch-bytes"))
+            max_batch_bytes, "--max-batch-bytes"),
+        max_moves_per_broker=max_moves_per_broker, elect=elect)
     request = executing.ReassignRequest(plan, anchor, zk, settings, sizes_path, dry_run)
     with render.progress(json_output) as emit:
         outcome = executing.reassign(request, emit, warn)
     if isinstance(outcome, executing.ReassignDryRun):
-        render.batches(outcome.batches, json_output, outcome.weigh)
+        render.schedule(outcome.scheduled, settings.throttle, json_output)
         render.plan_stats(outcome.stats, json_output)
         return
     _finish(outcome, settings, json_output)

@@ -292,7 +292,7 @@ def plan_demote(
     back).
 
     Example: kadmin plan demote --brokers 3 -z zk1:2181/kafka -o plans/demote.json; then
-    kadmin reassign --plan plans/demote.json -z zk1:2181/kafka, then kadmin elect --all-topics -z ...
+    kadmin reassign --plan plans/demote.json -z zk1:2181/kafka --elect
     """
     request = DemoteRequest(split_ints(brokers, "--brokers"),
                             TopicSelection(topics, topics_file, all_topics), minimal)

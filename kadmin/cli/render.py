@@ -39,10 +39,10 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
+from kadmin.executor.reassign import Scheduled
 from kadmin.health import Shares
 from kadmin.model import (
     INLINE_LIMIT,
-    PartitionMove,
     Severity,
     TopicPartition,
     and_more,
@@ -56,6 +56,7 @@ from kadmin.operations.rebalance import Rebalanced
 from kadmin.operations.status import Status
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.reports import ReportFormat
+from kadmin.schedule import load_of
 from kadmin.units import human_bytes, human_duration
 from kadmin.verdicts import Verdict
 from kadmin.zk import paths
@@ -281,8 +282,8 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             f"plan {written} (`kadmin reassign --plan` writes the rollback file next to it "
             f"before it starts)")
     if r.leader_changes and not figures.resized:
-        say("preferred leaders change: once the reassignment is complete, run 'kadmin elect "
-            "--all-topics' so that they lead")
+        say("preferred leaders change: run the plan with 'kadmin reassign --elect', which "
+            "elects them once the replicas have moved")
 
 
 def _why_nothing(figures: Rebalanced) -> str:
@@ -388,8 +389,8 @@ def demoted(figures: Demoted, as_json: bool) -> None:
         say(f"plan {written}, rollback {rollback} (the way back)")
         gate = (f" --no-health-gate (broker(s) {listed(figures.down)} are down: their partitions "
                 f"are under-replicated)" if figures.down else "")
-        say(f"next: kadmin reassign --plan {written}{gate} (reordering only: it completes at "
-            f"once), then kadmin elect --all-topics so that the new preferred leaders lead")
+        say(f"next: kadmin reassign --plan {written} --elect{gate} (reordering only: it "
+            f"completes at once, and --elect makes the new preferred leaders lead)")
 
 
 def goal_lines(r: Rebalanced) -> list[str]:
@@ -430,28 +431,61 @@ def goal_lines(r: Rebalanced) -> list[str]:
     return lines
 
 
-def batches(batch_list: Sequence[Sequence[PartitionMove]], as_json: bool,
-            weigh: Callable[[PartitionMove], int] | None = None) -> None:
-    """The batches a run would submit; with ``weigh`` (bytes a move copies) their bytes too."""
-    def moved(b: Sequence[PartitionMove]) -> int | None:
-        return None if weigh is None else sum(map(weigh, b))
-
+def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
+    """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
+    sizes and a throttle, the modelled duration (spec section 8) next to the lower bound."""
+    timed = throttle is not None and scheduled.sized
+    predicted = scheduled.prediction(throttle) if timed and throttle else None
+    rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
+            for i, b in enumerate(scheduled.batches, start=1)]
+    views = scheduled.transfers
     if as_json:
-        print_json({"batches": [
-            {"batch": i, "partitions": len(b), "bytes": moved(b), "first": str(b[0].tp),
-             "last": str(b[-1].tp)} for i, b in enumerate(batch_list, start=1)]})
+        print_json({
+            "batches": [{
+                "batch": i, "partitions": len(b),
+                "bytes": sum(t.work for t in views[i - 1]) if scheduled.sized else None,
+                "busiest_broker": load_of(views[i - 1])[1],
+                "predicted_seconds": None if p is None else p.seconds,
+                "lower_bound_seconds": None if p is None else p.lower_bound_seconds,
+                "first": str(b[0].tp), "last": str(b[-1].tp)} for i, b, p in rows],
+            "partitions": sum(map(len, views)),
+            "bytes": sum(t.work for v in views for t in v) if scheduled.sized else None,
+            "busiest_broker": load_of(t for v in views for t in v)[1],
+            "predicted_seconds": None if predicted is None else predicted.seconds,
+            "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
+            "throttle": throttle})
         return
-    table = Table(title=f"{len(batch_list)} batch(es)")
-    for column in ("batch", "partitions") + (("bytes",) if weigh else ()) + ("first", "last"):
+    table = Table(title=f"{len(rows)} batch(es)")
+    for column in ("batch", "partitions", *(("bytes",) if scheduled.sized else ()),
+                   "busiest broker", *(("predicted",) if timed else ()), "first", "last"):
         table.add_column(column)
-    shown = sample_of(enumerate(batch_list, start=1))
-    for i, b in shown.items:
-        size = moved(b)
-        table.add_row(str(i), str(len(b)), *((human_bytes(size),) if size is not None else ()),
+    shown = sample_of(rows)
+    for i, b, p in shown.items:
+        view = views[i - 1]
+        table.add_row(str(i), str(len(b)),
+                      *((human_bytes(sum(t.work for t in view)),) if scheduled.sized else ()),
+                      str(load_of(view)[1] if view else "-"),
+                      *((human_duration(p.seconds),) if p is not None else ()),
                       cell(str(b[0].tp)), cell(str(b[-1].tp)))
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
+    every = [t for view in views for t in view]
+    busiest = load_of(every)[1]
+    plan_line = (f"plan: {len(every)} partition(s) in {len(rows)} batch(es)"
+                 + (f", {human_bytes(sum(t.work for t in every))} to copy" if scheduled.sized
+                    else "")
+                 + ("" if busiest is None else f", busiest broker {busiest}"))
+    if predicted is not None:
+        out.print(f"{plan_line}; predicted {human_duration(predicted.seconds)} at "
+                  f"{human_bytes(predicted.rate)}/s (lower bound "
+                  f"{human_duration(predicted.lower_bound_seconds)}, "
+                  f"{predicted.seconds / predicted.lower_bound_seconds:.2f}x)"
+                  if predicted.lower_bound_seconds else f"{plan_line}; nothing to copy",
+                  markup=False, soft_wrap=True)
+    else:
+        out.print(plan_line + ("; give --throttle RATE for the predicted duration"
+                               if scheduled.sized else ""), markup=False, soft_wrap=True)
 
 
 @contextmanager

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from kadmin import executor, plans
 from kadmin.events import Event
-from kadmin.model import DeletionPlan, ElectionPlan, PartitionMove, ReassignmentPlan
+from kadmin.model import DeletionPlan, ElectionPlan, ReassignmentPlan
 from kadmin.operations.planfiles import load_reassignment
 from kadmin.operations.source import Connection, connected, partition_sizes
 from kadmin.zk import reader
@@ -33,16 +32,16 @@ class ReassignRequest:
 
 @dataclass(frozen=True)
 class ReassignDryRun:
-    """What a reassignment would submit: its batches, with bytes when sizes are known."""
+    """What a reassignment would submit: the schedule a real run would now follow (its batches
+    and their model, spec section 8) and the plan's before/after stats."""
 
-    batches: Sequence[Sequence[PartitionMove]]
+    scheduled: executor.Scheduled
     stats: plans.PlanStats
-    weigh: Callable[[PartitionMove], int] | None
 
 
 def reassign(request: ReassignRequest, emit: Emit, warn: Callable[[str], None]
              ) -> executor.Outcome | ReassignDryRun:
-    """Run (or with ``dry_run`` only cut into batches) a reassignment: the cluster's state of
+    """Run (or with ``dry_run`` only compose its batches) a reassignment: the cluster's state of
     the plan's topics is read first, then partition sizes fitted to it (their warnings to
     ``warn``)."""
     plan = request.plan
@@ -50,10 +49,10 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Callable[[str], None]
         snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
         found = partition_sizes(request.sizes, snapshot, warn)
         if request.dry_run:
-            batch_list, stats = executor.dry_run_reassignment(client, plan, snapshot,
-                                                              request.settings, found)
-            return ReassignDryRun(batch_list, stats, None if found is None else partial(
-                executor.weigh_move, found, snapshot))
+            result = executor.dry_run_reassignment(client, plan,
+                                                   executor.PlanFiles(request.anchor), snapshot,
+                                                   request.settings, found)
+            return ReassignDryRun(result.scheduled, result.stats)
         return executor.execute_reassignment(client, plan, executor.PlanFiles(request.anchor),
                                              request.settings, emit, found)
 
@@ -62,9 +61,9 @@ def verify(plan_path: Path, connection: Connection
            ) -> tuple[ReassignmentPlan, executor.Verification]:
     """Each partition of a plan as complete, in progress, not started or failed."""
     plan, anchor = load_reassignment(plan_path)
-    through = executor.submitted_through(executor.PlanFiles(anchor), plan)
+    submitted = executor.submitted(executor.PlanFiles(anchor).journal, plan)
     with connected(connection) as client:
-        return plan, executor.verify_reassignment(client, plan, through)
+        return plan, executor.verify_reassignment(client, plan, submitted)
 
 
 def elect(explicit: ElectionPlan | None, topics: Sequence[str], connection: Connection,

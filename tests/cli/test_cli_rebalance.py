@@ -49,7 +49,7 @@ def test_a_new_broker_gets_its_share_with_the_fewest_moves(kadmin, tmp_path):
     # the lower bound: broker 3 must take 12, the others each give 4
     assert run.out.splitlines()[0].startswith("12 replica move(s) (lower bound 12), ")
     assert "replica spread 16 -> 0, leader spread 6 -> " in run.out
-    assert "run 'kadmin elect --all-topics'" in run.out
+    assert "'kadmin reassign --elect'" in run.out
     rollback = json.loads((tmp_path / "p.rollback.json").read_text())["partitions"]
     plan = json.loads((tmp_path / "p.json").read_text())["partitions"]
     assert [(e["topic"], e["partition"]) for e in rollback] == [

@@ -391,16 +391,18 @@ def test_a_batch_another_run_of_the_plan_applied_meanwhile_is_not_submitted_agai
     record = tmp_path / "controller.jsonl"
     target = _rotated(_layout(box.client, sorted(snapshot.topics)), 6, 1)
     moves = [PartitionMove(t, p, r) for t in sorted(target) for p, r in sorted(target[t].items())]
-    second_batch = moves[10:20]
     events: list[object] = []
+    plan_file = _write_plan(tmp_path / "plan.json", target)
 
     def emit(event: object) -> None:
         events.append(event)
         if isinstance(event, BatchDone) and event.batch == 1:  # the other run, one batch ahead
+            # the schedule's second batch, as the journal (the same for both runs) holds it
+            schedule = json.loads((tmp_path / "plan.journal.json").read_text())["batches"]
+            second_batch = [moves[i] for i in schedule[1]]
             admin.submit_reassignment(box.client, second_batch)
             assert admin.wait_reassignment(box.client, deadline=time.monotonic() + 60) == ()
 
-    plan_file = _write_plan(tmp_path / "plan.json", target)
     with session(ZkSettings(box.connect_string)) as client:
         outcome = executor.execute_reassignment(
             client, ReassignmentPlan(tuple(moves)), PlanFiles(plan_file),

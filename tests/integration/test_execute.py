@@ -17,7 +17,7 @@ from kadmin.model import Broker, ClusterSnapshot, PartitionState
 from kadmin.sandbox import Sandbox, read_events
 from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import codec, paths
-from tests.helpers import write_plan
+from tests.helpers import kill_when_submitted, write_plan
 
 pytestmark = pytest.mark.zk
 
@@ -181,15 +181,8 @@ def test_reassign_resumes_after_sigkill_without_resubmitting(start_sandbox, tmp_
     plan = json.loads((tmp_path / "p.json").read_text())["partitions"]
     reassign = ["reassign", "--plan", str(tmp_path / "p.json"), "-z", zk,
                 "--batch-size", "40", "--json", "--timeout", "300"]
-    first = kadmin_process(*reassign, env=env, stderr=None)
-    assert first.stdout is not None
-    for line in first.stdout:  # kill it in the middle of its third batch
-        event = json.loads(line)
-        if event["event"] == "batch_submitted" and event["batch"] == 3:
-            first.send_signal(signal.SIGKILL)
-            break
-    first.wait(timeout=30)
-    assert first.returncode == -signal.SIGKILL
+    # killed in the middle of its third batch
+    kill_when_submitted(kadmin_process(*reassign, env=env, stderr=None), batch=3)
 
     second = kadmin_process.run(*reassign, env=env, timeout=300)
     assert second.returncode == 0, second.stderr

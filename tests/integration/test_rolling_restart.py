@@ -1,5 +1,5 @@
 """A rolling restart's leadership dance against a real ZooKeeper and the simulated controller:
-`plan demote`, `reassign`, `elect`: no partition led by the demoted brokers; then the rollback
+`plan demote`, `reassign --elect`: no partition led by the demoted brokers; then the rollback
 the same way: every leader back where it was."""
 
 from __future__ import annotations
@@ -56,9 +56,7 @@ def test_demote_restart_restore(kadmin, start_sandbox, tmp_path):
     assert summary["leader_changes"] >= led > 0 and summary["leader_spread_after"] <= 1
     assert sum(h["partitions"] for h in summary["handovers"] if h["from"] in (1, 3)) == led
     assert kadmin("plan", "validate", "demote.json", "-z", zk).code == 0
-    run = kadmin("reassign", "--plan", "demote.json", "-z", zk, "--timeout", "60")
-    assert run.code == 0, run.err
-    run = kadmin("elect", "--all-topics", "-z", zk, "--timeout", "60")
+    run = kadmin("reassign", "--plan", "demote.json", "-z", zk, "--timeout", "60", "--elect")
     assert run.code == 0, run.err
 
     demoted, states = read(box)
@@ -69,9 +67,8 @@ def test_demote_restart_restore(kadmin, start_sandbox, tmp_path):
     assert max(others) - min(others) <= 1 and sum(others) == len(states)
 
     # brokers 1 and 3 restart here; then the way back
-    run = kadmin("reassign", "--plan", "demote.rollback.json", "-z", zk, "--timeout", "60")
-    assert run.code == 0, run.err
-    run = kadmin("elect", "--all-topics", "-z", zk, "--timeout", "60")
+    run = kadmin("reassign", "--plan", "demote.rollback.json", "-z", zk, "--timeout", "60",
+                 "--elect")
     assert run.code == 0, run.err
     restored, states = read(box)
     assert restored == replicas

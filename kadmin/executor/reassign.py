@@ -1,0 +1,345 @@
+"""Run a reassignment plan against a live cluster: validate, write the rollback, compose the
+schedule (kadmin.schedule), run its batches one by one, verify, and elect when asked.
+
+The live cluster decides what is left to do, never the journal: a partition whose replicas
+already equal its target is done, and a reassignment znode whose every entry belongs to this plan
+is a batch of ours that an interrupted run left behind (it is waited on, never submitted again).
+The journal keeps the schedule, so a rerun continues the same batches (see journal.py).
+
+Progress goes out as :mod:`kadmin.events` values through ``emit``; nothing here touches a terminal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+
+from kadmin import files, plans, schedule
+from kadmin.events import BatchDone, BatchResumed, ExecutionPlanned, Finished, TimedOut
+from kadmin.executor import journal as journals
+from kadmin.executor import transfers as model
+from kadmin.executor.common import (
+    Emit,
+    ExecutionSettings,
+    Outcome,
+    PlanFiles,
+    deadline_of,
+    ignore,
+    live,
+    not_in_isr,
+    ours_in_flight,
+    refuse_moving,
+    require_valid,
+    unmoved,
+)
+from kadmin.executor.elect import execute_election
+from kadmin.executor.progress import Accountant
+from kadmin.executor.runner import BatchRunner, clear_own_throttles
+from kadmin.executor.verify import verify_reassignment
+from kadmin.health_gate import HealthGate
+from kadmin.model import (
+    ClusterSnapshot,
+    Conflict,
+    ElectionPlan,
+    NotAuthorized,
+    PartitionMove,
+    ReassignmentPlan,
+    TopicPartition,
+)
+from kadmin.sizes import moved_bytes
+from kadmin.zk import reader
+
+
+def weigh_move(sizes: Mapping[TopicPartition, int], snapshot: ClusterSnapshot,
+               move: PartitionMove) -> int:
+    """Bytes ``move`` copies in the cluster ``snapshot``: from the partition's settled replicas,
+    so a batch of this plan that an interrupted run left in flight (whose topic znode lists
+    target and old replicas together) still weighs what it copies."""
+    return moved_bytes(sizes.get(move.tp, 0), snapshot.settled_replicas(move.tp) or (),
+                       move.replicas)
+
+
+def options_key(settings: ExecutionSettings, sized: bool) -> str:
+    """What a schedule depends on besides the plan and the cluster: a rerun with the same key
+    continues the journal's schedule."""
+    return (f"batch_size={settings.batch_size} max_znode_bytes={settings.max_znode_bytes} "
+            f"max_batch_bytes={settings.max_batch_bytes} "
+            f"max_moves_per_broker={settings.max_moves_per_broker} sizes={sized}")
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """A run's schedule against the cluster as read at its start."""
+
+    journal: journals.Journal
+    """To write before the first submission (batches from ``journal.submitted`` on run)."""
+    batches: tuple[tuple[PartitionMove, ...], ...]
+    """The batches this run submits, in order: the journal's from ``submitted`` on, without the
+    partitions already at their target (empty ones dropped)."""
+    positions: tuple[int, ...]
+    """Each of ``batches``' index in ``journal.batches``."""
+    transfers: tuple[tuple[schedule.Transfer, ...], ...]
+    """The model's view of each of ``batches``."""
+    loads: tuple[int, ...]
+    bound: int
+    """Spec section 8's lower bound for everything this run submits."""
+    unchanged: int
+    """Partitions at their target that no run of this plan submitted."""
+    already_done: int
+    """Partitions at their target that an earlier run submitted."""
+    sized: bool
+
+    def prediction(self, rate: int) -> schedule.Prediction:
+        flat = [t for batch in self.transfers for t in batch]
+        spans, start = [], 0
+        for batch in self.transfers:
+            spans.append(tuple(range(start, start + len(batch))))
+            start += len(batch)
+        return schedule.predict(flat, schedule.Schedule(tuple(spans), self.loads, self.bound),
+                                rate)
+
+
+def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles,
+                snapshot: ClusterSnapshot, settings: ExecutionSettings,
+                sizes: Mapping[TopicPartition, int] | None,
+                in_flight: set[TopicPartition]) -> Scheduled:
+    """The schedule this run follows: the journal's when it was composed with the same options,
+    else the journal's submitted batches followed by a composition of the rest (or all of it,
+    without a journal). Reads the partition states of what is left (their leaders send)."""
+    found = journals.read(files_of.journal, plan)
+    submitted = found.submitted_partitions(plan) if found is not None else frozenset()
+    pending, _ = plans.changed_moves(plan, snapshot)
+    pending_tps = {m.tp for m in pending}
+    at_target = [m.tp for m in plan.moves if m.tp not in pending_tps]
+    already_done = sum(1 for tp in at_target if tp in submitted)
+    index = {m.tp: i for i, m in enumerate(plan.moves)}
+    states = reader.read_states(client, pending_tps - in_flight)
+    key = options_key(settings, sizes is not None)
+    limits = model.limits(settings.batch_size, settings.max_znode_bytes,
+                          settings.max_batch_bytes, settings.max_moves_per_broker)
+    if found is not None and found.options == key:
+        planned = {i for b in found.batches[found.submitted:] for i in b}
+        # partitions no batch to come holds and no run submitted: at their target when the
+        # schedule was made, moved away since; composed into batches of their own
+        extra = [m for m in pending if index[m.tp] not in planned and m.tp not in submitted
+                 and m.tp not in in_flight]
+        journal = found
+        if extra:
+            journal = journals.Journal(**{**found.__dict__, "batches": found.batches + tuple(
+                tuple(index[extra[i].tp] for i in b)
+                for b in _compose(extra, snapshot, sizes, states, limits))})
+    else:
+        rest = [m for m in pending if m.tp not in submitted and m.tp not in in_flight]
+        composed = _compose(rest, snapshot, sizes, states, limits)
+        journal = journals.new(files_of.plan, plan, key,
+                               [[index[rest[i].tp] for i in b] for b in composed], kept=found)
+    batches, positions, views = [], [], []
+    for position in range(journal.submitted, len(journal.batches)):
+        moves = tuple(plan.moves[i] for i in journal.batches[position]
+                      if plan.moves[i].tp in pending_tps and plan.moves[i].tp not in in_flight)
+        if moves:
+            batches.append(moves)
+            positions.append(position)
+            views.append(tuple(model.transfers(moves, snapshot, sizes, states)))
+    return Scheduled(journal, tuple(batches), tuple(positions), tuple(views),
+                     tuple(schedule.load_of(v)[0] for v in views),
+                     schedule.lower_bound(t for v in views for t in v),
+                     unchanged=len(at_target) - already_done, already_done=already_done,
+                     sized=sizes is not None)
+
+
+def _compose(moves: Sequence[PartitionMove], snapshot: ClusterSnapshot,
+             sizes: Mapping[TopicPartition, int] | None, states: Mapping, limits: schedule.Limits
+             ) -> tuple[tuple[int, ...], ...]:
+    return schedule.compose(model.transfers(moves, snapshot, sizes, states), limits).batches
+
+
+@dataclass(frozen=True)
+class DryRun:
+    scheduled: Scheduled
+    stats: plans.PlanStats
+
+
+def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles,
+                         snapshot: ClusterSnapshot, settings: ExecutionSettings,
+                         sizes: Mapping[TopicPartition, int] | None = None) -> DryRun:
+    """The batches a real run would now submit, their modelled durations and the before/after
+    stats, computed exactly as the run does; writes nothing."""
+    ours = {m.tp for m in ours_in_flight(client, {m.tp: m.replicas for m in plan.moves})}
+    refuse_moving(plan, snapshot, ours)
+    require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in ours)), snapshot,
+                  settings)
+    scheduled = compose_run(client, plan, files_of, snapshot, settings, sizes, ours)
+    return DryRun(scheduled, plans.plan_stats(plan, snapshot, sizes))
+
+
+def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
+                         settings: ExecutionSettings, emit: Emit = ignore,
+                         sizes: Mapping[TopicPartition, int] | None = None) -> Outcome:
+    """Run the plan (``paths.plan``, which must exist) to the end, or to the deadline. With
+    ``sizes`` (bytes per partition) the schedule weighs bytes and progress counts them; with
+    ``settings.throttle`` each batch runs throttled; with ``settings.elect`` the preferred
+    leaders are elected at the end.
+
+    One run of a plan file at a time (a lock on the file, a Conflict for the second): the
+    rollback file a run creates, and removes again when its first batch is refused, must not be
+    one that another run of the same plan relies on."""
+    with files.exclusive(paths.plan):
+        return _Run(client, plan, paths, settings, emit, sizes).run()
+
+
+class _Run:
+    """One run of a plan: the steps of :func:`execute_reassignment`, sharing its state."""
+
+    def __init__(self, client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
+                 settings: ExecutionSettings, emit: Emit,
+                 sizes: Mapping[TopicPartition, int] | None) -> None:
+        self.client, self.plan, self.paths = client, plan, paths
+        self.settings, self.emit, self.sizes = settings, emit, sizes
+        self.deadline = deadline_of(settings)
+
+    def run(self) -> Outcome:
+        client, plan, settings = self.client, self.plan, self.settings
+        targets = {m.tp: m.replicas for m in plan.moves}
+        in_flight = ours_in_flight(client, targets)
+        in_flight_tps = {m.tp for m in in_flight}
+        snapshot = live(client, sorted({m.topic for m in plan.moves})).snapshot
+        refuse_moving(plan, snapshot, in_flight_tps)
+        # our batch in ZooKeeper is the controller's business now; the run that submitted it
+        # validated it
+        require_valid(ReassignmentPlan(tuple(m for m in plan.moves
+                                             if m.tp not in in_flight_tps)), snapshot, settings)
+        scheduled = compose_run(client, plan, self.paths, snapshot, settings, self.sizes,
+                                in_flight_tps)
+        self.snapshot = snapshot
+        # kept once written (by `plan generate` or the first run): a rerun after a crash must
+        # not replace the pre-change assignment with a half-applied one
+        self.new_rollback = not self.paths.rollback.exists()
+        if self.new_rollback:
+            files.atomic_write_json(self.paths.rollback, plans.plan_document(
+                plans.current_assignment(plan, snapshot)))
+        if not in_flight:
+            clear_own_throttles(client, 0, self.emit)  # a run killed mid-batch left them
+        resumed_views = () if not in_flight else (
+            tuple(model.transfers(in_flight, snapshot, self.sizes)),)
+        work = [*((in_flight,) if in_flight else ()), *scheduled.batches]
+        views = [*resumed_views, *scheduled.transfers]
+        weights = [sum(t.work for t in v) for v in views]
+        total = len(plan.moves)
+        self.account = Accountant(
+            total, scheduled.unchanged + scheduled.already_done,
+            [schedule.load_of(v)[0] for v in views], weights if self.sizes is not None else None,
+            settings.throttle, time.monotonic())
+        earlier = scheduled.journal.submitted > 0 or self.paths.journal.exists()
+        self.emit(ExecutionPlanned(
+            "reassign", total, scheduled.unchanged, len(work),
+            already_done=scheduled.already_done, resumed=bool(in_flight) or earlier,
+            bytes_total=self.account.bytes_total, bytes_done=self.account.bytes_done))
+        # written with the first submission: a run refused at its first create leaves nothing
+        self.journal = dataclasses.replace(
+            scheduled.journal, partitions_done=scheduled.unchanged + scheduled.already_done)
+        runner = BatchRunner(client, self.emit, settings.throttle, HealthGate(
+            client, lambda tp: tp not in targets, settings.health_interval)
+            if settings.health_gate else None, self.deadline)
+        positions = [*((-1,) if in_flight else ()), *scheduled.positions]
+        for number, (batch, position) in enumerate(zip(work, positions, strict=True), start=1):
+            outcome = self._batch(runner, number, len(work), batch, position)
+            if outcome is not None:
+                return outcome
+        # every batch of the schedule went out, or found nothing left to do
+        if work or self.paths.journal.exists():
+            last = len(self.journal.batches)
+            self._record(submitted=last, batches_done=last, in_flight=0, throttle=None,
+                         partitions_done=self.account.done)
+        # every partition has been submitted or was in place: one not at its target failed
+        failures = verify_reassignment(client, plan, frozenset(targets)).failures
+        self.emit(Finished("reassign", not failures, len(failures)))
+        if failures or not settings.elect:
+            return Outcome("reassign", total, failures)
+        return self._elect()
+
+    def _batch(self, runner: BatchRunner, number: int, count: int,
+               batch: Sequence[PartitionMove], position: int) -> Outcome | None:
+        """Batch ``number`` of ``count``, at ``position`` in the journal's schedule (-1: ours,
+        found in ZooKeeper, resumed); an Outcome when the run ends here (timed out)."""
+        account, paths, index = self.account, self.paths, number - 1
+        resumed = position < 0
+        skipped = 0
+        if resumed:
+            self.emit(BatchResumed(number, count, len(batch)))
+        else:
+            if number > 1:
+                # read again: another run of this plan may have moved them since this began
+                left = unmoved(self.client, batch)
+                skipped = len(batch) - len(left)
+                batch = left
+            account.begin(index, skipped)
+            if not batch:
+                account.finish(0)
+                self.journal = self.journal.update(
+                    paths.journal, submitted=position + 1, batches_done=position + 1,
+                    partitions_done=account.done, in_flight=0, throttle=None)
+                self.emit(BatchDone(number, count, account.done, account.total,
+                                    account.bytes_done))
+                return None
+            weigh = self._weigh()
+            size = None if weigh is None else sum(map(weigh, batch))
+            try:
+                runner.submit(number, count, batch, size, lambda t: self._record(
+                    throttle=t, in_flight=0))
+            except (Conflict, NotAuthorized):
+                if self.new_rollback and number == 1:
+                    # another process won the race for the znode, or an ACL refused it: this
+                    # run changed nothing, so it leaves nothing behind either
+                    paths.rollback.unlink(missing_ok=True)
+                raise
+            self._record(submitted=position + 1, in_flight=len(batch))
+        if resumed:
+            account.begin(index)
+        remaining = runner.wait(lambda u: self.emit(account.waiting(
+            number, len(batch), u.remaining, u.remaining_weight, u.controller, u.connected,
+            time.monotonic())), self._weigh())
+        if remaining:
+            # the throttles stay: the batch still copies; a rerun waits for it, then removes them
+            self.emit(TimedOut(len(remaining)))
+            self._record(in_flight=len(remaining),
+                         partitions_done=account.done + len(batch) - len(remaining))
+            return Outcome("reassign", account.total, not_in_isr(self.client, remaining),
+                           timed_out=True)
+        runner.clear(number)
+        account.finish(len(batch))
+        # every batch submitted is complete now (a resumed batch the journal did not yet count
+        # as submitted is found done, and skipped, when its turn in the schedule comes)
+        self._record(batches_done=self.journal.submitted, partitions_done=account.done, in_flight=0,
+                     throttle=None)
+        self.emit(BatchDone(number, count, account.done, account.total, account.bytes_done))
+        return None
+
+    def _weigh(self) -> Callable[[PartitionMove], int] | None:
+        if self.sizes is None:
+            return None
+        sizes, snapshot = self.sizes, self.snapshot
+        return lambda m: weigh_move(sizes, snapshot, m)
+
+    def _record(self, **changes: object) -> None:
+        self.journal = self.journal.update(self.paths.journal, **changes)
+
+    def _elect(self) -> Outcome:
+        """Preferred leaders of the partitions whose first replica the plan changes (those
+        already at their target when this run began count too: their first replica before is
+        no longer known here, and the election skips partitions led by their preferred one)."""
+        before = {m.tp: self.snapshot.settled_replicas(m.tp) for m in self.plan.moves}
+        changed = tuple(m.tp for m in self.plan.moves
+                        if not before[m.tp] or before[m.tp] == m.replicas
+                        or before[m.tp][0] != m.replicas[0])  # type: ignore[index]
+        total = len(self.plan.moves)
+        if not changed:
+            return Outcome("reassign", total)
+        election = execute_election(self.client, ElectionPlan(tuple(sorted(changed))),
+                                    self.settings, self.emit, deadline=self.deadline)
+        return Outcome("reassign --elect", election.total if election.timed_out else total,
+                       election.failures, timed_out=election.timed_out)
