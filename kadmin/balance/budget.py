@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 class Change:
     """One partition's change: the brokers it relieves (each gives one unit), and its cost."""
 
-    key: int
+    key: Hashable
     gives: tuple[int, ...]
     cost: int
 
@@ -38,7 +38,7 @@ def most_loaded_first(changes: Sequence[Change], excess: Mapping[int, int], budg
 
     heap = [(-left.get(b, 0), b) for b in sorted(queues)]
     heapq.heapify(heap)
-    taken: set[int] = set()
+    taken: set[Hashable] = set()
     chosen: list[Change] = []
     while heap and budget > 0:
         key, b = heapq.heappop(heap)

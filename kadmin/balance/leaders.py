@@ -24,12 +24,15 @@ from kadmin.model import Replicas
 
 
 def order_leaders(replicas: Sequence[Replicas], leaders_now: Sequence[int],
-                  targets: Collection[int], quota: Quota) -> tuple[dict[int, Replicas], int]:
+                  targets: Collection[int], quota: Quota | Ledger
+                  ) -> tuple[dict[int, Replicas], int]:
     """Replica lists reordered so that preferred leaders meet ``quota``, by partition index
     (only those that change), and the units of the quota left unmet.
 
     ``replicas`` are the lists after the replica moves, ``leaders_now`` each partition's
-    preferred leader today (the cost of a change is counted against it).
+    preferred leader today (the cost of a change is counted against it). No handover reaches a
+    broker outside ``targets``. ``quota`` may be a ledger of its own kind (a window of loads,
+    :class:`kadmin.balance.demote.Window`); it is spent.
     """
     problem = _LeaderProblem(replicas, leaders_now, targets, quota)
     solve(problem, cost=0)
@@ -56,11 +59,11 @@ class _LeaderProblem:
     """
 
     def __init__(self, replicas: Sequence[Replicas], leaders_now: Sequence[int],
-                 targets: Collection[int], quota: Quota) -> None:
+                 targets: Collection[int], quota: Quota | Ledger) -> None:
         self.replicas = replicas
         self.before = leaders_now
         self.targets = frozenset(targets)
-        self.ledger = Ledger.of(quota)
+        self.ledger = quota if isinstance(quota, Ledger) else Ledger.of(quota)
         self.leader: dict[int, int] = {}
         """Partitions whose leader was handed on, and to whom."""
         self.led: dict[int, list[int]] = {}

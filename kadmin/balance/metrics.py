@@ -67,12 +67,12 @@ def balance(replicas: Sequence[Replicas], topic_of: Sequence[int], topics: Seque
     for end in _topic_ends(topic_of):
         counts = Counter(chain.from_iterable(replicas[start:end]))
         if counts.keys() <= targets:
-            high = max(counts.values())
-            low = min(counts.values()) if len(counts) == len(targets) else 0
+            high = max(counts.values(), default=0)
+            low = min(counts.values(), default=0) if len(counts) == len(targets) else 0
         else:  # some replicas are on brokers outside the targets (a drain not done yet)
             inside = [n for b, n in counts.items() if b in targets]
             high = max(inside, default=0)
-            low = min(inside) if len(inside) == len(targets) else 0
+            low = min(inside, default=0) if len(inside) == len(targets) else 0
         if targets and (worst is None or high - low > worst[0]):
             worst = (high - low, topics[topic_of[start]])
         start = end

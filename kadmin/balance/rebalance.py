@@ -8,8 +8,10 @@ the same steps on its chunk of topics with quotas the driver hands out.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kadmin.balance import evenness
 from kadmin.balance.bound import lower_bound
@@ -53,6 +55,59 @@ class Rebalance:
     """What the plan does for each topic's evenness (None where no goal was pursued)."""
     racks: RackBalance | None = None
     """With racks of unequal size: whether brokers were balanced across racks."""
+    held: int = 0
+    """Partitions left as they are because they hold a replica on a target broker that is not
+    registered (see :func:`hold`)."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """The partitions a plan may change, and what the others leave on the registered targets.
+
+    A target broker that is not registered (dead, or stopped, and named to be kept) keeps its
+    replicas, and nothing new goes there. A partition holding one of its replicas is left as it
+    is: a reassignment naming that broker never completes (its replica cannot join the ISR),
+    and ``plan validate`` rejects it. Those partitions still count on the registered brokers
+    that hold their other replicas and leaderships."""
+
+    free: PartitionTable
+    index: Sequence[int] | None
+    """The index in the whole table of each partition of ``free``; None: the whole table."""
+    targets: tuple[int, ...]
+    """The registered targets: where replicas and leaderships may go."""
+    replicas: Mapping[int, int]
+    leaders: Mapping[int, int]
+    """Replicas and preferred leaders of the held partitions on those targets."""
+    partitions: int
+    """How many partitions are held."""
+
+    def whole(self, final: Mapping[int, Replicas]) -> dict[int, Replicas]:
+        """``final`` (indexed like ``free``) by index of the whole table."""
+        index = self.index
+        return dict(final) if index is None else {index[i]: r for i, r in final.items()}
+
+
+def hold(table: PartitionTable, targets: Collection[int], kept: Collection[int]) -> Held:
+    """Split ``table`` around the ``kept`` targets (those not registered)."""
+    dead = frozenset(kept)
+    live = tuple(sorted(b for b in targets if b not in dead))
+    if not live:
+        raise InvalidInput("no registered target broker: every broker in --brokers is "
+                           "unregistered, so nothing could move anywhere")
+    if not dead:
+        return Held(table, None, live, {}, {}, 0)
+    inside = frozenset(live)
+    free: list[int] = []
+    replicas: Counter[int] = Counter()
+    leaders: Counter[int] = Counter()
+    for i, members in enumerate(table.replicas):
+        if dead.isdisjoint(members):
+            free.append(i)
+        else:
+            replicas.update(b for b in members if b in inside)
+            if members[0] in inside:
+                leaders[members[0]] += 1
+    return Held(table.subset(free), free, live, replicas, leaders, len(table) - len(free))
 
 
 @dataclass(frozen=True)
@@ -77,16 +132,20 @@ def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
 
 
 def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int],
-                 weights: Mapping[int, int] | None = None) -> Quota:
+                 weights: Mapping[int, int] | None = None,
+                 fixed: Mapping[int, int] | None = None) -> Quota:
     """Leadership is balanced over all target brokers together (by ``weights`` when given, the
-    same shares as replicas): a leader costs no disk, so racks do not bound where it may go."""
-    leaders: dict[int, int] = {}
+    same shares as replicas): a leader costs no disk, so racks do not bound where it may go.
+    ``fixed``: leaderships on the targets of partitions that do not change (they count, and
+    cannot move)."""
+    leaders: dict[int, int] = dict(fixed or {})
     for members in replicas:
         leaders[members[0]] = leaders.get(members[0], 0) + 1
     inside = {b: leaders.get(b, 0) for b in brokers}
     outside = {b: n for b, n in leaders.items() if b not in inside}
     ordered = tuple(sorted(brokers))
-    return quota(inside, [Group(ordered, len(replicas), None if weights is None else
+    total = len(replicas) + sum((fixed or {}).values())
+    return quota(inside, [Group(ordered, total, None if weights is None else
                                 tuple(weights[b] for b in ordered))], outside)
 
 
@@ -94,7 +153,7 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
               rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
               limits: Limits = Limits(), counts: Mapping[int, int] | None = None,
               weights: Mapping[int, int] | None = None, topic_spread: int | None = None,
-              even_topics: bool = True) -> Rebalance:
+              even_topics: bool = True, kept: Collection[int] = ()) -> Rebalance:
     """The fewest replica moves that balance ``table``'s replicas over ``brokers`` (drained
     brokers are those holding replicas but not in ``brokers``), then, with ``leaders``, the
     fewest reorderings that balance preferred leaders. With ``weights`` (broker capacities)
@@ -103,13 +162,23 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     Topics (:mod:`kadmin.balance.evenness`): by default (``even_topics``), among the plans of
     the fewest moves the one whose worst topic spread is least, exactly where the program is
     small enough (else what the local search reaches); with ``topic_spread``, the fewest moves
-    that keep every topic within it, which is then the lower bound."""
+    that keep every topic within it, which is then the lower bound.
+
+    ``kept``: the targets that are not registered (:func:`hold`); the partitions holding one
+    are left out, and then so are the exact programs (topics, racks), which know no fixed
+    load: the flow balances what is left."""
+    held = hold(table, brokers, kept)
+    table, brokers = held.free, held.targets
     before = table.replicas
+    if held.index is not None:
+        counts = Counter(replica_counts(before)) + Counter(held.replicas)
+        even_topics, topic_spread = False, None
     counts = replica_counts(before) if counts is None else counts
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
     ranges = _ranges(counts, brokers, rack_of, weights)
     racks = None
-    across = _across_racks(table, brokers, counts, rack_of, weights)
+    across = None if held.index is not None else _across_racks(table, brokers, counts, rack_of,
+                                                               weights)
     if across is not None and across[1] is not None:
         racks, exact = across[0], across[1]
         moved, unplaced = exact.final, 0
@@ -136,10 +205,10 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
         partial = True
-    final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights)
-    return Rebalance(final, replica_moves(before, final), bound,
+    final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights, held.leaders)
+    return Rebalance(held.whole(final), replica_moves(before, final), bound,
                      leader_changes(before, final), unplaced, partial or cut, topics=goal,
-                     racks=racks)
+                     racks=racks, held=held.partitions)
 
 
 def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
@@ -182,26 +251,38 @@ def _ranges(counts: Mapping[int, int], brokers: Collection[int],
 
 def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],
                     rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
-                    capacities: Mapping[int, int] | None = None) -> Rebalance:
+                    capacities: Mapping[int, int] | None = None,
+                    kept: Collection[int] = ()) -> Rebalance:
     """``--balance bytes``: bytes per broker within one largest partition of each other, moving
     as few bytes as :func:`kadmin.balance.weighted.balance_bytes` finds, then the same leader
     step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``.
     With ``capacities`` (bytes per target broker) bytes per unit of capacity are balanced, and
     leaders follow the same shares; a cluster holding more bytes than the targets' capacity
     is refused."""
-    before = table.replicas
     if capacities is not None:
-        refuse_overfull(sum(size * len(r) for size, r in zip(sizes, before, strict=True)),
+        refuse_overfull(sum(size * len(r) for size, r in zip(sizes, table.replicas, strict=True)),
                         capacities, brokers)
-    moved = balance_bytes(table, sizes, brokers, rack_of, capacities)
-    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits(), capacities)
-    return Rebalance(final, replica_moves(before, final), moved.lower_bound,
-                     leader_changes(before, final), 0, False, moved.bytes_moved)
+    held = hold(table, brokers, kept)
+    before, brokers = held.free.replicas, held.targets
+    fixed: Counter[int] = Counter()
+    if held.index is not None:
+        free = set(held.index)
+        for i, members in enumerate(table.replicas):
+            if i not in free:
+                fixed.update({b: sizes[i] for b in members if b in brokers})
+        sizes = [sizes[i] for i in held.index]
+    moved = balance_bytes(held.free, sizes, brokers, rack_of, capacities, fixed)
+    final, _ = _with_leaders(before, moved.final, brokers, leaders, Limits(), capacities,
+                             held.leaders)
+    return Rebalance(held.whole(final), replica_moves(before, final), moved.lower_bound,
+                     leader_changes(before, final), 0, False, moved.bytes_moved,
+                     held=held.partitions)
 
 
 def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
                   brokers: Collection[int], leaders: bool, limits: Limits,
-                  weights: Mapping[int, int] | None = None) -> tuple[dict[int, Replicas], bool]:
+                  weights: Mapping[int, int] | None = None,
+                  fixed: Mapping[int, int] | None = None) -> tuple[dict[int, Replicas], bool]:
     """``moved`` plus, with ``leaders``, the fewest reorderings that balance preferred leaders
     within ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
     after = [moved.get(i, members) for i, members in enumerate(before)]
@@ -209,7 +290,7 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
     partial = False
     if leaders:
         reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
-                                     leader_quota(after, brokers, weights))
+                                     leader_quota(after, brokers, weights, fixed))
         forced = leader_changes(before, moved)
         if limits.max_leader_changes is not None:
             budget = limits.max_leader_changes - forced
@@ -220,7 +301,8 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
                     f"lower --max-moves")
             cost = {i: int(after[i][0] == before[i][0]) for i in reordered}
             if sum(cost.values()) > budget:
-                reordered = _within(after, reordered, leader_quota(after, brokers, weights), budget,
+                reordered = _within(after, reordered, leader_quota(after, brokers, weights, fixed),
+                                    budget,
                                     lambda i, old, new: Change(i, old[:1], cost[i]))
                 partial = True
         final.update(reordered)
@@ -229,45 +311,73 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
 
 def change_factor(table: PartitionTable, factor: int, brokers: Collection[int],
                   loads: Mapping[int, int], rack_of: Mapping[int, str] | None = None,
-                  limits: Limits = Limits()) -> Rebalance:
+                  limits: Limits = Limits(), kept: Collection[int] = ()) -> Rebalance:
     """A replication factor change (:func:`change_replication_factor`): moves are exactly the
     replicas added, which is the lower bound (:func:`lower_bound`: more only where the end is
     balanced and balance alone needs more); leaders stay. With ``max_moves`` the first
     partitions in plan order, as many as the budget allows."""
-    before = table.replicas
-    final = change_replication_factor(table, factor, brokers, loads, rack_of)
+    held = hold(table, brokers, kept)
+    before, brokers = held.free.replicas, held.targets
+    final = change_replication_factor(held.free, factor, brokers, loads, rack_of)
     needed = lower_bound(before, [final.get(i, r) for i, r in enumerate(before)], brokers,
                          rack_of)
     partial = limits.max_moves is not None and needed > limits.max_moves
     if partial:
-        budget, kept = limits.max_moves or 0, {}
+        budget, chosen = limits.max_moves or 0, {}
         for i in sorted(final):
             cost = len(set(final[i]) - set(before[i]))
             if cost <= budget:
-                kept[i] = final[i]
+                chosen[i] = final[i]
                 budget -= cost
-        final = kept
-    return Rebalance(final, replica_moves(before, final), needed, leader_changes(before, final),
-                     0, partial)
+        final = chosen
+    return Rebalance(held.whole(final), replica_moves(before, final), needed,
+                     leader_changes(before, final), 0, partial, held=held.partitions)
 
 
 def cut_moves(before: Sequence[Replicas], moved: Mapping[int, Replicas], wanted: Quota,
               budget: int) -> dict[int, Replicas]:
-    """The replica moves to keep within ``budget`` copies: a subset of ``moved``, the brokers
-    with the most to give relieved first (also what a Spark task keeps of its chunk's moves)."""
-    return _within(before, moved, wanted, budget, _move_change)
+    """The replica moves to keep within ``budget`` copies, the brokers with the most to give
+    relieved first (also what a Spark task keeps of its chunk's moves).
 
-
-def _move_change(i: int, old: Replicas, new: Replicas) -> Change:
-    return Change(i, tuple(b for b in old if b not in new), len(set(new) - set(old)))
+    A piece of ``moved`` one copy at a time: a partition's change is its single copies
+    (the k-th replica it drops, replaced in its place by the k-th one it adds), each valid
+    alone, so what a step keeps and what it leaves are both pieces of the same plan, the rest
+    still optimal from where the step ends, and a step never stalls on a partition whose
+    change costs more than the budget. A partition whose every copy is kept takes ``moved``'s
+    list as it is."""
+    units: dict[tuple[int, int], tuple[int, int]] = {}
+    for i, new in moved.items():
+        old = before[i]
+        added = [b for b in new if b not in old]
+        for k, (x, y) in enumerate(zip((b for b in old if b not in new), added, strict=True)):
+            units[(i, k)] = (x, y)
+    kept = _within_changes([Change(key, (x,), 1) for key, (x, _) in sorted(units.items())],
+                           wanted, budget)
+    out: dict[int, Replicas] = {i: new for i, new in moved.items()
+                                if set(new) == set(before[i])}  # reordered only: no copy
+    partly: dict[int, list[int]] = {}
+    for i, k in sorted(kept):
+        x, y = units[(i, k)]
+        members = partly.setdefault(i, list(before[i]))
+        members[members.index(x)] = y
+    for i, members in partly.items():
+        whole = moved[i]
+        out[i] = whole if set(members) == set(whole) else tuple(members)
+    return out
 
 
 def _within(before: Sequence[Replicas], changed: Mapping[int, Replicas], wanted: Quota,
             budget: int, change_of: Callable[[int, Replicas, Replicas], Change]
             ) -> dict[int, Replicas]:
     """The changes to keep under ``budget``, the brokers with the most to give relieved first."""
+    chosen = _within_changes([change_of(i, before[i], new) for i, new in sorted(changed.items())],
+                             wanted, budget)
+    return {key: changed[key] for key in chosen}
+
+
+def _within_changes(changes: Sequence[Change], wanted: Quota, budget: int) -> set[Any]:
+    """The keys of the changes to keep under ``budget``, the brokers with the most to give
+    relieved first."""
     excess = {b: wanted.give.get(b, 0) + (b in wanted.spare_give)
               for b in set(wanted.give) | wanted.spare_give}
-    chosen = most_loaded_first([change_of(i, before[i], new) for i, new in sorted(changed.items())],
-                               excess, budget)
-    return {c.key: changed[c.key] for c in chosen}
+    return {c.key for c in most_loaded_first(changes, excess, budget)}

@@ -20,6 +20,14 @@ class Scope:
     """The brokers that end up holding the replicas, ascending."""
     rack_of: Mapping[int, str] | None
     """Racks of the brokers that have one, when placement is rack-aware; else None."""
+    unregistered: tuple[int, ...] = ()
+    """Targets that are not registered (named in ``--brokers`` to keep them): their replicas
+    stay, nothing new goes there, and the partitions holding one are left as they are."""
+
+    @property
+    def live(self) -> tuple[int, ...]:
+        """The registered targets: where replicas and leaderships may go."""
+        return tuple(b for b in self.targets if b not in self.unregistered)
 
 
 def scope_of(registered: Mapping[int, Broker], holding: Collection[int],
@@ -50,7 +58,9 @@ def scope_of(registered: Mapping[int, Broker], holding: Collection[int],
     targets = sorted(brokers if brokers is not None else set(registered) - set(remove or ()))
     if not targets:
         raise InvalidInput("no target broker is left: every registered broker is removed")
-    return Scope(tuple(targets), racks(registered, targets, rack_aware))
+    return Scope(tuple(targets), racks(registered, [b for b in targets if b in registered],
+                                       rack_aware),
+                 tuple(b for b in targets if b not in registered))
 
 
 def racks(registered: Mapping[int, Broker], targets: Collection[int], rack_aware: bool

@@ -8,7 +8,7 @@ and partitions by id, which is the order of every plan file and makes every resu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kadmin.model import PartitionMove, Replicas, TopicAssignment, TopicPartition
@@ -47,6 +47,12 @@ class PartitionTable:
     def from_topics(cls, topics: Mapping[str, TopicAssignment], names: Iterable[str]
                     ) -> PartitionTable:
         return cls.of((name, topics[name]) for name in names)
+
+    def subset(self, indexes: Sequence[int]) -> PartitionTable:
+        """The partitions at ``indexes`` (ascending), as a table of their own."""
+        topic_of, ids, replicas = self.topic_of, self.ids, self.replicas
+        return PartitionTable(self.topics, [topic_of[i] for i in indexes],
+                              [ids[i] for i in indexes], [replicas[i] for i in indexes])
 
     def __len__(self) -> int:
         return len(self.replicas)

@@ -6,15 +6,19 @@ of each other, reached by moving as few bytes as possible. Unlike replica counts
 polynomial exact algorithm (with sizes it contains bin packing), so it is a best-fit greedy:
 the broker furthest above the mean gives to the one furthest below, each time the partition
 whose size best fits what both still need, never one that would overshoot when a smaller one
-fits. The report holds it against a lower bound computed like the replica one: a broker can
-end no higher than the mean plus one largest partition, so whatever it holds above that, and
-every byte on a drained broker, must move.
+fits. A move is made only when it serves that goal: none when every broker is already within
+one largest partition of its share (one dominant partition, say: moving small ones around it
+would shave a sliver off a spread it makes), and none after the last one that narrowed the
+spread (when brokers tied at the top cannot all give). The report holds it against a lower
+bound computed like the replica one: a broker can end no higher than the mean plus one largest
+partition, so whatever it holds above that, and every byte on a drained broker, must move.
 """
 
 from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right, insort
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -36,13 +40,16 @@ class ByteBalance:
 
 
 def byte_lower_bound(table: PartitionTable, sizes: Sequence[int], targets: Collection[int],
-                     weights: Mapping[int, int] | None = None) -> int:
+                     weights: Mapping[int, int] | None = None,
+                     fixed: Mapping[int, int] | None = None) -> int:
     """Bytes no plan ending balanced can avoid moving: every byte on a drained broker, and
     whatever a target holds above its share plus one largest partition (with ``weights``, a
-    broker's share and slack are in proportion to its capacity)."""
-    held = bytes_per_broker(table.replicas, sizes)
+    broker's share and slack are in proportion to its capacity). ``fixed``: bytes on the
+    targets of partitions that do not move (they count, and stay)."""
+    held = Counter(bytes_per_broker(table.replicas, sizes))
+    held.update(fixed or {})
     largest = max(sizes, default=0)
-    total = sum(size * len(r) for size, r in zip(sizes, table.replicas, strict=True))
+    total = sum(held.values())
     weight = _weights(targets, weights)
     whole, least = sum(weight.values()), min(weight.values())
     forced = sum(n for b, n in held.items() if b not in targets)
@@ -56,15 +63,19 @@ def _weights(targets: Collection[int], weights: Mapping[int, int] | None) -> dic
 
 
 def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collection[int],
-                  rack_of: Rack = None, weights: Mapping[int, int] | None = None
-                  ) -> ByteBalance:
+                  rack_of: Rack = None, weights: Mapping[int, int] | None = None,
+                  fixed: Mapping[int, int] | None = None) -> ByteBalance:
     """Moves until every byte is on a target broker and the targets' bytes differ by at most
-    the largest partition (or no move helps any more). With ``weights`` (capacities) it is the
-    bytes per unit of capacity that end within one largest partition over the smallest
-    capacity of each other (spec section 7), each broker's share in proportion."""
+    the largest partition (or no move helps any more, or every broker is within it of its
+    share already). With ``weights`` (capacities) it is the bytes per unit of capacity that
+    end within one largest partition over the smallest capacity of each other (spec section
+    7), each broker's share in proportion. ``fixed``: bytes on the targets of partitions that
+    are not in ``table`` and stay where they are."""
     targets = frozenset(targets)
     held = {b: 0 for b in targets}
     held.update(bytes_per_broker(table.replicas, sizes))
+    for b, n in (fixed or {}).items():
+        held[b] = held.get(b, 0) + n
     current: dict[int, list[int]] = {}
     weight = _weights(targets, weights)
 
@@ -110,20 +121,36 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
                     default=None)
             if y is not None:
                 move(p, x, y)
-    steps = sum(len(r) for r in table.replicas)
+    near = all(abs(load(b) - per_unit) <= slack for b in targets)
+    steps = 0 if near else sum(len(r) for r in table.replicas)
+    made: list[tuple[int, int, int]] = []
+
+    def loads_spread() -> float:
+        return max(map(load, targets)) - min(map(load, targets))
+
+    best, keep = loads_spread(), 0
     while steps:
         steps -= 1
         high = max(targets, key=lambda b: (load(b), -b))
         low = min(targets, key=lambda b: (load(b), b))
+        if load(high) - load(low) < best:
+            best, keep = load(high) - load(low), len(made)
         if load(high) - load(low) <= slack:
             break
         found = narrowing(high)
         if found is None:
             break
         move(found[0], high, found[1])
+        made.append((found[0], high, found[1]))
+    if loads_spread() < best:
+        keep = len(made)
+    for p, x, y in reversed(made[keep:]):  # they did not narrow the spread: not made
+        now = current[p]
+        now[now.index(y)] = x
     final = {p: tuple(r) for p, r in current.items() if tuple(r) != table.replicas[p]}
     moved = sum(sizes[p] * len(set(r) - set(table.replicas[p])) for p, r in final.items())
-    return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets, weights), largest)
+    return ByteBalance(final, moved, byte_lower_bound(table, sizes, targets, weights, fixed),
+                       largest)
 
 
 Shelf = list[tuple[int, int]]

@@ -17,7 +17,7 @@ import typer
 
 from kadmin.cli import cluster, execute, plan, sandbox, spark, throttle, zk
 from kadmin.cli.aliases import add_old_spellings
-from kadmin.cli.common import OutputClosed, err
+from kadmin.cli.common import OutputClosed, err, use_verbose
 from kadmin.model import KadminError, and_more
 from kadmin.operations.source import use_security_options
 from kadmin.zk.security import SecuritySources
@@ -81,8 +81,12 @@ def zookeeper_security(
         "--zk-acl", envvar="KADMIN_ZK_ACL", show_envvar=True, rich_help_panel=_SECURITY,
         help="Create znodes with Kafka's secure ACL (all rights for the creator, read for "
              "everyone). Done anyway under a parent that is not world-writable.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", help="Say on stderr what kadmin notices on the way, such as a ZooKeeper "
+                          "server before 3.6 that makes it read znode by znode.")] = False,
 ) -> None:
     use_security_options(SecuritySources(auth_file, sasl_file, tls, ca, cert, key, acl))
+    use_verbose(verbose)
 
 
 def command_tree() -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -174,6 +175,24 @@ def connects(command: Command) -> Command:
 def warn(line: str) -> None:
     """A warning line on stderr."""
     err.print(f"kadmin: warning: {line}", markup=False)
+
+
+class _Notices(logging.Handler):
+    """kadmin's own notices (its ``kadmin.*`` loggers: a ZooKeeper server that makes it read
+    znode by znode, ...) as ``kadmin: ...`` lines on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err.print(f"kadmin: {record.getMessage()}", markup=False)
+
+
+def use_verbose(verbose: bool) -> None:
+    """Show kadmin's notices on stderr for this invocation (``--verbose``), or not."""
+    logger = logging.getLogger("kadmin")
+    for handler in [h for h in logger.handlers if isinstance(h, _Notices)]:
+        logger.removeHandler(handler)
+    logger.setLevel(logging.INFO if verbose else logging.NOTSET)
+    if verbose:
+        logger.addHandler(_Notices())
 
 
 def load_cluster(cluster: Path | None, zk: Connection, *, states: bool = True,

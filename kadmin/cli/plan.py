@@ -48,9 +48,10 @@ from kadmin.cli.common import (
 from kadmin.model import InvalidInput, PlanKind
 from kadmin.operations import generate as generating
 from kadmin.operations import validate as validating
+from kadmin.operations.demote import DemoteRequest, demote_brokers
 from kadmin.operations.generate import GenerateRequest, Output
 from kadmin.operations.rebalance import RebalanceRequest, rebalance
-from kadmin.operations.selection import TopicSelection, optional_ints
+from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
 from kadmin.reports import ReportFormat
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
@@ -264,3 +265,37 @@ def plan_rebalance(
         figures = rebalance(snapshot, request, partition_sizes(sizes_path, snapshot),
                             Output(out_path, force, write_stdout))
     render.rebalanced(figures, json_output)
+
+
+@app.command("demote")
+@connects
+def plan_demote(
+    zk: Connection,
+    brokers: Annotated[str, typer.Option(
+        "--brokers", help="The brokers to demote, comma-separated: no partition that has a "
+                          "replica elsewhere keeps one of them as its preferred leader.")],
+    cluster: ClusterOpt = None,
+    topics: TopicsOpt = None,
+    topics_file: TopicsFileOpt = None,
+    all_topics: AllTopicsDefaultOpt = False,
+    minimal: Annotated[bool, typer.Option(
+        "--minimal", help="Change only the partitions the demoted brokers lead (the fewest "
+                          "changes; the leader spread it leaves is reported) instead of also "
+                          "balancing leaders over the other brokers.")] = False,
+    out_path: OutOpt = None,
+    force: ForceOpt = False,
+    json_output: JsonOpt = False,
+    skip_unreadable: SkipUnreadableOpt = False,
+) -> None:
+    """Move preferred leadership off brokers (before a restart, or off a suspect broker) by
+    reordering replica lists only, no data moved; write the plan and its rollback (the way
+    back).
+
+    Example: kadmin plan demote --brokers 3 -z zk1:2181/kafka -o plans/demote.json; then
+    kadmin reassign --plan plans/demote.json -z zk1:2181/kafka --elect
+    """
+    request = DemoteRequest(split_ints(brokers, "--brokers"),
+                            TopicSelection(topics, topics_file, all_topics), minimal)
+    snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
+    figures = demote_brokers(snapshot, request, Output(out_path, force, write_stdout))
+    render.demoted(figures, json_output)

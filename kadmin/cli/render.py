@@ -42,6 +42,7 @@ from kadmin.events import (
 from kadmin.executor.reassign import Scheduled
 from kadmin.health import Shares
 from kadmin.model import (
+    INLINE_LIMIT,
     Severity,
     TopicPartition,
     and_more,
@@ -49,6 +50,7 @@ from kadmin.model import (
     printable,
     sample_of,
 )
+from kadmin.operations.demote import Demoted
 from kadmin.operations.generate import Generated
 from kadmin.operations.rebalance import Rebalanced
 from kadmin.operations.status import Status
@@ -226,6 +228,10 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
                 "bytes_before": sized.before[load["broker"]],
                 "bytes_after": sized.after[load["broker"]]})}
                 for load in loads(before, after)],
+            "drained": [{"broker": b, "replicas_before": n, "replicas_after": m}
+                        for b, (n, m) in figures.drained.items()],
+            "unregistered_kept": list(figures.unregistered), "held_partitions": r.held,
+            "stopped": None if figures.partitions else _why_nothing(figures),
             "topic_goal": None if r.topic_goal is None else {
                 **dataclasses.asdict(r.topic_goal), "reachable": r.topic_goal.reachable},
             "racks": None if r.racks is None else dataclasses.asdict(r.racks),
@@ -235,10 +241,9 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
     console = out if written or not figures.partitions else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
     if not figures.partitions:
-        say(f"nothing to move: {figures.topics} topic(s) are balanced over "
-            f"{len(before.replicas)} broker(s) (replica spread {before.replica_spread}, leader "
-            f"spread {before.leader_spread}); "
+        say(f"nothing to move: {_why_nothing(figures)}; "
             + (f"the plan {written} has no batch" if written else "no plan written"))
+        _kept(say, figures)
         return
     if r.bytes_moved is None:
         say(f"{r.replica_moves} replica move(s) (lower bound {r.lower_bound}), "
@@ -259,6 +264,8 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
         f"{before.leader_spread} -> {after.leader_spread}, worst topic spread "
         f"{before.worst_topic_spread} -> {after.worst_topic_spread}"
         + (f" ({after.worst_topic})" if after.worst_topic else ""))
+    _drains(say, figures)
+    _kept(say, figures)
     for line in goal_lines(r):
         say(line)
     if after.elsewhere:
@@ -268,7 +275,8 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             f"allows them (rack diversity, or partitions as wide as the broker list)")
     if r.partial:
         say("a partial plan (--max-moves/--max-leader-changes): run the same command again "
-            "once it is done, to continue toward the same balanced state")
+            "once it is done, to continue: the steps together make the fewest moves a whole "
+            "plan would")
     if written:
         say(f"plan {written}, rollback {rollback}" if rollback else
             f"plan {written} (`kadmin reassign --plan` writes the rollback file next to it "
@@ -276,6 +284,113 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
     if r.leader_changes and not figures.resized:
         say("preferred leaders change: run the plan with 'kadmin reassign --elect', which "
             "elects them once the replicas have moved")
+
+
+def _why_nothing(figures: Rebalanced) -> str:
+    """What stopped a plan that changes nothing: a limit, the byte aim, rules no plan can
+    break, or balance itself."""
+    r, before, sized = figures, figures.before, figures.byte_figures
+    counts = (f"replica spread {before.replica_spread}, leader spread {before.leader_spread}")
+    if r.partial:
+        return (f"{figures.limits or 'the limit'} allows none of the changes the balance needs "
+                f"({r.lower_bound} replica move(s) at least; {counts})")
+    if r.bytes_moved is not None and sized is not None:
+        if not sized.largest:
+            return (f"every partition's size is 0, so --balance bytes has nothing to balance "
+                    f"({counts}; --balance replicas balances counts)")
+        return (f"bytes per broker are within one largest partition "
+                f"({human_bytes(sized.largest)}) of the mean already (byte spread "
+                f"{human_bytes(spread(sized.before))}), so no move serves --balance bytes "
+                f"({counts}; --balance replicas balances counts)")
+    if r.unplaced:
+        return (f"{r.unplaced} move(s) would be needed for a spread of 1 and no valid plan "
+                f"allows them (rack diversity, or partitions as wide as the broker list; "
+                f"{counts})")
+    return (f"{figures.topics} topic(s) are balanced over {len(before.replicas)} broker(s) "
+            f"({counts})")
+
+
+def _drains(say: Callable[[str], None], figures: Rebalanced) -> None:
+    """The brokers a plan empties (or, partial, relieves): the spread over the targets does not
+    show them."""
+    if not figures.drained:
+        return
+    brokers = listed(figures.drained)
+    held = sum(n for n, _ in figures.drained.values())
+    afters = [m for _, m in figures.drained.values()]
+    left = figures.after.elsewhere if None in afters else sum(m or 0 for m in afters)
+    if not left:
+        say(f"empties broker(s) {brokers}: their {held} replica(s) move to the targets")
+    else:
+        say(f"moves {held - left} of the {held} replica(s) off broker(s) {brokers}; {left} stay "
+            f"there")
+
+
+def _kept(say: Callable[[str], None], figures: Rebalanced) -> None:
+    if figures.unregistered:
+        say(f"broker(s) {listed(figures.unregistered)} are not registered: their replicas stay, "
+            f"nothing new goes there, and the {figures.held} partition(s) holding one "
+            f"are left as they are")
+
+
+def demoted(figures: Demoted, as_json: bool) -> None:
+    """The summary of a demotion: how many leaders move and where, the spread over the other
+    brokers, and the partitions that stay; the plan itself went to ``figures.written``."""
+    r, written = figures.result, figures.written
+    rollback = files.sibling(written, ".rollback.json") if written else None
+    stuck = (("all_demoted", figures.all_demoted, "every replica is on a demoted broker"),
+             ("no_live_replica", figures.no_live_replica,
+              "their other replicas are on unregistered brokers, which must not lead"),
+             ("dead_led", figures.dead_led,
+              "led by an unregistered broker that is not demoted (demote it too to move them)"))
+    if as_json and (written or not r.leader_changes):  # else the plan went to stdout
+        print_json({
+            "plan": str(written) if written else None,
+            "rollback": str(rollback) if rollback else None,
+            "demoted": list(figures.demoted), "minimal": figures.minimal,
+            "topics": figures.topics, "leader_changes": r.leader_changes,
+            "targets": list(r.targets), "leader_spread_before": r.spread_before,
+            "leader_spread_after": r.spread_after, "least_spread": r.least_spread,
+            "handovers": [{"from": a, "to": b, "partitions": n}
+                          for (a, b), n in r.handovers.items()],
+            "brokers": [{"broker": b, "leaders_before": n, "leaders_after": r.after[b]}
+                        for b, n in r.before.items()],
+            "demoted_leaders": [{"broker": b, "leaders_before": n, "leaders_after": m}
+                                for b, (n, m) in r.demoted.items()],
+            **{key: {"count": found.total, "partitions": list(found.items)}
+               for key, found, _ in stuck}})
+        return
+    console = out if written or not r.leader_changes else err
+    say = lambda line: console.print(line, markup=False)  # noqa: E731
+    if not r.leader_changes:
+        say(f"nothing to move: no partition of {figures.topics} topic(s) needs another preferred "
+            f"leader to keep it off broker(s) {listed(figures.demoted)}"
+            + ("" if figures.minimal else " and balanced over the others")
+            + f" (leader spread {r.spread_after} over {len(r.targets)} broker(s)); no plan written")
+    else:
+        say(f"{r.leader_changes} leader change(s) in {figures.topics} topic(s), by reordering "
+            f"replica lists only (no data moves)")
+        say("leaders move: " + listed(f"{a} -> {b}: {n}" for (a, b), n in sorted(
+            r.handovers.items(), key=lambda item: (-item[1], item[0]))))
+        only = ", changing only what they lead" if figures.minimal else ""
+        least = "" if r.least_spread <= 1 else f" (the least any reordering reaches{only})"
+        say(f"preferred leaders over broker(s) {listed(r.targets)}: spread {r.spread_before} -> "
+            f"{r.spread_after}{least}")
+        print_sampled(console, chain(
+            (f"broker {b} (demoted): {n} -> {m}" for b, (n, m) in r.demoted.items()),
+            (f"broker {b}: {n} -> {r.after[b]}" for b, n in r.before.items())), "  ")
+    for _, found, why in stuck:
+        if found.total:
+            shown = found.items[:INLINE_LIMIT]
+            more = found.total - len(shown)
+            say(f"{found.total} partition(s) keep their preferred leader: {why}: "
+                + ", ".join(shown) + (f" {and_more(more)}" if more else ""))
+    if written:
+        say(f"plan {written}, rollback {rollback} (the way back)")
+        gate = (f" --no-health-gate (broker(s) {listed(figures.down)} are down: their partitions "
+                f"are under-replicated)" if figures.down else "")
+        say(f"next: kadmin reassign --plan {written} --elect{gate} (reordering only: it "
+            f"completes at once, and --elect makes the new preferred leaders lead)")
 
 
 def goal_lines(r: Rebalanced) -> list[str]:

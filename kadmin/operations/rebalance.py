@@ -74,6 +74,13 @@ class RebalanceRequest:
     def limits(self) -> balancing.Limits:
         return balancing.Limits(self.max_moves, self.max_leader_changes)
 
+    @property
+    def limit_words(self) -> str | None:
+        """The limits as the operator gave them (``--max-moves 0``); None without one."""
+        return " and ".join(f"{option} {n}" for option, n in (
+            ("--max-moves", self.max_moves), ("--max-leader-changes", self.max_leader_changes))
+            if n is not None) or None
+
 
 @dataclass(frozen=True)
 class ByteFigures:
@@ -83,6 +90,8 @@ class ByteFigures:
     moved: int
     before: Mapping[int, int]
     after: Mapping[int, int]
+    largest: int = 0
+    """The largest partition: bytes per broker within it of each other is the aim."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,15 @@ class Rebalanced:
     folder: bool = False
     """Written as a plan folder (Spark): written even when empty, its rollback written by
     ``kadmin reassign``."""
+    drained: Mapping[int, tuple[int, int | None]] = field(default_factory=dict)
+    """Brokers outside the targets that held replicas: replicas on each before and after
+    (None: not known one by one, as after a Spark plan; ``after.elsewhere`` has the total)."""
+    unregistered: tuple[int, ...] = ()
+    """Targets that are not registered, kept: the partitions holding one are left as they are."""
+    held: int = 0
+    """Partitions left as they are because they hold a replica on an unregistered target."""
+    limits: str | None = None
+    """The limits given (``--max-moves 0``), for saying what stopped a plan."""
     topic_goal: TopicGoal | None = None
     """What the plan did for each topic's evenness (``--topic-spread``, or the default)."""
     racks: RackBalance | None = None
@@ -158,30 +176,37 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
     if request.by_bytes:
         assert size_of is not None, "--balance bytes is refused without sizes"
         result = balancing.rebalance_bytes(table, size_of, scope.targets, scope.rack_of,
-                                           leaders=request.leaders, capacities=weights)
+                                           leaders=request.leaders, capacities=weights,
+                                           kept=scope.unregistered)
     elif request.replication_factor is None:
         result = balancing.rebalance(table, scope.targets, scope.rack_of,
                                      leaders=request.leaders, limits=request.limits,
                                      counts=counts, weights=weights,
-                                     topic_spread=request.topic_spread)
+                                     topic_spread=request.topic_spread, kept=scope.unregistered)
     else:
         loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
         result = balancing.change_factor(table, request.replication_factor, scope.targets,
-                                         loads, scope.rack_of, request.limits)
+                                         loads, scope.rack_of, request.limits,
+                                         kept=scope.unregistered)
     moves, undo = table.moves(result.final)
     after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
+    live, left = scope.live, replica_counts(after)
     figures = Rebalanced(
         len(selected), len(moves), result.replica_moves, result.lower_bound,
         result.leader_changes, result.unplaced, result.partial,
-        metrics.balance(table.replicas, table.topic_of, table.topics, scope.targets),
-        metrics.balance(after, table.topic_of, table.topics, scope.targets),
+        metrics.balance(table.replicas, table.topic_of, table.topics, live),
+        metrics.balance(after, table.topic_of, table.topics, live),
         resized=request.replication_factor is not None, bytes_moved=result.bytes_moved,
         byte_figures=None if size_of is None else ByteFigures(
             sum(moved_bytes(size_of[i], table.replicas[i], r) for i, r in result.final.items()),
-            _held(table.replicas, size_of, scope.targets), _held(after, size_of, scope.targets)),
+            _held(table.replicas, size_of, live), _held(after, size_of, live),
+            max(size_of, default=0)),
         topic_goal=result.topics, racks=result.racks,
         over_capacity=() if size_of is None or weights is None else tuple(
-            over_capacity(_held(after, size_of, scope.targets), weights)))
+            over_capacity(_held(after, size_of, live), weights)),
+        drained={b: (n, left.get(b, 0)) for b, n in sorted(counts.items())
+                 if b not in scope.targets},
+        unregistered=scope.unregistered, held=result.held, limits=request.limit_words)
     return ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)), figures
 
 
@@ -204,4 +229,6 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
     return Rebalanced(manifest.topics, manifest.partitions, manifest.replica_moves,
                       manifest.lower_bound, manifest.leader_changes, manifest.planned.unplaced,
                       manifest.planned.partial, manifest.before, manifest.after,
-                      written=out_dir / MANIFEST_FILE, folder=True)
+                      written=out_dir / MANIFEST_FILE, folder=True,
+                      drained={b: (n, None) for b, n in manifest.drained.items()},
+                      limits=request.limit_words)

@@ -53,9 +53,7 @@ def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_cha
     for move in plan.moves:
         replicas = move.replicas
         if not all(b in brokers for b in replicas):
-            offline = [b for b in replicas if b not in brokers]
-            yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
-                                        f"{list(replicas)} not registered in /brokers/ids")
+            yield from _unregistered(move, snapshot)
         in_flight = reassigning.get(move.topic)
         moving = None if in_flight is None else in_flight.get(move.partition)
         if moving is not None:
@@ -68,6 +66,29 @@ def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_cha
         if current is not None and len(current) != len(replicas) and not allow_rf_change:
             yield Problem(str(move.tp), f"changes the replication factor from {len(current)} to "
                                         f"{len(replicas)} (allowed with --allow-rf-change)")
+
+
+def _unregistered(move: PartitionMove, snapshot: ClusterSnapshot) -> Iterator[Problem]:
+    """Replicas on brokers that are not registered. Kafka's controller (2.4+) refuses a new
+    replica on a broker that is not alive, and a move that keeps a replica there waits for it to
+    rejoin the ISR; a reordering adds and removes nothing, so it completes at once (taking
+    leadership off a broker that is down is what ``plan demote`` may do): a warning, unless the
+    new first replica is the one that is down."""
+    replicas = move.replicas
+    offline = [b for b in replicas if b not in snapshot.brokers]
+    current = snapshot.settled_replicas(move.tp)
+    if current is not None and len(current) == len(replicas) and set(current) == set(replicas):
+        if replicas[0] in offline:
+            yield Problem(str(move.tp), f"preferred replica {replicas[0]} of {list(replicas)} is "
+                                        f"not registered in /brokers/ids; it could not lead")
+        else:
+            yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
+                                        f"{list(replicas)} not registered in /brokers/ids; the "
+                                        f"reordering completes at once all the same",
+                          Severity.WARNING)
+        return
+    yield Problem(str(move.tp), f"broker(s) {', '.join(map(str, offline))} of replicas "
+                                f"{list(replicas)} not registered in /brokers/ids")
 
 
 def _moving(tp: TopicPartition, move: Reassignment) -> str:

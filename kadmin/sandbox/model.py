@@ -55,6 +55,9 @@ class Move:
     isr: frozenset[int] = frozenset()
     started: float = 0.0
     leader: int = -1
+    reorder: bool = False
+    """The target holds the replicas it has, reordered: Kafka 2.4+ adds and removes nothing,
+    so the move is complete at once, whatever the replicas' state."""
 
 
 class Kind(Enum):

@@ -217,6 +217,8 @@ class Reassignments:
         target = move.target
         if not target or len(set(target)) != len(target):
             return float("inf")
+        if move.reorder:
+            return move.started
         ready = move.started
         for replica in target:
             since = self._cluster.live.get(replica)
@@ -279,20 +281,24 @@ class Reassignments:
             move.isr = frozenset(move.state[0].isr) if move.state else frozenset()
             move.leader = move.state[0].leader if move.state else -1
             move.started = now
+            before = origin(entry[0], move.tp.partition)
+            move.reorder = set(before) == set(move.target)
             self._start_copies(move, now)
-            out.append((move, origin(entry[0], move.tp.partition)))
+            out.append((move, before))
         return out
 
     def _final_state(self, move: Move, state: PartitionState) -> PartitionState:
         """Leader stays if it is a live target replica, else the first live target replica
-        becomes leader; ISR = target. The epoch moves only when leader or ISR change."""
+        becomes leader; ISR = target (a reordering keeps the ISR it has: a replica on a broker
+        that is down is in no ISR). The epoch moves only when leader or ISR change."""
         alive = self._cluster.alive
         leader = state.leader
+        isr = state.isr if move.reorder else move.target
         if leader not in move.target or not alive(leader):
-            leader = next(r for r in move.target if alive(r))
-        if (leader, move.target) == (state.leader, state.isr):
+            leader = next((r for r in move.target if alive(r)), -1)
+        if (leader, isr) == (state.leader, state.isr):
             return state
-        return PartitionState(leader, move.target, state.leader_epoch + 1, self._cluster.epoch)
+        return PartitionState(leader, isr, state.leader_epoch + 1, self._cluster.epoch)
 
     def _write_progress(self, started: Sequence[tuple[Move, Replicas]],
                         done: Sequence[Move]) -> None:

@@ -22,7 +22,7 @@ batches; the rare tail (see :mod:`kadmin.balance.quotas`) adds at most ``TAIL_PA
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,7 +34,7 @@ from kadmin.balance.capacity import read_capacities
 from kadmin.balance.chunks import Context, Counts, Part, Picked, Planned, Step, plan
 from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.scope import scope_of
-from kadmin.model import InvalidInput
+from kadmin.model import InvalidInput, listed
 from kadmin.operations import folder
 from kadmin.operations.rebalance import RebalanceRequest
 from kadmin.operations.selection import topic_names
@@ -79,6 +79,9 @@ class Manifest:
     batch_size: int
     max_znode_bytes: int
     fingerprint: Mapping[str, Mapping[str, Any]]
+    drained: Mapping[int, int] = field(default_factory=dict)
+    """Replicas on each broker outside the targets before the plan (for the summary; not
+    written: the manifest's ``elsewhere`` says what stays there)."""
 
     def document(self) -> dict[str, Any]:
         return folder.manifest_document(
@@ -150,6 +153,13 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             holding = {b for c in counts for b, n in c.replicas.items() if n}
             scope = scope_of(registered, holding, options.brokers, options.remove,
                              options.rack_aware)
+            if scope.unregistered:
+                raise InvalidInput(
+                    f"--brokers: broker(s) {listed(scope.unregistered)} are not registered; "
+                    f"spark rebalance cannot leave their partitions as they are: plan with "
+                    f"'kadmin plan rebalance' (which does), or drain them with --remove-brokers")
+            drained = {b: sum(c.replicas.get(b, 0) for c in counts)
+                       for b in sorted(holding - set(scope.targets))}  # before plan() runs
             context = Context(scope.targets, scope.rack_of, None if options.capacity is None
                               else read_capacities(options.capacity).weights(scope.targets))
             parts.share(context)
@@ -170,7 +180,7 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                     after=quotas.merged([t.after for t in trailers]), options=options,
                     all_topics=topics is None,
                     targets=scope.targets, batch_size=batch_size,
-                    max_znode_bytes=max_znode_bytes, fingerprint=fingerprint)
+                    max_znode_bytes=max_znode_bytes, fingerprint=fingerprint, drained=drained)
 
             try:
                 return write_folder(out_dir, encoded, manifest, batch_size=batch_size,

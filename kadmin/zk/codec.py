@@ -63,6 +63,8 @@ def _shown(value: Any) -> str:
 
 def _int(value: Any, what: str) -> int:
     # bool is an int subclass in Python but never a valid id or epoch in Kafka's JSON
+    if type(value) is int:
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise DecodeError(f"{what} must be an integer, got {_shown(value)}")
     return value
@@ -77,7 +79,14 @@ def _id(value: Any, what: str, lowest: int = 0) -> int:
     return number
 
 
+_INT = frozenset({int})
+
+
 def _ids(value: Any, what: str) -> tuple[int, ...]:
+    # the usual case checked by builtins alone: a list of ints from 0 to MAX_ID
+    if type(value) is list and (not value or (set(map(type, value)) <= _INT
+                                              and min(value) >= 0 and max(value) <= MAX_ID)):
+        return tuple(value)
     if not isinstance(value, list):
         raise DecodeError(f"{what} must be a list of broker ids, got {_shown(value)}")
     return tuple(_id(v, what) for v in value)

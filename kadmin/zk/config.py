@@ -24,10 +24,12 @@ from kazoo.exceptions import (
     RolledBackError,
     RuntimeInconsistency,
 )
+from kazoo.protocol.states import ZnodeStat
 
 from kadmin.model import OperationFailed, sample_of
 from kadmin.throttles import Config, Record, remove_all, throttle_values
-from kadmin.zk import codec, paths, reader, session
+from kadmin.zk import codec, multiread, paths, session
+from kadmin.zk.multiread import Op
 
 Edit = Callable[[Config, Record], tuple[dict[str, str], Record]]
 """A config entity's new config and kadmin record, from the current ones."""
@@ -232,10 +234,12 @@ def _check(results: list[object], entities: list[str]) -> None:
 def _read(client: KazooClient, entities: Sequence[str]) -> dict[str, _Current]:
     """Each entity's config znode and kadmin record; one that cannot be decoded is marked with
     the reason (``config_error``, ``record_error``), never taken for an absent one."""
-    configs = {e: reply for _, e, reply in reader.pipelined(
-        client.get_async, [(paths.config(e), e) for e in entities])}
-    records = {e: reply for _, e, reply in reader.pipelined(
-        client.get_async, [(paths.throttle_record(e), e) for e in entities])}
+    configs: dict[str, tuple[bytes, ZnodeStat]] = {}
+    records: dict[str, tuple[bytes, ZnodeStat]] = {}
+    requests = ((Op(path(e), stat=True), (found, e)) for e in entities
+                for path, found in ((paths.config, configs), (paths.throttle_record, records)))
+    for _, (found, entity), reply in multiread.read(client, requests):
+        found[entity] = reply
     out = {}
     for entity in entities:
         doc: dict[str, Any] | None = None

@@ -1,22 +1,20 @@
 """Read a live cluster from ZooKeeper, fast enough for millions of partitions.
 
-One synchronous round trip per znode would take minutes on a large cluster, so every read is
-pipelined through kazoo's async API with a bounded window of requests in flight: the server
-works on the next requests while Python decodes the previous answers, and memory stays flat.
+Every read goes through :mod:`kadmin.zk.multiread`: hundreds of znodes per multiRead request,
+a few requests in flight while Python decodes the answers of earlier ones, memory flat (servers
+before 3.6: pipelined single reads). A read of a whole cluster is one request for the admin
+znodes and the listings, then the brokers, then the topic znodes and, pulled by their answers,
+the partition states.
 """
 
 from __future__ import annotations
 
-import time
-from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException, NoNodeError
-from kazoo.interfaces import IAsyncResult
 
 from kadmin.model import (
     Broker,
@@ -29,11 +27,11 @@ from kadmin.model import (
     TopicPartition,
     topic_name_problem,
 )
-from kadmin.zk import codec, paths, session
+from kadmin.zk import codec, multiread, paths
+from kadmin.zk.multiread import Op, pipelined
 
-WINDOW = 2000
-"""Requests in flight at once: enough to keep a remote server busy, small enough that the
-replies waiting in kazoo's buffers stay a few megabytes."""
+__all__ = ["InFlight", "LiveCluster", "pipelined", "read_assignments", "read_cluster",
+           "read_for_operation", "read_in_flight", "read_states", "unreadable_error"]
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -62,48 +60,6 @@ class LiveCluster:
     unreadable: tuple[tuple[str, str], ...]
 
 
-def pipelined(
-    call: Callable[[str], IAsyncResult], requests: Iterable[tuple[str, T]], window: int = WINDOW
-) -> Iterator[tuple[str, T, Any]]:
-    """Run ``call(path)`` for every ``(path, tag)`` with at most ``window`` in flight, yielding
-    ``(path, tag, value)`` in request order.
-
-    Znodes that do not exist (or vanished since they were listed) are skipped. A request lost
-    with the connection is retried on its own under :func:`retrying`, so a blip in the middle
-    of a million reads neither fails nor restarts the whole read. Other errors (no ACL access,
-    ...) fail with the znode's path.
-    """
-    in_flight: deque[tuple[str, T, IAsyncResult]] = deque()
-
-    def settle() -> Iterator[tuple[str, T, Any]]:
-        path, tag, result = in_flight.popleft()
-        try:
-            yield path, tag, _answer(call, path, result)
-        except NoNodeError:
-            return
-
-    for path, tag in requests:
-        in_flight.append((path, tag, call(path)))
-        if len(in_flight) >= window:
-            yield from settle()
-    while in_flight:
-        yield from settle()
-
-
-def _answer(call: Callable[[str], IAsyncResult], path: str, result: IAsyncResult) -> Any:
-    """One read's value. Bounded, like its retries: a request kazoo holds through an outage
-    would otherwise wait for as long as ZooKeeper stays away."""
-    until = time.monotonic() + session.DEFAULT_RETRY_SECONDS
-    try:
-        return session.reply(result, until)
-    except session.RETRYABLE:
-        return session.retrying(until)(lambda: session.reply(call(path), until))
-    except NoNodeError:
-        raise
-    except KazooException as error:
-        raise OperationFailed(f"cannot read {path}: {type(error).__name__}") from error
-
-
 class _Decoder:
     """Decodes payloads, then either collects the failures (``read_cluster``) or raises the
     first one as the operator's one-line error (the narrower reads, whose callers act on the
@@ -125,32 +81,57 @@ class _Decoder:
         self.unreadable.append((path, reason))
 
 
-def _children(client: KazooClient, path: str) -> list[str]:
-    """Children of ``path``; none when it does not exist (an empty cluster, no admin requests)."""
-    return next((value for _, _, value in pipelined(client.get_children_async, [(path, None)])),
-                [])
+_ADMIN_AND_LISTINGS = (
+    (Op(paths.REASSIGN_PARTITIONS), codec.decode_reassignment),
+    (Op(paths.PREFERRED_REPLICA_ELECTION), codec.decode_election),
+    (Op(paths.DELETE_TOPICS, children=True), None),
+    (Op(paths.BROKER_IDS, children=True), None),
+    (Op(paths.CONTROLLER), codec.decode_controller),
+    (Op(paths.CONTROLLER_EPOCH), codec.decode_controller_epoch),
+    (Op(paths.BROKER_TOPICS, children=True), None),
+)
+"""What a read of the cluster starts with, in this order: admin znodes first (see
+``read_cluster``), then the listings and single znodes (a few requests: the sizes of these
+znodes are not known, so multiread's slow start sends the first ones alone)."""
 
 
-def _optional(client: KazooClient, wanted: list[tuple[str, Callable[[bytes], Any]]],
-              decoder: _Decoder) -> dict[str, Any]:
-    """Decoded single znodes that may not exist (controller, admin requests), read together."""
-    found = {path: decoder(path, decode, data)
-             for path, decode, (data, _) in pipelined(client.get_async, wanted)}
-    return {path: value for path, value in found.items() if value is not None}
+def _first_read(client: KazooClient, decoder: _Decoder, wanted: Collection[str]
+                ) -> dict[str, Any]:
+    """The znodes of ``_ADMIN_AND_LISTINGS`` whose paths are ``wanted``, read in that order and
+    decoded (listings as they are); missing ones are absent, as are undecodable ones
+    (reported)."""
+    found: dict[str, Any] = {}
+    requests = [(op, decode) for op, decode in _ADMIN_AND_LISTINGS if op.path in wanted]
+    for path, decode, value in multiread.read(client, requests):
+        decoded = value if decode is None else decoder(path, decode, value)
+        if decoded is not None:
+            found[path] = decoded
+    return found
 
 
-def _read_brokers(client: KazooClient, decoder: _Decoder) -> dict[int, Broker]:
+def _in_flight(found: dict[str, Any]) -> InFlight:
+    return InFlight(
+        reassignment=found.get(paths.REASSIGN_PARTITIONS),
+        election=found.get(paths.PREFERRED_REPLICA_ELECTION),
+        deletions=tuple(sorted(found.get(paths.DELETE_TOPICS, ()))),
+    )
+
+
+def _read_brokers(client: KazooClient, children: Iterable[str], decoder: _Decoder,
+                  registrations: bool = True) -> dict[int, Broker]:
     """Registered brokers. One whose registration cannot be decoded is still registered - its
     ephemeral znode says it is alive - so it stays, with nothing known but its id: dropping it
     would make it look dead, and a plan would drain it."""
     brokers: dict[int, Broker] = {}
     requests = []
-    for child in _children(client, paths.BROKER_IDS):
+    for child in children:
         broker_id = decoder(f"{paths.BROKER_IDS}/{child}",
                             partial(codec.decimal_id, what="broker id"), child)
         if broker_id is not None:
             requests.append((paths.broker(broker_id), broker_id))
-    for path, broker_id, (data, _) in pipelined(client.get_async, requests):
+    if not registrations:
+        return {broker_id: Broker(broker_id) for broker_id in sorted(i for _, i in requests)}
+    for path, broker_id, data in multiread.read(client, requests):
         try:
             brokers[broker_id] = codec.decode_broker(broker_id, data)
         except codec.DecodeError as error:
@@ -160,11 +141,11 @@ def _read_brokers(client: KazooClient, decoder: _Decoder) -> dict[int, Broker]:
     return dict(sorted(brokers.items()))
 
 
-def _topic_names(client: KazooClient, decoder: _Decoder) -> list[str]:
+def _topic_names(children: Iterable[str], decoder: _Decoder) -> list[str]:
     """Children of /brokers/topics that Kafka could have created; any other is reported (a
     snapshot, plan or deletion naming it would be refused later, far from its cause)."""
     names = []
-    for child in _children(client, paths.BROKER_TOPICS):
+    for child in children:
         problem = topic_name_problem(child)
         if problem is None:
             names.append(child)
@@ -176,7 +157,7 @@ def _topic_names(client: KazooClient, decoder: _Decoder) -> list[str]:
 def _assignments(client: KazooClient, topics: Iterable[str],
                  decoder: _Decoder) -> Iterator[tuple[str, codec.TopicZnode]]:
     requests = ((paths.topic(name), name) for name in topics)
-    for path, name, (data, _) in pipelined(client.get_async, requests):
+    for path, name, data in multiread.read(client, requests):
         znode = decoder(path, codec.decode_topic_znode, data)
         if znode is not None:
             yield name, znode
@@ -185,39 +166,37 @@ def _assignments(client: KazooClient, topics: Iterable[str],
 def _states(client: KazooClient, partitions: Iterable[TopicPartition],
             decoder: _Decoder) -> Iterator[tuple[TopicPartition, PartitionState]]:
     requests = ((paths.partition_state(tp.topic, tp.partition), tp) for tp in partitions)
-    for path, tp, (data, _) in pipelined(client.get_async, requests):
+    for path, tp, data in multiread.read(client, requests):
         state = decoder(path, codec.decode_state, data)
         if state is not None:
             yield tp, state
 
 
-def _read_in_flight(client: KazooClient, decoder: _Decoder) -> InFlight:
-    found = _optional(client, [(paths.REASSIGN_PARTITIONS, codec.decode_reassignment),
-                               (paths.PREFERRED_REPLICA_ELECTION, codec.decode_election)], decoder)
-    return InFlight(
-        reassignment=found.get(paths.REASSIGN_PARTITIONS),
-        election=found.get(paths.PREFERRED_REPLICA_ELECTION),
-        deletions=tuple(sorted(_children(client, paths.DELETE_TOPICS))),
-    )
+_IN_FLIGHT = (paths.REASSIGN_PARTITIONS, paths.PREFERRED_REPLICA_ELECTION, paths.DELETE_TOPICS)
 
 
 def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
-                 states: bool = True) -> LiveCluster:
+                 states: bool | Callable[[TopicPartition], bool] = True,
+                 registrations: bool = True) -> LiveCluster:
     """Brokers, controller, the assignment of ``topics`` (all when None; unknown ones are
     absent) with their reassignments in flight, their partition states unless ``states`` is
-    False, and the in-flight admin requests. Undecodable znodes (and topics whose names Kafka
-    could not have created) are reported in ``unreadable`` and left out - but for a broker,
-    which stays with its id only."""
+    False (only those of the partitions it accepts when it is a function), and the in-flight
+    admin requests. Without ``registrations`` the brokers are the registered ids only (no read
+    of their registrations). Undecodable znodes (and topics whose names Kafka could not have
+    created) are reported in ``unreadable`` and left out - but for a broker, which stays with
+    its id only."""
     decoder = _Decoder(collect=True)
     # admin znodes first: the controller writes a partition's final replicas before it takes the
     # partition out of /admin/reassign_partitions, so read in this order a partition is always
-    # either still listed as moving or shows its final replicas, never neither
-    in_flight = _read_in_flight(client, decoder)
-    brokers = _read_brokers(client, decoder)
-    controller = _optional(client, [(paths.CONTROLLER, codec.decode_controller),
-                                    (paths.CONTROLLER_EPOCH, codec.decode_controller_epoch)],
-                           decoder)
-    names = _topic_names(client, decoder) if topics is None else sorted(set(topics))
+    # either still listed as moving or shows its final replicas, never neither. ZooKeeper
+    # answers a session's requests, and the reads within a multiRead, in the order sent.
+    wanted = {op.path for op, _ in _ADMIN_AND_LISTINGS}
+    if topics is not None:
+        wanted.discard(paths.BROKER_TOPICS)
+    found = _first_read(client, decoder, wanted)
+    brokers = _read_brokers(client, found.get(paths.BROKER_IDS, ()), decoder, registrations)
+    names = (_topic_names(found.get(paths.BROKER_TOPICS, ()), decoder) if topics is None
+             else sorted(set(topics)))
     assignments: dict[str, TopicAssignment] = {}
     reassigning: dict[str, dict[int, Reassignment]] = {}
 
@@ -231,8 +210,10 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
     partition_states: dict[str, dict[int, PartitionState]] = {}
     if states:
         # pulled by the state reads while topic reads are still arriving: both pipelines run
-        partitions = (TopicPartition(name, p) for name, assignment in read_topics()
-                      for p in sorted(assignment))
+        everything: Callable[[TopicPartition], bool] = lambda _: True  # noqa: E731
+        chosen = everything if states is True else states
+        partitions = (tp for name, assignment in read_topics() for p in sorted(assignment)
+                      if chosen(tp := TopicPartition(name, p)))
         for tp, state in _states(client, partitions, decoder):
             partition_states.setdefault(tp.topic, {})[tp.partition] = state
     else:
@@ -243,11 +224,11 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
         brokers=brokers,
         topics=assignments,
         states=partition_states,
-        controller=controller.get(paths.CONTROLLER),
-        controller_epoch=controller.get(paths.CONTROLLER_EPOCH),
+        controller=found.get(paths.CONTROLLER),
+        controller_epoch=found.get(paths.CONTROLLER_EPOCH),
         reassigning=reassigning,
     )
-    return LiveCluster(snapshot, in_flight, tuple(decoder.unreadable or ()))
+    return LiveCluster(snapshot, _in_flight(found), tuple(decoder.unreadable or ()))
 
 
 def unreadable_error(unreadable: Sequence[tuple[str, str]], consequence: str) -> OperationFailed:
@@ -276,7 +257,7 @@ def read_for_operation(client: KazooClient, topics: Collection[str] | None, *,
 def read_in_flight(client: KazooClient) -> InFlight:
     """The admin requests still pending. An undecodable admin znode is an ``OperationFailed``:
     "something is pending but unreadable" must stop the caller, not read as "nothing"."""
-    return _read_in_flight(client, _Decoder(collect=False))
+    return _in_flight(_first_read(client, _Decoder(collect=False), _IN_FLIGHT))
 
 
 def read_assignments(client: KazooClient, topics: Collection[str]) -> dict[str, TopicAssignment]:

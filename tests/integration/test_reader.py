@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.protocol.serialization import GetData
 
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.model import (
@@ -327,18 +328,20 @@ def test_reads_twenty_thousand_partitions(zk: KazooClient) -> None:
     assert live.unreadable == ()
 
 
-def pull_the_plug(client: KazooClient, at_call: int, outage: Callable[[], None]) -> None:
-    """A real outage at a known point of a read: ``outage`` runs right before the client's
-    ``at_call``-th get request is made, while the earlier ones are in flight."""
-    get_async = client.get_async
-    calls = itertools.count(1)
+def pull_the_plug(client: KazooClient, at_read: int, outage: Callable[[], None]) -> None:
+    """A real outage at a known point of a read: ``outage`` runs right before the request
+    holding the client's ``at_read``-th getData is sent (a multiRead holds many), while the
+    earlier ones are in flight."""
+    send = client._call
+    reads = itertools.count(1)
 
-    def get_async_that_pulls_the_plug(path: str) -> object:
-        if next(calls) == at_call:
+    def send_that_pulls_the_plug(request: Any, result: Any) -> object:
+        operations = getattr(request, "operations", (request,))
+        if any(isinstance(op, GetData) and next(reads) == at_read for op in operations):
             outage()
-        return get_async(path)
+        return send(request, result)
 
-    client.get_async = get_async_that_pulls_the_plug
+    client._call = send_that_pulls_the_plug  # type: ignore[method-assign]
 
 
 def test_a_read_survives_the_server_restarting_midway(own_zk_server: EmbeddedZooKeeper) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import shutil
 import subprocess
 import time
@@ -333,8 +334,14 @@ def sasl_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredSer
         broker.close()
 
 
+def read_znode_by_znode(caplog: pytest.LogCaptureFixture) -> bool:
+    """Whether a session said it fell back from multiRead to single reads (kadmin.zk logger)."""
+    return any("does not answer multiRead" in r.getMessage() for r in caplog.records)
+
+
 def test_sasl_digest_md5_login_from_a_file_or_the_environment(kadmin, sasl_server, tmp_path,
-                                                              monkeypatch):
+                                                              monkeypatch, caplog):
+    caplog.set_level(logging.INFO, logger="kadmin.zk")
     sasl_file = tmp_path / "sasl.json"
     sasl_file.write_text(json.dumps(SASL_DIGEST))
     run = kadmin("--zk-sasl-file", str(sasl_file), "status", "-z", sasl_server.connect, "--json")
@@ -346,6 +353,7 @@ def test_sasl_digest_md5_login_from_a_file_or_the_environment(kadmin, sasl_serve
     assert run.code == 0, run.err
     assert sorted(b["id"] for b in json.loads(run.out)["brokers"]) == [0, 1, 2]
     assert_secret_free(run.out, run.err)
+    assert not read_znode_by_znode(caplog)  # multiRead through SASL
 
 
 # kazoo's connection thread dies of the server's refusal; kadmin silences that thread's end
@@ -439,7 +447,8 @@ def tls_options(files: Path, ca: str = "ca", client: bool = True) -> list[str]:
     return options
 
 
-def test_tls_with_a_client_certificate(kadmin, tls_server, monkeypatch):
+def test_tls_with_a_client_certificate(kadmin, tls_server, monkeypatch, caplog):
+    caplog.set_level(logging.INFO, logger="kadmin.zk")
     run = kadmin(*tls_options(tls_server.files), "status", "-z", tls_server.connect, "--json")
     assert run.code == 0, run.err
     assert json.loads(run.out)["controller"] == 0
@@ -449,6 +458,7 @@ def test_tls_with_a_client_certificate(kadmin, tls_server, monkeypatch):
         monkeypatch.setenv(variable, value if value == "1" else str(tls_server.files / value))
     run = kadmin("status", "-z", tls_server.connect, "--json")
     assert run.code == 0, run.err
+    assert not read_znode_by_znode(caplog)  # multiRead through TLS
 
 
 @pytest.mark.parametrize("options", [

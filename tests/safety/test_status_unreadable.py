@@ -254,3 +254,26 @@ def test_a_broker_with_an_unreadable_registration_is_a_valid_target(
     run = kadmin("reassign", "--plan", "plan.json", "-z", corrupted, "--dry-run")
     assert run.code == 0, run.err
     assert "alpha-0" in run.out
+
+
+def test_status_of_topics_with_no_registered_broker_reports_them_all_offline(
+        kadmin: Callable[..., Any], zk_connect: str) -> None:
+    """Every broker gone (a full outage, or a cluster being rebuilt): status still reports the
+    topics and says no broker is live, instead of failing on an empty broker list."""
+    hosts, chroot = zk_connect.split("/", 1)
+    box = Sandbox(SNAPSHOT, zookeeper=hosts, chroot="/" + chroot).start()
+    try:
+        box.controller.stop()
+        for b in SNAPSHOT.brokers:
+            box.client.delete(paths.broker(b))
+        text = kadmin("status", "-z", box.connect_string)
+        as_json = kadmin("status", "-z", box.connect_string, "--json")
+    finally:
+        box.stop()
+    assert text.code == 0, text.err
+    assert "internal error" not in text.err and "Traceback" not in text.err
+    assert re.search(r"topics / partitions\W+4 / 10\b", text.out), text.out
+    assert as_json.code == 0, as_json.err
+    report = json.loads(as_json.out)
+    assert report["brokers"] == [], report
+    assert report["topics"] == 4 and report["partitions"] == 10, report

@@ -178,6 +178,8 @@ def test_bad_inputs_are_one_line_and_write_nothing(spark, grown, tmp_path, capsy
     out = tmp_path / "out"
     cases = [
         ([], dead, r"broker\(s\) 7 hold replicas but are not registered"),
+        (["--brokers", "0,1,2,7"], dead, r"broker\(s\) 7 are not registered; spark rebalance "
+                                         r"cannot leave"),
         (["--topics", "topic-000001,nope"], grown, "unknown topic nope"),
         (["--brokers", "0,1", "--remove-brokers", "2"], grown, "either --brokers"),
         (["--remove-brokers", "99"], grown, r"broker\(s\) 99 are neither registered"),
@@ -202,10 +204,11 @@ def test_bad_inputs_are_one_line_and_write_nothing(spark, grown, tmp_path, capsy
 def test_the_folder_is_what_validate_stats_and_the_cli_read(spark, grown, tmp_path, capsys):
     out = tmp_path / "out"
     code, stdout, stderr = run_cli(["--cluster", str(grown), "--out", str(out),
-                                    "--remove-brokers", "13", "--batch-size", "60"], capsys)
+                                    "--remove-brokers", "11", "--batch-size", "60"], capsys)
     assert code == 0, stderr
     doc = json.loads((out / "manifest.json").read_text())
     assert f"{doc['replica_moves']} replica move(s) (lower bound {doc['lower_bound']})" in stdout
+    assert "empties broker(s) 11: their " in stdout  # issue 20 item 13: the drained broker named
     assert "replica moves, round 1:" in stderr and "WARN" not in stderr  # kadmin's progress only
     from kadmin.cli.app import main as kadmin
     for command in (["plan", "validate", str(out), "--cluster", str(grown)],

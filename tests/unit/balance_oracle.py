@@ -7,6 +7,7 @@ Independent of kadmin's code on purpose: the model is written from spec section 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
@@ -127,6 +128,55 @@ def fewest_leader_changes(replicas: Sequence[Replicas], leaders_before: Sequence
     return None if found.status != 0 else round(found.fun)
 
 
+def least_spread_then_fewest_changes(replicas: Sequence[Replicas], leaders_before: Sequence[int],
+                                     brokers: Sequence[int], movable: Sequence[bool]
+                                     ) -> tuple[int, int] | None:
+    """Preferred leaders over ``brokers`` when a movable partition leads with any of its
+    replicas among ``brokers`` and every other partition keeps its leader (counted when it is
+    one of ``brokers``): the least spread (max - min leaders per broker) any choice reaches,
+    then the fewest partitions whose leader differs from ``leaders_before`` at that spread.
+    Two integer programs, one per objective; None when a movable partition has no choice."""
+    chosen = sorted(brokers)
+    if any(m and not set(r) & set(chosen) for r, m in zip(replicas, movable, strict=True)):
+        return None
+    cells = [(p, b) for p, members in enumerate(replicas) if movable[p]
+             for b in members if b in chosen]
+    fixed = Counter(leaders_before[p] for p in range(len(replicas)) if not movable[p])
+    width = len(cells) + 2  # the cells, then hi, then lo
+    hi, lo = len(cells), len(cells) + 1
+    rows, low, high = [], [], []
+    for p in range(len(replicas)):
+        if movable[p]:
+            rows.append([1.0 if c[0] == p else 0.0 for c in cells] + [0.0, 0.0])
+            low.append(1)
+            high.append(1)
+    for b in chosen:
+        load = [1.0 if c[1] == b else 0.0 for c in cells]
+        rows.append([*load, -1.0, 0.0])  # load + fixed <= hi
+        low.append(-np.inf)
+        high.append(-fixed[b])
+        rows.append([*load, 0.0, -1.0])  # load + fixed >= lo
+        low.append(-fixed[b])
+        high.append(np.inf)
+    bounds = Bounds([0.0] * len(cells) + [0.0, 0.0],
+                    [1.0] * len(cells) + [len(replicas)] * 2)
+    spread_cost = np.zeros(width)
+    spread_cost[hi], spread_cost[lo] = 1, -1
+    first = milp(spread_cost, constraints=LinearConstraint(np.array(rows), low, high),
+                 integrality=np.ones(width), bounds=bounds)
+    if first.status != 0:
+        return None
+    least = round(first.fun)
+    rows.append([0.0] * len(cells) + [1.0, -1.0])
+    low.append(-np.inf)
+    high.append(least)
+    change_cost = np.array([float(b != leaders_before[p]) for p, b in cells] + [0.0, 0.0])
+    second = milp(change_cost, constraints=LinearConstraint(np.array(rows), low, high),
+                  integrality=np.ones(width), bounds=bounds)
+    assert second.status == 0
+    return least, round(second.fun)
+
+
 def byte_balance_by_scan(parts: Sequence[Replicas], sizes: Sequence[int],
                          targets: Sequence[int], rack_of: Mapping[int, str] | None = None
                          ) -> dict[int, Replicas]:
@@ -168,6 +218,12 @@ def byte_balance_by_scan(parts: Sequence[Replicas], sizes: Sequence[int],
                     default=None)
             if y is not None:
                 move(p, x, y)
+    def spread() -> int:
+        return max(held[b] for b in targets) - min(held[b] for b in targets)
+
+    best = (spread(), _changed(parts, now))  # the moves after the last narrowing are not made
+    if all(abs(held[b] - mean) <= largest for b in targets):
+        return best[1]  # within one largest partition of the mean: nothing to do
     for _ in range(sum(map(len, parts))):
         high = max(targets, key=lambda b: (held[b], -b))
         if held[high] - min(held[b] for b in targets) <= largest:
@@ -175,14 +231,16 @@ def byte_balance_by_scan(parts: Sequence[Replicas], sizes: Sequence[int],
         for low in sorted(targets, key=lambda b: (held[b], b)):
             gap = held[high] - held[low]
             if gap <= 0:
-                return _changed(parts, now)
+                return best[1]
             p = best_fit(high, low, min(held[high] - mean, mean - held[low], gap / 2))
             if p is not None and sizes[p] < gap:
                 move(p, high, low)
+                if spread() < best[0]:
+                    best = (spread(), _changed(parts, now))
                 break
         else:
             break
-    return _changed(parts, now)
+    return best[1]
 
 
 def _changed(parts: Sequence[Replicas], now: Sequence[list[int]]) -> dict[int, Replicas]:

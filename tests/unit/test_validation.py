@@ -392,6 +392,22 @@ def test_reassignment_against_cluster() -> None:
         plan, allow_rf_change=True)
 
 
+def test_a_reordering_with_a_broker_that_is_down_completes() -> None:
+    """Kafka's controller (2.4+) refuses only new replicas on brokers that are not alive; a
+    reordering adds none and completes at once, so an unregistered broker in it is a warning
+    (plan demote takes leadership off a broker that is down), unless it is to lead."""
+    down = ClusterSnapshot(brokers={1: Broker(1), 2: Broker(2)}, topics={"t": {0: (3, 1, 2),
+                                                                               1: (1, 3)}})
+    plan = ReassignmentPlan((PartitionMove("t", 0, (1, 3, 2)), PartitionMove("t", 1, (3, 1))))
+    assert [(p.where, p.message, p.severity)
+            for p in plans.validate_against_cluster(plan, down)] == [
+        ("t-0", "broker(s) 3 of replicas [1, 3, 2] not registered in /brokers/ids; the "
+                "reordering completes at once all the same", Severity.WARNING),
+        ("t-1", "preferred replica 3 of [3, 1] is not registered in /brokers/ids; it could not "
+                "lead", Severity.ERROR),
+    ]
+
+
 def test_election_against_cluster() -> None:
     offline = ClusterSnapshot(brokers={2: Broker(2), 3: Broker(3)}, topics=CLUSTER.topics,
                               states=CLUSTER.states)
