@@ -1,3 +1,3 @@
-from kadmin.cli.app import main
+from kadmin.entry import main
 
 main()

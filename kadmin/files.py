@@ -5,6 +5,11 @@ a full disk leaves the old file or the new one, never half a plan, so a rollback
 is always complete. Existing files are refused unless forced, because a plan or a rollback file is
 the record of what was done to a cluster and must not be replaced by accident.
 
+One rule for every name kadmin writes (:func:`check_target`): it may replace only a regular file
+(with ``--force``), or, for a folder output, a folder kadmin wrote itself. A folder where a file
+goes, a device, a named pipe, a socket and a symbolic link are refused by name before anything is
+written: a link is never written through nor replaced (its target may be anything, anywhere).
+
 Reads turn every way a file can be wrong into one :class:`InvalidInput` line naming the file and
 the place in it (byte offset, line and column), never a traceback.
 """
@@ -23,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple, TypeVar
+from typing import Any, BinaryIO, NamedTuple, TypeVar, cast
 
 from kadmin import jsontext
 from kadmin.model import Conflict, InvalidInput, OperationFailed
@@ -61,15 +66,16 @@ def atomic_write_json(path: Path, doc: object, *, force: bool = False, compact: 
 
 
 @contextmanager
-def atomic_dir(path: Path, *, force: bool = False) -> Iterator[Path]:
+def atomic_dir(path: Path, *, marker: str, force: bool = False) -> Iterator[Path]:
     """Yield a hidden temp sibling of ``path`` to fill with files; when the block succeeds it is
     synced and renamed to ``path`` at once, when it fails it is removed.
 
     So a crash never leaves a half-written folder that looks finished. With ``force`` an existing
-    ``path`` (file or folder) is moved aside, replaced, then deleted; between the two renames
+    ``path`` (a regular file, or a folder kadmin wrote: one holding ``marker`` and only regular
+    files, or an empty one) is moved aside, replaced, then deleted; between the two renames
     ``path`` briefly does not exist, and the old one is put back if the second rename fails.
     """
-    refuse_existing(path, force, folder_ok=True)
+    check_target(path, force, marker=marker)
     _make_parent(path)
     temp = _temp_sibling(path, ".tmp")
     try:
@@ -77,7 +83,7 @@ def atomic_dir(path: Path, *, force: bool = False) -> Iterator[Path]:
         yield temp
         _fsync_dir(temp)
         if os.path.lexists(path):
-            refuse_existing(path, force, folder_ok=True)
+            check_target(path, force, marker=marker)
             old = _temp_sibling(path, ".old")
             os.rename(path, old)
             try:
@@ -95,14 +101,15 @@ def atomic_dir(path: Path, *, force: bool = False) -> Iterator[Path]:
         _remove(temp)
 
 
-def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, force: bool = False) -> None:
+def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, marker: str,
+                     force: bool = False) -> None:
     """Build a folder from ``(file name, bytes)`` chunks with :func:`atomic_dir`.
 
     Chunks for different files may interleave: a generator can stream two files in one pass
     without holding either in memory (every file stays open until the end, so this suits a few
     files; many files are written one by one inside :func:`atomic_dir`).
     """
-    with atomic_dir(path, force=force) as temp:
+    with atomic_dir(path, marker=marker, force=force) as temp:
         handles: dict[str, BinaryIO] = {}
         try:
             for name, data in chunks:
@@ -126,7 +133,7 @@ def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = Fal
     place are taken back (with ``force``, the files they replaced are restored).
     """
     for path, _ in items:
-        refuse_existing(path, force, folder_ok=False)
+        check_target(path, force)
     temps: list[Path] = []
     placed: list[tuple[Path, Path | None]] = []
     """Each file put in place, with the backup (a hard link) of the file it replaced."""
@@ -142,6 +149,7 @@ def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = Fal
             backup = _backup(path) if force else None
             try:
                 if force:
+                    check_target(path, force)  # again: the name may have changed meanwhile
                     os.replace(temp, path)
                 else:
                     _link_no_clobber(temp, path)
@@ -204,19 +212,92 @@ def _link_no_clobber(temp: Path, path: Path) -> None:
     try:
         os.link(temp, path)
     except FileExistsError:
-        refuse_existing(path, False, folder_ok=False)
+        check_target(path, False)
     except OSError:
-        refuse_existing(path, False, folder_ok=False)
+        check_target(path, False)
         os.replace(temp, path)
 
 
-def refuse_existing(path: Path, force: bool, *, folder_ok: bool = True) -> None:
-    """Refuse to replace ``path`` without ``force``: checked early by writers that work long
-    before they write (the Spark planner), and again at the rename."""
-    if not folder_ok and path.is_dir():
-        raise InvalidInput(f"{path} is a folder, expected a file name")
-    if not force and os.path.lexists(path):
+def check_target(path: Path, force: bool, *, marker: str | None = None) -> None:
+    """Refuse ``path`` as a name kadmin writes, unless it is free, or (with ``force``) a regular
+    file, or (for a folder output, ``marker`` given) a folder kadmin wrote itself.
+
+    The one rule of every writer, checked early by those that work long before they write (the
+    Spark planner, ``reassign`` for its rollback and journal) and again at the rename. Checked
+    with lstat: a symbolic link is refused whatever it points to, never followed."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return  # nothing there (a parent that is no folder is named when it is made)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(mode):
+        raise InvalidInput(f"{path} is a symbolic link; kadmin neither writes through nor "
+                           "replaces a link (name the file itself)")
+    if stat.S_ISDIR(mode):
+        if marker is None:
+            raise InvalidInput(f"{path} is a folder, expected a file name")
+        _check_own_folder(path, marker)
+    elif not stat.S_ISREG(mode):
+        raise InvalidInput(f"{path} is {_file_type(mode)}; kadmin replaces only regular files")
+    if not force:
         raise InvalidInput(f"{path} already exists (use --force to overwrite)")
+
+
+_FOLDER_LOOK = 10_000
+"""Members looked at before a folder is taken for one that is not kadmin's output."""
+
+
+def _check_own_folder(path: Path, marker: str) -> None:
+    """Refuse to replace a folder kadmin did not write: it must be empty, or hold ``marker``
+    and nothing but regular files (what kadmin writes), since replacing deletes every member."""
+    try:
+        with os.scandir(path) as members:
+            names = []
+            for entry in itertools.islice(members, _FOLDER_LOOK + 1):
+                if not entry.is_file(follow_symlinks=False):
+                    raise InvalidInput(f"{path} is a folder holding {entry.name!r}, which is not "
+                                       "a regular file: not a folder kadmin wrote, so it is not "
+                                       "replaced")
+                names.append(entry.name)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    if names and (marker not in names or len(names) > _FOLDER_LOOK):
+        raise InvalidInput(f"{path} is a folder without {marker}: not a folder kadmin wrote, "
+                           "so it is not replaced")
+
+
+def open_append(path: Path) -> BinaryIO:
+    """``path`` opened to append to (created if missing), refused unless it is, or becomes, a
+    regular file: :func:`check_target`'s rule for a file kadmin adds lines to (``sandbox
+    --record``). Opened without following a link and without blocking, then checked with fstat
+    on the descriptor itself, so a named pipe can neither hang kadmin nor slip in between."""
+    check_target(path, True)
+    _make_parent(path)
+    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        check_target(path, True)  # a link or a folder put there meanwhile, by name
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    return _fdopen_regular(fd, path, "ab", "; kadmin writes only regular files")
+
+
+def _fdopen_regular(fd: int, path: Path, mode_text: str, refusal: str) -> BinaryIO:
+    """The open descriptor ``fd`` of ``path`` as a file object (``mode_text``) once fstat shows
+    a regular file; closed and refused by name (``refusal`` ends the message) otherwise."""
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InvalidInput(f"{path} is a folder, expected a file")
+        if not stat.S_ISREG(mode):
+            raise InvalidInput(f"{path} is {_file_type(mode)}{refusal}")
+        os.set_blocking(fd, True)
+        return cast(BinaryIO, os.fdopen(fd, mode_text))
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _make_parent(path: Path) -> None:
@@ -334,17 +415,7 @@ def open_regular(path: Path) -> BinaryIO:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise _unreadable(path, exc) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise InvalidInput(f"{path} is a folder, expected a file")
-        if not stat.S_ISREG(mode):
-            raise InvalidInput(f"{path} is {_file_type(mode)}, not a regular file")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    return _fdopen_regular(fd, path, "rb", ", not a regular file")
 
 
 def require_regular(path: Path) -> None:
@@ -502,9 +573,7 @@ def iter_jsonl(path: Path, *, max_bytes: int | None = None, max_line: int | None
     max_bytes = MAX_JSONL_BYTES if max_bytes is None else max_bytes
     max_line = MAX_JSONL_LINE if max_line is None else max_line
     with open_regular(path) as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > max_bytes:
-            raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
+        check_jsonl_size(path, os.fstat(handle.fileno()).st_size, max_bytes)
         total = 0
         for number in itertools.count(1):
             try:
@@ -513,15 +582,28 @@ def iter_jsonl(path: Path, *, max_bytes: int | None = None, max_line: int | None
                 raise _unreadable(path, exc) from None
             if not line:
                 return
-            if len(line) > max_line and not line.endswith(b"\n"):
-                raise InvalidInput(f"{path}:{number}: line longer than {_size(max_line)}, over "
-                                   "the limit for one record")
+            check_jsonl_line(line.rstrip(b"\r\n"), f"{path}:{number}", max_line)
             total += len(line)
             if total > max_bytes:
                 raise InvalidInput(f"{path} holds more than {_size(max_bytes)}, over the limit "
                                    f"(at line {number})")
             if line.strip():
                 yield number, parse_json(line.rstrip(b"\r\n"), f"{path}:{number}", one_line=True)
+
+
+def check_jsonl_size(path: Path, size: int, max_bytes: int = MAX_JSONL_BYTES) -> None:
+    """The size limit of a JSON Lines file, for every reader of one (the Spark planner too)."""
+    if size > max_bytes:
+        raise InvalidInput(f"{path} is {_size(size)}, over the {_size(max_bytes)} limit")
+
+
+def check_jsonl_line(line: bytes, source: str, max_line: int = MAX_JSONL_LINE) -> None:
+    """The length limit of one JSON Lines record (its line ending not counted), for every
+    reader of one: ``source`` is ``file:line``. A reader that splits the file itself (Spark)
+    may hand over the first ``max_line + 1`` bytes of a longer line."""
+    if len(line) > max_line:
+        raise InvalidInput(f"{source}: line longer than {_size(max_line)}, over the limit for "
+                           "one record")
 
 
 def _size(n: int) -> str:

@@ -12,18 +12,25 @@ Every way a sizes file can be wrong is one :class:`InvalidInput` line naming the
 JSON path. A partition of the cluster that no log dir reports (a broker that did not answer,
 a topic created since) is not an error: it is named in a warning and counts as the median size
 of the partitions that have one, so byte totals stay plausible rather than silently low.
+
+What is odd but readable is read and named in a warning (each kind one line, the first
+partitions and a count): a line before the JSON that is not one of the tool's two header lines,
+a partition number Kafka would not print (``orders-01``, read as ``orders-1``), a partition
+listed twice in one log dir (the larger size is kept).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import statistics
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from kadmin import files
-from kadmin.model import MAX_ID, ClusterSnapshot, InvalidInput, TopicPartition, listed
+from kadmin.model import MAX_ID, ClusterSnapshot, InvalidInput, TopicPartition, listed, printable
 
 SizeMap = Mapping[str, Mapping[int, int]]
 """Topic -> partition id -> bytes, nested like :class:`ClusterSnapshot`'s topics and states."""
@@ -49,6 +56,8 @@ class PartitionSizes(Mapping[TopicPartition, int]):
     ignored: tuple[TopicPartition, ...] = ()
     source: str = ""
     """The file (or ``snapshot``) the sizes came from, for messages."""
+    notes: tuple[str, ...] = field(default=())
+    """What the source held that is odd but was read (one line per kind, sampled)."""
 
     @cached_property
     def _missing(self) -> frozenset[TopicPartition]:
@@ -83,30 +92,62 @@ class _Replica:
     partition: int
     size: int
     future: bool
+    name: str
+    """The ``partition`` string as the file has it."""
+    seen_in_dir: bool = False
+    """Listed already in the same log dir (with the same ``isFuture``)."""
 
 
-def parse_log_dirs(data: bytes, source: str) -> dict[str, dict[int, int]]:
+_HEADERS = (re.compile(r"Querying brokers for log directories information"),
+            re.compile(r"Received log directory information from brokers [0-9,]*"))
+"""The two lines kafka-log-dirs.sh --describe prints before its JSON (LogDirsCommand)."""
+
+
+def parse_log_dirs(data: bytes, source: str) -> tuple[dict[str, dict[int, int]], tuple[str, ...]]:
     """The partition sizes in the output of ``kafka-log-dirs.sh --describe`` (header lines
-    and all) or its JSON alone: topic -> partition -> largest non-future replica size."""
-    doc = files.parse_json(_json_part(data, source), source)
+    and all) or its JSON alone: topic -> partition -> largest non-future replica size; and one
+    warning line per kind of oddity read past (see the module docstring)."""
+    json_part, headers = _json_part(data, source)
+    doc = files.parse_json(json_part, source)
     sizes: dict[str, dict[int, int]] = {}
-    for replica in _replicas(doc, source):
+    odd_numbers: list[str] = []
+    twice: list[str] = []
+    for replica, log_dir in _replicas(doc, source):
+        if replica.name != f"{replica.topic}-{replica.partition}":
+            odd_numbers.append(f"{printable(replica.name)!r} as {replica.topic}-{replica.partition}")
         if replica.future:
             continue
+        if replica.seen_in_dir:
+            twice.append(f"{replica.topic}-{replica.partition} in {log_dir}")
         partitions = sizes.setdefault(replica.topic, {})
         if replica.size > partitions.get(replica.partition, -1):
             partitions[replica.partition] = replica.size
-    return sizes
+    notes = []
+    if headers:
+        notes.append(f"{source}: {len(headers)} line(s) before the JSON that kafka-log-dirs.sh "
+                     f"does not print, ignored: {listed(headers)}")
+    if odd_numbers:
+        notes.append(f"{source}: {len(odd_numbers)} partition name(s) with a partition number "
+                     f"Kafka does not write (leading zeros), read as: {listed(odd_numbers)}")
+    if twice:
+        notes.append(f"{source}: {len(twice)} partition(s) listed twice in one log dir, the "
+                     f"larger size kept: {listed(twice)}")
+    return sizes, tuple(notes)
 
 
-def _json_part(data: bytes, source: str) -> bytes:
-    """Everything from the first line that starts a JSON object: the tool's header lines are
+def _json_part(data: bytes, source: str) -> tuple[bytes, list[str]]:
+    """Everything from the first line that starts a JSON object, and the lines before it that
+    are not the tool's own header lines (as text for a warning): the tool's header lines are
     plain text, and a file of JSON alone starts at once."""
     offset = 0
-    for line in data.splitlines(keepends=True):
+    strange: list[str] = []
+    for number, line in enumerate(data.splitlines(keepends=True), start=1):
         if line.lstrip().startswith(b"{"):
-            return data[offset:]
+            return data[offset:], strange
         offset += len(line)
+        text = line.decode("utf-8", "replace").strip()
+        if text and not any(header.fullmatch(text) for header in _HEADERS):
+            strange.append(f"line {number} {printable(text[:60])!r}")
     raise InvalidInput(f"{source}: no JSON document found; expected the output of "
                        "kafka-log-dirs.sh --describe (or its JSON)")
 
@@ -115,7 +156,8 @@ def _where(source: str, path: str) -> str:
     return f"{source}: {path}"
 
 
-def _replicas(doc: object, source: str) -> Iterator[_Replica]:
+def _replicas(doc: object, source: str) -> Iterator[tuple[_Replica, str]]:
+    """Each replica of the file with the log dir that lists it (for warnings)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("brokers"), list):
         raise InvalidInput(f"{_where(source, '$')}: expected an object with a \"brokers\" list "
                            "(kafka-log-dirs.sh --describe output)")
@@ -133,8 +175,15 @@ def _replicas(doc: object, source: str) -> Iterator[_Replica]:
             if not isinstance(partitions, list):
                 raise InvalidInput(f"{_where(source, dir_at)}: expected an object with a "
                                    "\"partitions\" list")
+            seen: set[tuple[str, int, bool]] = set()
+            where = f"broker {broker.get('broker', b)!r} {log_dir.get('logDir', dir_at)!r}"
             for p, entry in enumerate(partitions):
-                yield _replica(entry, source, f"{dir_at}.partitions[{p}]")
+                replica = _replica(entry, source, f"{dir_at}.partitions[{p}]")
+                key = (replica.topic, replica.partition, replica.future)
+                if key in seen:
+                    replica = dataclasses.replace(replica, seen_in_dir=True)
+                seen.add(key)
+                yield replica, printable(where)
 
 
 def _replica(entry: object, source: str, at: str) -> _Replica:
@@ -156,10 +205,11 @@ def _replica(entry: object, source: str, at: str) -> _Replica:
     if type(future) is not bool:
         raise InvalidInput(f"{_where(source, at + '.isFuture')}: expected true or false, "
                            f"got {future!r}")
-    return _Replica(topic, int(number), size, future)
+    return _Replica(topic, int(number), size, future, name)
 
 
-def sizes_for(measured: SizeMap, snapshot: ClusterSnapshot, source: str) -> PartitionSizes:
+def sizes_for(measured: SizeMap, snapshot: ClusterSnapshot, source: str,
+              notes: tuple[str, ...] = ()) -> PartitionSizes:
     """``measured`` sizes fitted to ``snapshot``'s partitions: those the cluster lacks are
     ``ignored``, those it has without a size are ``missing`` and count as the median. A source
     that sizes none of the cluster's partitions is an error: it is another cluster's."""
@@ -181,14 +231,15 @@ def sizes_for(measured: SizeMap, snapshot: ClusterSnapshot, source: str) -> Part
                            "partitions (a file of another cluster?)")
     values = [size for partitions in kept.values() for size in partitions.values()]
     median = int(statistics.median_low(values)) if values else 0
-    return PartitionSizes(kept, tuple(missing), median, tuple(sorted(ignored)), source)
+    return PartitionSizes(kept, tuple(missing), median, tuple(sorted(ignored)), source, notes)
 
 
 def read_sizes(path: Path, snapshot: ClusterSnapshot) -> PartitionSizes:
     """The sizes in a ``kafka-log-dirs.sh --describe`` output file, fitted to ``snapshot``."""
     data = files.read_bytes(path)
     with files.gc_paused():
-        return sizes_for(parse_log_dirs(data, str(path)), snapshot, str(path))
+        measured, notes = parse_log_dirs(data, str(path))
+        return sizes_for(measured, snapshot, str(path), notes)
 
 
 def snapshot_sizes(snapshot: ClusterSnapshot) -> PartitionSizes | None:
@@ -209,8 +260,9 @@ def moved_bytes(size: int, current: tuple[int, ...], target: tuple[int, ...]) ->
 
 
 def warnings(sizes: PartitionSizes) -> tuple[str, ...]:
-    """One line per kind of gap, each naming the first partitions and counting the rest."""
-    out = []
+    """One line per kind of gap or oddity, each naming the first partitions and counting the
+    rest."""
+    out = list(sizes.notes)
     if sizes.missing:
         out.append(f"{sizes.source}: no size for {len(sizes.missing)} partition(s), counted as "
                    f"the median {sizes.median} bytes: {listed(sizes.missing)}")

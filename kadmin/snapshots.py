@@ -497,7 +497,7 @@ def write_snapshot_dir(path: Path, brokers: Mapping[int, Broker],
     files.atomic_write_dir(
         path, _dir_chunks(brokers, topics, controller, controller_epoch, reassigning or {},
                           sizes or {}),
-        force=force)
+        marker=BROKERS_FILE, force=force)
 
 
 def _dir_chunks(brokers: Mapping[int, Broker],
@@ -610,6 +610,7 @@ def parse_topic_line(line: bytes, source: str) -> tuple[str, TopicAssignment]:
     """One topics.jsonl line, checked exactly as :func:`iter_topics_jsonl` checks it; ``source``
     is ``file:line``. For readers that split the file themselves (the Spark planner); duplicate
     topics across lines are theirs to find."""
+    files.check_jsonl_line(line.rstrip(b"\r\n"), source)
     name, value = _record(files.parse_json(line, source, one_line=True), source, "partitions")
     return name, _partitions(value, source, ("partitions",))
 

@@ -64,22 +64,29 @@ class Record:
 
     @staticmethod
     def from_json(doc: object) -> Record:
-        """The record in a JSON document; anything unreadable reads as "nothing of kadmin's",
-        which errs on the side of leaving an operator's throttle alone."""
-        if not isinstance(doc, dict):
-            return Record()
-        replicas = doc.get("replicas")
-        rates = doc.get("rates")
-        if not isinstance(replicas, dict):
-            replicas = {}
-        if not isinstance(rates, dict):
-            rates = {}
-        return Record(
-            {k: tuple(e for e in v if isinstance(e, str)) for k, v in replicas.items()
-             if k in REPLICA_KEYS and isinstance(v, list)},
-            {k: (v["value"], v.get("previous") if isinstance(v.get("previous"), str) else None)
-             for k, v in rates.items()
-             if k in RATE_KEYS and isinstance(v, dict) and isinstance(v.get("value"), str)})
+        """The record in a JSON document as :meth:`to_json` writes it. Anything else is a
+        ValueError saying what is wrong: a record kadmin cannot read is never taken for "nothing
+        of kadmin's", which would leave its throttle in force with no one to remove it."""
+        if not isinstance(doc, dict) or doc.get("version") != 1:
+            raise ValueError('expected {"version": 1, "replicas": {...}, "rates": {...}}')
+        unknown = sorted(set(doc) - {"version", "replicas", "rates"})
+        if unknown:
+            raise ValueError(f"unknown key {unknown[0]!r}")
+        replicas, rates = doc.get("replicas", {}), doc.get("rates", {})
+        if not isinstance(replicas, dict) or not all(
+                k in REPLICA_KEYS and isinstance(v, list) and all(isinstance(e, str) for e in v)
+                for k, v in replicas.items()):
+            raise ValueError(f"replicas must map {' or '.join(REPLICA_KEYS)} to lists of "
+                             "\"partition:broker\" strings")
+        if not isinstance(rates, dict) or not all(
+                k in RATE_KEYS and isinstance(v, dict) and set(v) <= {"value", "previous"}
+                and isinstance(v.get("value"), str)
+                and (v.get("previous") is None or isinstance(v["previous"], str))
+                for k, v in rates.items()):
+            raise ValueError(f"rates must map {' or '.join(RATE_KEYS)} to "
+                             '{"value": "...", "previous": "..." or null}')
+        return Record({k: tuple(v) for k, v in replicas.items()},
+                      {k: (v["value"], v.get("previous")) for k, v in rates.items()})
 
 
 @dataclass(frozen=True)

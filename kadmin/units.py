@@ -6,12 +6,18 @@ Kafka's own tools take plain bytes (``--throttle 50000000``); kadmin also takes 
 ``GiB``/``Gi``, ``TiB``/``Ti`` = 2^10, 2^20, 2^30, 2^40. A trailing ``/s`` is allowed on a
 rate. Case does not matter (``500k``, ``50mb``), decimals do (``1.5G``). kadmin prints bytes
 the same decimal way (``1.5 GB``), so what it prints can be typed back.
+
+One rule for every number on the command line (:func:`parse_number`, :func:`parse_bytes`):
+decimal digits with an optional fraction (and, for plain numbers, an exponent), computed
+exactly (no binary rounding: ``9223372036854775807`` stays Java's ``Long.MAX_VALUE``), and
+never ``inf``, ``nan`` or anything else Python's ``float()`` would also take.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 from kadmin.model import InvalidInput
 
@@ -36,14 +42,48 @@ def parse_bytes(text: str, what: str, *, rate: bool = False) -> int:
     unit = match.group(2).lower() if match else ""
     if match is None or unit not in _UNITS:
         example = "50MB, 50M, 10MiB, 1.5G, 500k or plain bytes" + ("/s" if rate else "")
-        raise InvalidInput(f"{what}: {text!r} is not a byte {'rate' if rate else 'count'} "
+        raise InvalidInput(f"{what}: {_quoted(text)} is not a byte {'rate' if rate else 'count'} "
                            f"({example})")
-    value = math.floor(float(match.group(1)) * _UNITS[unit])
+    value = math.floor(Decimal(match.group(1)) * _UNITS[unit])
     if value < 1:
-        raise InvalidInput(f"{what}: {text!r} is less than one byte{'/s' if rate else ''}")
+        raise InvalidInput(f"{what}: {_quoted(text)} is less than one byte{'/s' if rate else ''}")
     if value > JAVA_LONG_MAX:
-        raise InvalidInput(f"{what}: {text!r} is more than Kafka can take ({JAVA_LONG_MAX})")
+        raise InvalidInput(f"{what}: {_quoted(text)} is more than Kafka can take "
+                           f"({JAVA_LONG_MAX}, Java's Long.MAX_VALUE)")
     return value
+
+
+_NUMBER = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def parse_number(text: str, *, minimum: float | None = None, maximum: float | None = None,
+                 unit: str = "") -> float:
+    """A finite decimal number (``50``, ``0.5``, ``1e3``) within ``[minimum, maximum]``; a
+    ValueError saying what is expected otherwise. ``unit`` (``seconds``) names what it counts
+    in the message. ``inf``, ``nan``, ``0x10`` and ``1_000`` are refused alike."""
+    what = f"a number of {unit}" if unit else "a number"
+    if not _NUMBER.fullmatch(text):
+        raise ValueError(f"{_quoted(text)} is not {what} (a finite decimal number such as 2, 0.5 "
+                         "or 1e3)")
+    value = Decimal(text.strip())
+    if minimum is not None and value < Decimal(repr(minimum)):
+        raise ValueError(f"{_quoted(text)} is less than the minimum {minimum:g}{_unit(unit)}")
+    if maximum is not None and value > Decimal(repr(maximum)):
+        raise ValueError(f"{_quoted(text)} is more than the maximum {maximum:g}{_unit(unit)}")
+    result = float(value)
+    if not math.isfinite(result):  # beyond a float's range
+        raise ValueError(f"{_quoted(text)} is too large to be {what}")
+    return result
+
+
+def _unit(unit: str) -> str:
+    return f" {unit}" if unit else ""
+
+
+def _quoted(text: str, limit: int = 40) -> str:
+    """``text`` as Python quotes it, cut to ``limit`` characters (a 5000-digit number in an
+    error line helps no one)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 def parse_rate(text: str, what: str = "--throttle") -> int:

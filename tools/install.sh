@@ -27,11 +27,38 @@ fi
 PIP=(python3 -m pip install --quiet --disable-pip-version-check)
 if [ "${1:-}" = "--test" ]; then
   TARGET=(-e '.[test]')
+  # Kerberos for the GSSAPI integration test: MIT's KDC and client tools, and the headers the
+  # kerberos module builds against (kadmin[kerberos]). Where they cannot be installed the test
+  # skips, saying so; everything else is installed as usual.
+  KRB_PACKAGES=(krb5-kdc krb5-admin-server krb5-user libkrb5-dev)
+  if command -v krb5kdc >/dev/null 2>&1 && command -v kinit >/dev/null 2>&1 \
+      && [ -e /usr/include/gssapi/gssapi.h ]; then
+    TARGET=(-e '.[test,kerberos]')
+  elif command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; }; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "tools/install.sh: installing MIT Kerberos (${KRB_PACKAGES[*]}) for the GSSAPI test" >&2
+    if $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq "${KRB_PACKAGES[@]}" >/dev/null; then
+      TARGET=(-e '.[test,kerberos]')
+    else
+      echo "tools/install.sh: could not install ${KRB_PACKAGES[*]}; the Kerberos test will skip" >&2
+    fi
+  else
+    echo "tools/install.sh: no apt-get (or no root): the Kerberos test will skip; install MIT" \
+         "Kerberos (krb5kdc, kinit, the krb5 headers) and pip install -e '.[kerberos]' to run it" >&2
+  fi
 else
   TARGET=('.[spark]')
 fi
 # pip's own output is shown only when it fails; a system Python that its distribution manages
 # (PEP 668: Debian 12, Ubuntu 23.04 and later) refuses every install, which needs saying plainly
+if [ "${TARGET[*]}" = "-e .[test,kerberos]" ]; then
+  if "${PIP[@]}" "${TARGET[@]}" >/dev/null 2>&1; then
+    exit 0
+  fi
+  echo "tools/install.sh: the kerberos module did not build; the Kerberos test will skip" >&2
+  TARGET=(-e '.[test]')
+fi
 if ! log=$("${PIP[@]}" "${TARGET[@]}" 2>&1); then
   printf '%s\n' "$log" >&2
   if grep -q "externally-managed-environment" <<<"$log"; then

@@ -42,8 +42,9 @@ def scope_of(registered: Mapping[int, Broker], holding: Collection[int],
     for option, ids in (("--brokers", brokers), ("--remove-brokers", remove)):
         if ids is None:
             continue
-        if len(set(ids)) != len(ids):
-            raise InvalidInput(f"{option}: a broker id is listed twice")
+        repeated = next((b for i, b in enumerate(ids) if b in ids[:i]), None)
+        if repeated is not None:
+            raise InvalidInput(f"{option}: broker id {repeated} is given more than once")
         unknown = sorted(set(ids) - known)
         if unknown:
             raise InvalidInput(f"{option}: broker(s) {listed(unknown)} are neither registered "

@@ -166,5 +166,39 @@ def _main(argv: list[str] | None) -> None:
                   "(set KADMIN_DEBUG=1 for a traceback)", markup=False)
         sys.exit(1)
     if code == 130:  # Ctrl-C
-        err.print("kadmin: interrupted; run the same command again to resume")
+        err.print(interrupted_line(sys.argv[1:] if argv is None else argv), markup=False)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+_RESUMING = {"reassign": "run the same command again to resume",
+             "elect": "run the same command again to finish the election",
+             "topics delete": "topics already queued in /admin/delete_topics are deleted all "
+                              "the same (see kadmin status)",
+             "throttle": "see what is in force with kadmin throttle show"}
+"""What Ctrl-C leaves behind for the commands that change the cluster as they go; every other
+command writes its files whole or not at all, so an interrupted one wrote nothing."""
+
+_GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--zk-auth-file", "--zk-sasl-file", "--zk-ca",
+                                        "--zk-cert", "--zk-key"})
+
+
+def interrupted_line(argv: list[str]) -> str:
+    """The one line for Ctrl-C: what the interrupted command left, and whether running it
+    again resumes (only ``reassign`` and ``elect`` do)."""
+    words: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg in _GLOBAL_OPTIONS_WITH_VALUE:
+            next(args, None)
+        elif arg.startswith("-"):
+            if words:
+                break
+        else:
+            words.append(arg)
+            if len(words) == 2:
+                break
+    command = " ".join(words)
+    for name, advice in _RESUMING.items():
+        if command == name or command.startswith(name + " "):
+            return f"kadmin: interrupted; {advice}"
+    return "kadmin: interrupted; nothing was written"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import math
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Annotated, Any, TypeVar, cast
 import typer
 from rich.console import Console
 
-from kadmin import sizes
+from kadmin import sizes, units
 from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
 from kadmin.operations import source
 from kadmin.operations.planfiles import to_stdout
@@ -74,12 +73,19 @@ ZookeeperOpt = Annotated[str | None, typer.Option(
          "optional /chroot (zk1:2181,zk2:2181/kafka).")]
 
 
-def finite(value: float | None) -> float | None:
-    """Typer callback for options in seconds: ``inf`` and ``nan`` parse as floats but are no
-    number of seconds (a range check lets nan through: every comparison with it is false)."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter("must be a finite number of seconds")
-    return value
+def number(minimum: float | None = None, maximum: float | None = None, unit: str = "seconds"
+           ) -> Callable[[str], float]:
+    """Typer parser for every option that takes a number that is not a count: the one rule of
+    :func:`kadmin.units.parse_number` (finite, decimal, within range), one message for ``inf``,
+    ``nan`` and a value out of range alike."""
+    def parse(text: str) -> float:
+        if isinstance(text, float):  # a default Typer passes through the parser
+            return text
+        try:
+            return units.parse_number(text, minimum=minimum, maximum=maximum, unit=unit)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return parse
 
 
 def output_path(text: str) -> Path:
@@ -104,10 +110,10 @@ MAX_ZK_SECONDS = 3600.0
 sends the timeout as a 32-bit count of milliseconds."""
 
 ConnectTimeoutOpt = Annotated[float, typer.Option(
-    "--connect-timeout", min=0.1, max=MAX_ZK_SECONDS, callback=finite,
+    "--connect-timeout", parser=number(0.1, MAX_ZK_SECONDS),
     help="Seconds to wait for a ZooKeeper session to be established.")]
 SessionTimeoutOpt = Annotated[float, typer.Option(
-    "--session-timeout", min=1.0, max=MAX_ZK_SECONDS, callback=finite,
+    "--session-timeout", parser=number(1.0, MAX_ZK_SECONDS),
     help="ZooKeeper session timeout in seconds.")]
 MaxZnodeBytesOpt = Annotated[int, typer.Option(
     "--max-znode-bytes", min=1024,

@@ -21,7 +21,7 @@ from kadmin.cli.common import (
     SizesOpt,
     connects,
     err,
-    finite,
+    number,
     out,
     print_sampled,
     warn,
@@ -44,7 +44,7 @@ topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True)
 
 PlanOpt = Annotated[Path | None, typer.Option("--plan", help="Plan file.")]
 TimeoutOpt = Annotated[float | None, typer.Option(
-    "--timeout", min=0.0, callback=finite,
+    "--timeout", parser=number(0.0),
     help="Seconds to wait for the controller in all (default: no limit).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
 
@@ -97,7 +97,7 @@ def reassign(
         "--no-health-gate", help="Do not wait before each batch while partitions outside the "
                                  "plan are under-replicated or offline.")] = False,
     health_interval: Annotated[float, typer.Option(
-        "--health-interval", min=0, callback=finite,
+        "--health-interval", parser=number(0.0),
         help="Seconds between the health gate's reads of every partition state; between them "
              "it reads the live brokers only, and a broker lost or back forces a full read.")
     ] = FULL_READ_INTERVAL,

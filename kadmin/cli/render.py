@@ -583,12 +583,18 @@ def _byte_note(event: Waiting) -> str:
             f"{human_bytes(event.batch_bytes_total or 0)}, {rate}{eta}")
 
 
-def throttles(in_force: Sequence[EntityThrottle], as_json: bool, title: str = "throttles"
-              ) -> None:
+def throttles(in_force: Sequence[EntityThrottle], as_json: bool, title: str = "throttles",
+              unreadable: Sequence[tuple[str, str]] = ()) -> None:
     """Replication throttles per config entity, kadmin's own marked; the table is sampled like
-    every list, and so is each throttled-replicas value (one entry per partition replica)."""
+    every list, and so is each throttled-replicas value (one entry per partition replica). The
+    config znodes and kadmin records that cannot be decoded are warnings (sampled too)."""
+    warnings = sample_of(unreadable)
+    print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in unreadable),
+                  "kadmin: warning: ")
     if as_json:
-        print_json({"throttles": [_throttle_doc(t) for t in in_force]})
+        print_json({"throttles": [_throttle_doc(t) for t in in_force],
+                    "unreadable": [{"path": p, "reason": r} for p, r in warnings.items],
+                    "unreadable_count": warnings.total})
         return
     if not in_force:
         out.print(f"{title}: none", markup=False)
@@ -601,15 +607,22 @@ def throttles(in_force: Sequence[EntityThrottle], as_json: bool, title: str = "t
         table.add_row(cell(f"/config/{entity.entity}"),
                       Text("\n").join(cell(f"{k}={listed(v.split(','))}")
                                        for k, v in entity.values.items()) or "-",
-                      "yes" if entity.own else "no")
+                      _set_by_kadmin(entity))
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
 
 
+def _set_by_kadmin(entity: EntityThrottle) -> str:
+    if entity.record_error:
+        return "unreadable record"
+    return "yes" if entity.own else "no"
+
+
 def _throttle_doc(entity: EntityThrottle) -> dict[str, object]:
     return {"config": f"/config/{entity.entity}", "values": entity.values,
-            "kadmin": entity.own.to_json() if entity.own else None}
+            "kadmin": entity.own.to_json() if entity.own else None,
+            "kadmin_record_error": entity.record_error}
 
 
 def status(st: Status, as_json: bool) -> None:

@@ -10,7 +10,7 @@ import typer
 
 from kadmin import executor, plans, synthetic
 from kadmin.cli import render
-from kadmin.cli.common import ClusterOpt, SizesOpt, finite, named_output, out, partition_sizes
+from kadmin.cli.common import ClusterOpt, SizesOpt, named_output, number, out, partition_sizes
 from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
 from kadmin.operations import status as statuses
 from kadmin.operations.planfiles import write_plan
@@ -31,10 +31,10 @@ PartitionsOpt = Annotated[int, typer.Option("--partitions", min=1, help="Partiti
 RfOpt = Annotated[int, typer.Option("--replication-factor", min=1, help="Replicas per partition.")]
 PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
 LatencyOpt = Annotated[float, typer.Option(
-    "--latency", min=0.0, callback=finite,
+    "--latency", parser=number(0.0),
     help="Simulated seconds for one partition to catch up.")]
 LatencyMsOpt = Annotated[float | None, typer.Option(
-    "--latency-ms", min=0.0, callback=finite, hidden=True,
+    "--latency-ms", parser=number(0.0, unit="milliseconds"), hidden=True,
     help="--latency in milliseconds (its old spelling).")]
 ParallelismOpt = Annotated[int, typer.Option(
     "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
@@ -84,8 +84,9 @@ def sandbox(
         "--broker-bandwidth", help="Bytes/s each broker sends and receives when not throttled "
                                    "(100MB = 10^8).")] = "100MB",
     time_scale: Annotated[float, typer.Option(
-        "--time-scale", min=1e-3, help="Simulated seconds per real second: 3600 rehearses an "
-                                       "hour of copying in a second.")] = 1.0,
+        "--time-scale", parser=number(1e-3, unit=""),
+        help="Simulated seconds per real second: 3600 rehearses an hour of copying in a "
+             "second.")] = 1.0,
 ) -> None:
     """Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka controller, to
     rehearse plans. Runs until Ctrl-C or SIGTERM.

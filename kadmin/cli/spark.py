@@ -97,9 +97,9 @@ def plan(
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
+    ids = split_ints(brokers, "--brokers") if brokers else None  # before the progress starts
     with needs_pyspark(), render.planner_progress() as progress:
-        planned = spark_generate(cluster, out_dir, selected,
-                                 split_ints(brokers, "--brokers") if brokers else None, options,
+        planned = spark_generate(cluster, out_dir, selected, ids, options,
                                  SparkRun(master, batch_size, max_znode_bytes, force, verbose),
                                  progress=None if verbose else progress)
     render.summary(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "

@@ -31,7 +31,8 @@ def show(
 
     Example: kadmin throttle show -z zk1:2181/kafka
     """
-    render.throttles(throttling.show(zk), json_output)
+    throttled = throttling.show(zk)
+    render.throttles(throttled.in_force, json_output, unreadable=throttled.unreadable)
 
 
 @app.command()
@@ -45,7 +46,8 @@ def clear(
     json_output: JsonOpt = False,
 ) -> None:
     """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
-    --all-throttles every replication throttle; other config keys stay. Example:
+    --all-throttles every replication throttle; other config keys stay. A config or record
+    kadmin cannot decode is left as it is and named (exit 1) once the others are cleared. Example:
     kadmin throttle clear -z zk1:2181/kafka
     """
     changed = throttling.clear(zk, everything=all_throttles)

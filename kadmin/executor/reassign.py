@@ -43,9 +43,7 @@ from kadmin.executor.verify import verify_reassignment
 from kadmin.health_gate import HealthGate
 from kadmin.model import (
     ClusterSnapshot,
-    Conflict,
     ElectionPlan,
-    NotAuthorized,
     PartitionMove,
     ReassignmentPlan,
     TopicPartition,
@@ -189,7 +187,21 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     rollback file a run creates, and removes again when its first batch is refused, must not be
     one that another run of the same plan relies on."""
     with files.exclusive(paths.plan):
-        return _Run(client, plan, paths, settings, emit, sizes).run()
+        # the files this run may write, checked before anything is written (README, file rules)
+        for path in (paths.rollback, paths.journal):
+            files.check_target(path, True)
+        existed = {path for path in (paths.rollback, paths.journal) if path.exists()}
+        run = _Run(client, plan, paths, settings, emit, sizes)
+        try:
+            return run.run()
+        except BaseException:
+            if not run.submitted:
+                # refused, failed or stopped before anything reached the controller: the run
+                # changed nothing, so it leaves none of its files behind either
+                for path in (paths.rollback, paths.journal):
+                    if path not in existed:
+                        path.unlink(missing_ok=True)
+            raise
 
 
 class _Run:
@@ -201,11 +213,20 @@ class _Run:
         self.client, self.plan, self.paths = client, plan, paths
         self.settings, self.emit, self.sizes = settings, emit, sizes
         self.deadline = deadline_of(settings)
+        self.runner: BatchRunner | None = None
+        self.resumed_ours = False
+        """A batch of this plan an earlier run left in ZooKeeper is waited on."""
+
+    @property
+    def submitted(self) -> bool:
+        """Whether anything of this run is (or may be) in ZooKeeper: its files must stay."""
+        return self.resumed_ours or (self.runner is not None and self.runner.submitted)
 
     def run(self) -> Outcome:
         client, plan, settings = self.client, self.plan, self.settings
         targets = {m.tp: m.replicas for m in plan.moves}
         in_flight = ours_in_flight(client, targets)
+        self.resumed_ours = bool(in_flight)
         in_flight_tps = {m.tp for m in in_flight}
         snapshot = live(client, sorted({m.topic for m in plan.moves})).snapshot
         refuse_moving(plan, snapshot, in_flight_tps)
@@ -242,7 +263,7 @@ class _Run:
         # written with the first submission: a run refused at its first create leaves nothing
         self.journal = dataclasses.replace(
             scheduled.journal, partitions_done=scheduled.unchanged + scheduled.already_done)
-        runner = BatchRunner(client, self.emit, settings.throttle, HealthGate(
+        runner = self.runner = BatchRunner(client, self.emit, settings.throttle, HealthGate(
             client, lambda tp: tp not in targets, settings.health_interval)
             if settings.health_gate else None, self.deadline)
         positions = [*((-1,) if in_flight else ()), *scheduled.positions]
@@ -288,15 +309,10 @@ class _Run:
                 return None
             weigh = self._weigh()
             size = None if weigh is None else sum(map(weigh, batch))
-            try:
-                runner.submit(number, count, batch, size, lambda t: self._record(
-                    throttle=t, in_flight=0))
-            except (Conflict, NotAuthorized):
-                if self.new_rollback and number == 1:
-                    # another process won the race for the znode, or an ACL refused it: this
-                    # run changed nothing, so it leaves nothing behind either
-                    paths.rollback.unlink(missing_ok=True)
-                raise
+            # refused here (a conflict, an ACL, a config it cannot decode) before anything
+            # reached ZooKeeper, execute_reassignment takes this run's files back
+            runner.submit(number, count, batch, size, lambda t: self._record(
+                throttle=t, in_flight=0))
             self._record(submitted=position + 1, in_flight=len(batch))
         if resumed:
             account.begin(index)

@@ -25,6 +25,9 @@ class BatchRunner:
     throttle: int | None
     gate: HealthGate | None
     deadline: float
+    submitted: bool = False
+    """A batch reached ZooKeeper, or may have (a lost answer can hide a create that was
+    applied): from then on the run's files must stay."""
 
     def submit(self, number: int, count: int, batch: Sequence[PartitionMove],
                batch_bytes: int | None, on_throttle: Callable[[Throttle], None]) -> None:
@@ -34,9 +37,11 @@ class BatchRunner:
             self.gate.wait(number, self.deadline, self.emit)
         if self.throttle is not None:
             on_throttle(set_throttles(self.client, batch, self.throttle, number, self.emit))
+        submitted_before, self.submitted = self.submitted, True
         try:
             admin.submit_reassignment(self.client, batch)
-        except (Conflict, NotAuthorized):
+        except (Conflict, NotAuthorized):  # refused: nothing was written
+            self.submitted = submitted_before
             clear_own_throttles(self.client, number, self.emit)
             raise
         self.emit(BatchSubmitted(number, count, len(batch), batch_bytes))
@@ -75,5 +80,6 @@ def clear_own_throttles(client: KazooClient, number: int, emit: Emit) -> None:
     """Take out exactly the throttle entries kadmin recorded adding (none: nothing to do)."""
     entities = config.recorded_entities(client)
     if entities:
-        config.update(client, dict.fromkeys(entities, throttles.remove_own))
+        # the others first: one record kadmin cannot read stops the run, naming it
+        config.update(client, dict.fromkeys(entities, throttles.remove_own), skip_unreadable=True)
         emit(ThrottleCleared(number, len(entities)))

@@ -71,7 +71,7 @@ def demoted_plan(snapshot: ClusterSnapshot, selected: Sequence[str], demoted: Se
     topics."""
     repeated = sorted({b for b in demoted if demoted.count(b) > 1})
     if repeated:
-        raise InvalidInput(f"--brokers: broker(s) {listed(repeated)} listed twice")
+        raise InvalidInput(f"--brokers: broker id {listed(repeated)} is given more than once")
     chosen = set(selected)
     plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
                         "no plan is made for their topics")

@@ -73,7 +73,7 @@ def write_folder(out_dir: Path, records: Iterable[Any],
     """A new plan folder, atomically: the batch files cut from ``records`` (see
     :func:`write_batches`), then ``manifest`` (made of the batch files and the other records)
     as manifest.json."""
-    with files.atomic_dir(out_dir, force=force) as folder:
+    with files.atomic_dir(out_dir, marker=MANIFEST_FILE, force=force) as folder:
         written, trailers = write_batches(records, folder, batch_size, max_znode_bytes)
         result = manifest(written, trailers)
         files.atomic_write_json(folder / MANIFEST_FILE, result.document())

@@ -22,13 +22,21 @@ def split_names(text: str | None, what: str) -> list[str]:
 
 
 def split_ints(text: str | None, what: str) -> list[int]:
-    values = []
+    """``0,1,2`` -> [0, 1, 2]: broker ids, each a decimal non-negative integer given once (the
+    one parser of every id list on the command line; a repeated id is named, ``0,1,1`` and
+    ``0,01`` alike)."""
+    values: list[int] = []
+    seen: set[int] = set()
     for item in split_names(text, what):
         try:
-            values.append(codec.decimal_id(item, "broker id"))
+            value = codec.decimal_id(item, "broker id")
         except codec.DecodeError:
             raise InvalidInput(f"{what}: {item!r} is not a broker id (a non-negative integer)"
                                ) from None
+        if value in seen:
+            raise InvalidInput(f"{what}: broker id {value} is given more than once")
+        seen.add(value)
+        values.append(value)
     return values
 
 
@@ -107,6 +115,4 @@ def select_brokers(snapshot: ClusterSnapshot, brokers: str | None) -> list[Broke
     if unknown:
         raise InvalidInput(f"--brokers: unknown broker id(s) {unknown}; the cluster has "
                            f"{sorted(snapshot.brokers)[:20]}")
-    if len(set(ids)) != len(ids):
-        raise InvalidInput(f"--brokers: duplicate broker id in {brokers!r}")
     return [snapshot.brokers[b] for b in sorted(ids)]

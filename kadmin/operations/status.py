@@ -24,15 +24,18 @@ class Status:
     throttles: Sequence[config.EntityThrottle] = ()
 
 
-def of(live: reader.LiveCluster, throttles: Sequence[config.EntityThrottle] = ()) -> Status:
-    """The status of a cluster as read."""
+def of(live: reader.LiveCluster, throttles: config.Throttles | None = None) -> Status:
+    """The status of a cluster as read; the config znodes and throttle records that cannot be
+    decoded join the cluster's unreadable znodes."""
     snap = live.snapshot
+    throttles = throttles or config.Throttles([])
     return Status(health.cluster_health(snap), live.in_flight, snap.controller,
-                  snap.controller_epoch, health.broker_shares(snap), live.unreadable, throttles)
+                  snap.controller_epoch, health.broker_shares(snap),
+                  (*live.unreadable, *throttles.unreadable), throttles.in_force)
 
 
 def status(connection: Connection) -> Status:
     with connected(connection) as client:
         live = reader.read_cluster(client)
-        in_force = config.read_throttles(client)
-    return of(live, in_force)
+        throttled = config.read_throttles(client)
+    return of(live, throttled)

@@ -13,8 +13,9 @@ from kadmin.operations.source import Connection, connected
 from kadmin.zk import config, reader
 
 
-def show(connection: Connection) -> list[config.EntityThrottle]:
-    """Every topic and broker config with a replication throttle, and which kadmin set."""
+def show(connection: Connection) -> config.Throttles:
+    """Every topic and broker config with a replication throttle, which kadmin set, and the
+    config znodes and kadmin records that cannot be decoded."""
     with connected(connection) as client:
         return config.read_throttles(client)
 
@@ -22,15 +23,16 @@ def show(connection: Connection) -> list[config.EntityThrottle]:
 def clear(connection: Connection, *, everything: bool = False) -> list[str]:
     """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
     ``everything`` every replication throttle; other config keys stay. Returns the configs
-    changed."""
+    changed. A config znode or record that cannot be decoded is left alone and named in an
+    OperationFailed once the others are cleared (``everything`` goes through records)."""
     with connected(connection) as client:
         if everything:
-            entities = [t.entity for t in config.read_throttles(client)]
+            entities = config.read_throttles(client).entities()
             edit: config.Edit = throttles.remove_all
         else:
             entities = config.recorded_entities(client)
             edit = throttles.remove_own
-        return config.update(client, dict.fromkeys(entities, edit))
+        return config.update(client, dict.fromkeys(entities, edit), skip_unreadable=True)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
-from kadmin import synthetic
+from kadmin import files, synthetic
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.model import ClusterSnapshot, InvalidInput, OperationFailed, TopicPartition
 from kadmin.sandbox.clock import ScaledClock
@@ -75,6 +75,8 @@ class Sandbox:
                  bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None) -> None:
         if not chroot.startswith("/"):
             raise InvalidInput(f"chroot {chroot!r} must start with /")
+        if record_path is not None:
+            files.check_target(record_path, True)  # before anything starts (appended to later)
         self.snapshot = snapshot
         self.controller_id = controller_of(snapshot)
         self._chroot = chroot.rstrip("/")

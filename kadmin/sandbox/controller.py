@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import json
 import threading
 import time
@@ -26,6 +27,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.states import KazooState, WatchedEvent
 
+from kadmin import files
 from kadmin.model import Broker, OperationFailed, TopicPartition
 from kadmin.sandbox import election
 from kadmin.sandbox.clock import ScaledClock
@@ -150,7 +152,8 @@ class SimulatedController:
         if self._thread is not None:
             return self
         if self._record_path is not None:
-            self._record = open(self._record_path, "a", encoding="utf-8")  # noqa: SIM115
+            # the rule of every file kadmin writes: a regular file, never a pipe, device, link
+            self._record = io.TextIOWrapper(files.open_append(self._record_path), encoding="utf-8")
         for path in PERSISTENT_PATHS:
             self._client.ensure_path(path)
         ids = [int(n) for n in self._client.get_children(paths.BROKER_IDS)

@@ -41,7 +41,7 @@ PARTITIONS_PER_TASK = 100_000
 
 def check_output(out_dir: Path, force: bool, batch_size: int, max_znode_bytes: int) -> None:
     """The output options, refused before Spark starts."""
-    files.refuse_existing(out_dir, force)
+    files.check_target(out_dir, force, marker=folder.MANIFEST_FILE)
     plans.batches((), len, folder.ENVELOPE, batch_size, max_znode_bytes)  # refuses bad limits now
 
 
@@ -60,7 +60,9 @@ def check_snapshot_folder(cluster_dir: Path, selection: frozenset[str] | None) -
                            f"({BROKERS_FILE}, {TOPICS_FILE}); write one with "
                            "`kadmin cluster snapshot --format dir`")
     snapshots.require_members(cluster_dir)
-    files.require_regular(cluster_dir / TOPICS_FILE)  # Spark opens it by name
+    topics = cluster_dir / TOPICS_FILE
+    files.require_regular(topics)  # Spark opens it by name
+    files.check_jsonl_size(topics, topics.stat().st_size)  # the limits of every reader
     path = cluster_dir / snapshots.REASSIGNING_FILE
     if path.is_file():
         reassigning = {name: moving for _, name, moving in snapshots.iter_reassigning_jsonl(path)}

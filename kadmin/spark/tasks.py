@@ -15,7 +15,7 @@ from itertools import chain
 from operator import add, itemgetter
 from typing import NamedTuple
 
-from kadmin import placement, snapshots
+from kadmin import files, placement, snapshots
 from kadmin.balance.chunks import Counts, Part, PartTotals
 from kadmin.balance.table import PartitionTable
 from kadmin.model import (
@@ -91,7 +91,8 @@ def scan_split(lines: Iterable[bytes], selection: frozenset[str] | None, source:
         try:
             name, assignment = snapshots.parse_topic_line(line, source)
         except InvalidInput:
-            bad = (count, line)
+            # at most one byte past the line limit travels back: enough to be refused again
+            bad = (count, line[:files.MAX_JSONL_LINE + 1])
             break
         if not _selected(name, selection):
             other_replicas.update(chain.from_iterable(assignment.values()))

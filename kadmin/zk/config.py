@@ -26,8 +26,8 @@ from kazoo.exceptions import (
 )
 from kazoo.protocol.states import ZnodeStat
 
-from kadmin.model import OperationFailed
-from kadmin.throttles import Config, Record, throttle_values
+from kadmin.model import OperationFailed, sample_of
+from kadmin.throttles import Config, Record, remove_all, throttle_values
 from kadmin.zk import codec, multiread, paths, session
 from kadmin.zk.multiread import Op
 
@@ -56,33 +56,82 @@ class _Current:
     version: int | None
     record: Record
     record_version: int | None
+    config_error: str | None = None
+    """Why the config znode cannot be decoded (then ``config`` is empty and means nothing)."""
+    record_error: str | None = None
+    """Why kadmin's record cannot be decoded (then ``record`` is empty and means nothing)."""
+
+    def problems(self, entity: str) -> list[tuple[str, str]]:
+        """``(znode path, reason)`` of each znode of this entity kadmin cannot decode."""
+        return ([(paths.config(entity), self.config_error)] if self.config_error else []) \
+            + ([(paths.throttle_record(entity), self.record_error)]
+               if self.record_error else [])
 
 
 @dataclass(frozen=True)
 class EntityThrottle:
-    """The replication throttles in force on one config entity, and which of them kadmin set."""
+    """The replication throttles in force on one config entity, and which of them kadmin set.
+    ``record_error`` says why kadmin's record of it cannot be decoded (None: read, or none)."""
 
     entity: str
     values: dict[str, str]
     own: Record
+    record_error: str | None = None
 
 
-def update(client: KazooClient, edits: Mapping[str, Edit]) -> list[str]:
+@dataclass(frozen=True)
+class Throttles:
+    """Every replication throttle in force, and the config znodes (``/config/topics/*``,
+    ``/config/brokers/*``) and kadmin records that could not be decoded, as ``(path, reason)``:
+    one unreadable znode does not hide the others."""
+
+    in_force: list[EntityThrottle]
+    unreadable: tuple[tuple[str, str], ...] = ()
+
+    def entities(self) -> list[str]:
+        """Every entity that has or may have a throttle: those in force, and those with a
+        config znode or record that cannot be decoded (``throttle clear --all`` goes through
+        the records and names the configs it cannot rewrite)."""
+        return sorted({*(t.entity for t in self.in_force),
+                       *(entity_of(path) for path, _ in self.unreadable)})
+
+
+def update(client: KazooClient, edits: Mapping[str, Edit], *, skip_unreadable: bool = False
+           ) -> list[str]:
     """Apply each entity's edit (``topics/foo`` -> edit) as a compare-and-set; returns the
-    entities whose config changed (each got a change notification)."""
+    entities whose config changed (each got a change notification).
+
+    An entity whose config znode or kadmin record cannot be decoded is never rewritten from a
+    guess: by default that is an OperationFailed naming the znode before anything is written;
+    ``skip_unreadable`` edits the others first, then fails naming those it left alone. Only
+    :func:`kadmin.throttles.remove_all` (``throttle clear --all``) goes through an unreadable
+    record: it drops every throttle and the record with it."""
     if not edits:
         return []
     retrying = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Raced),
                                  stop=tenacity.stop_after_attempt(_RACES),
                                  wait=tenacity.wait_random(0, 0.2), reraise=True)
     try:
-        changed: list[str] = retrying(session.retrying(), _update_once, client, edits)
+        changed, left = retrying(session.retrying(), _update_once, client, edits,
+                                 skip_unreadable)
     except _Raced as exc:
         raise OperationFailed(f"{exc}: it changed {_RACES} times while kadmin tried to write "
                               "it; try again") from None
     except session.REFUSED as exc:
         raise session.not_authorized("writing throttle configs", exc) from None
+    if left:
+        raise _unreadable_error(left, f"left as they are ({len(changed)} other config(s) "
+                                      "changed)")
     return changed
+
+
+def _unreadable_error(problems: Sequence[str], consequence: str) -> OperationFailed:
+    shown = sample_of(problems)
+    return OperationFailed(
+        f"cannot decode {shown.total} throttle config or kadmin record znode(s), {consequence}; "
+        "kadmin never rewrites what it cannot read (kadmin throttle clear --all-throttles removes every "
+        "replication throttle, kadmin's unreadable records included)",
+        details=shown.items, more=shown.rest)
 
 
 @dataclass(frozen=True)
@@ -109,14 +158,24 @@ def _write(path: str, data: bytes, version: int | None) -> _Op:
     return _Op("create", path, data) if version is None else _Op("set", path, data, version)
 
 
-def _update_once(client: KazooClient, edits: Mapping[str, Edit]) -> list[str]:
+def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable: bool
+                 ) -> tuple[list[str], list[str]]:
+    """The changed entities, and one line per znode left alone because it cannot be decoded."""
+    current = _read(client, list(edits))
+    left = [f"{path}: {reason}" for entity, edit in edits.items()
+            if current[entity].config_error or (current[entity].record_error
+                                                and edit is not remove_all)
+            for path, reason in current[entity].problems(entity)]
+    if left and not skip_unreadable:
+        raise _unreadable_error(left, "nothing was written")
     for parent in _PARENTS:
         client.ensure_path(parent)
-    current = _read(client, list(edits))
     groups: list[tuple[str, list[_Op]]] = []
     changed = []
     for entity, edit in edits.items():
         now = current[entity]
+        if now.config_error or (now.record_error and edit is not remove_all):
+            continue
         config, record = edit(now.config, now.record)
         ops: list[_Op] = []
         if config != now.config:
@@ -132,6 +191,8 @@ def _update_once(client: KazooClient, edits: Mapping[str, Edit]) -> list[str]:
                                   now.record_version))
             elif now.record_version is not None:
                 ops.append(_Op("delete", record_path, version=now.record_version))
+        elif now.record_error and not record and now.record_version is not None:
+            ops.append(_Op("delete", paths.throttle_record(entity), version=now.record_version))
         if ops:
             groups.append((entity, ops))
     for chunk in _chunks(groups):
@@ -140,7 +201,7 @@ def _update_once(client: KazooClient, edits: Mapping[str, Edit]) -> list[str]:
             for op in ops:
                 op.add_to(tx)
         _check(tx.commit(), [entity for entity, ops in chunk for _ in ops])
-    return changed
+    return changed, left
 
 
 def _chunks(groups: Sequence[tuple[str, list[_Op]]]) -> list[list[tuple[str, list[_Op]]]]:
@@ -171,6 +232,8 @@ def _check(results: list[object], entities: list[str]) -> None:
 
 
 def _read(client: KazooClient, entities: Sequence[str]) -> dict[str, _Current]:
+    """Each entity's config znode and kadmin record; one that cannot be decoded is marked with
+    the reason (``config_error``, ``record_error``), never taken for an absent one."""
     configs: dict[str, tuple[bytes, ZnodeStat]] = {}
     records: dict[str, tuple[bytes, ZnodeStat]] = {}
     requests = ((Op(path(e), stat=True), (found, e)) for e in entities
@@ -182,23 +245,24 @@ def _read(client: KazooClient, entities: Sequence[str]) -> dict[str, _Current]:
         doc: dict[str, Any] | None = None
         config: dict[str, str] = {}
         version: int | None = None
+        config_error = record_error = None
         if entity in configs:
             data, stat = configs[entity]
             try:
                 doc, config = codec.decode_config(data)
             except codec.DecodeError as exc:
-                raise OperationFailed(f"cannot decode {paths.config(entity)}: {exc}; kadmin "
-                                      "does not rewrite a config it cannot read") from None
+                config_error = str(exc)
             version = stat.version
         record, record_version = Record(), None
         if entity in records:
             data, stat = records[entity]
             try:
                 record = Record.from_json(codec.decode_json(data))
-            except codec.DecodeError:
-                record = Record()
+            except (codec.DecodeError, ValueError) as exc:
+                record_error = str(exc)
             record_version = stat.version
-        out[entity] = _Current(doc, config, version, record, record_version)
+        out[entity] = _Current(doc, config, version, record, record_version, config_error,
+                               record_error)
     return out
 
 
@@ -209,20 +273,29 @@ def _children(client: KazooClient, path: str) -> list[str]:
         return []
 
 
+def entity_of(path: str) -> str:
+    """``/config/topics/t`` or ``/kadmin/throttles/topics/t`` -> ``topics/t``."""
+    kind, name = path.rstrip("/").rsplit("/", 2)[-2:]
+    return f"{kind}/{name}"
+
+
 def recorded_entities(client: KazooClient) -> list[str]:
     """The config entities kadmin has a record of added throttles for."""
     return [f"{kind}/{name}" for kind in ("topics", "brokers")
             for name in _children(client, paths.throttle_record(kind))]
 
 
-def read_throttles(client: KazooClient, entities: Iterable[str] | None = None
-                   ) -> list[EntityThrottle]:
+def read_throttles(client: KazooClient, entities: Iterable[str] | None = None) -> Throttles:
     """Every config entity with a replication throttle in force or a kadmin record (one read
-    per topic and broker config: the same order of cost as reading the topics), sorted."""
+    per topic and broker config: the same order of cost as reading the topics), sorted, and
+    every config znode or record among them that cannot be decoded (reported, not fatal)."""
     if entities is None:
         entities = sorted({*(f"topics/{t}" for t in _children(client, paths.CONFIG_TOPICS)),
                            *(f"brokers/{b}" for b in _children(client, paths.CONFIG_BROKERS)),
                            *recorded_entities(client)})
     current = session.retrying()(_read, client, list(entities))
-    return [EntityThrottle(e, throttle_values(c.config), c.record)
-            for e, c in sorted(current.items()) if throttle_values(c.config) or c.record]
+    in_force = [EntityThrottle(e, throttle_values(c.config), c.record, c.record_error)
+                for e, c in sorted(current.items())
+                if throttle_values(c.config) or c.record or c.record_version is not None]
+    unreadable = tuple(problem for e, c in sorted(current.items()) for problem in c.problems(e))
+    return Throttles(in_force, unreadable)

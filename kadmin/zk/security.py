@@ -20,7 +20,7 @@ import puresasl.client
 from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
 from kadmin import files
-from kadmin.model import InvalidInput
+from kadmin.model import InvalidInput, OperationFailed
 
 KAFKA_ACL: tuple[ACL, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
 """What Kafka puts on its znodes with ``zookeeper.set.acl=true``: every right for the
@@ -97,9 +97,59 @@ def preflight(security: ZkSecurity) -> None:
                 password=partial(_encrypted, security.key)))
     if security.sasl:
         try:
+            # for GSSAPI this acquires the principal's credentials from the ticket cache
             puresasl.client.SASLClient("zk-sasl-md5", **dict(security.sasl))
         except puresasl.SASLError as exc:
             raise InvalidInput(f"SASL {security.sasl_login} is not available here: {exc}") from None
+        except gss_errors() as exc:
+            raise OperationFailed(f"no usable Kerberos ticket for SASL {security.sasl_login}: "
+                                  f"{kerberos_reason(exc)}; {KINIT_HINT}") from None
+
+
+KINIT_HINT = ("get a ticket with kinit (kinit -kt KEYTAB PRINCIPAL for a service account) and "
+              "check that KRB5CCNAME names that ticket cache")
+
+
+def gss_errors() -> tuple[type[BaseException], ...]:
+    """The exception class of the ``kerberos`` module (none when it is not installed)."""
+    try:
+        import kerberos
+    except ImportError:
+        return ()
+    return (kerberos.GSSError,)
+
+
+def kerberos_reason(error: BaseException | None) -> str | None:
+    """The reason in a Kerberos (GSS-API) error, as MIT Kerberos words it; None for any other
+    error. A GSSError carries ``((major text, code), (minor text, code))``; the minor text is the
+    Kerberos reason (``Server not found in Kerberos database``), the major one GSS-API's frame
+    around it. Neither ever holds a key or a ticket."""
+    errors = gss_errors()
+    if error is None or not errors or not isinstance(error, errors):
+        return None
+    parts = [part for part in error.args if isinstance(part, tuple) and part]
+    texts = [str(part[0]).strip() for part in parts]
+    if not any(texts):
+        return str(error) or type(error).__name__
+    # the minor text is Kerberos' own and the precise one, unless it has none to give (code 0,
+    # "Success": the major text is then the whole story, e.g. "The referenced credential has
+    # expired")
+    if len(parts) > 1 and texts[1] and texts[1] != "Success" and parts[1][1:2] != (0,):
+        return texts[1]
+    return texts[0] or texts[1]
+
+
+def kerberos_hint(reason: str) -> str:
+    """What to check for a Kerberos failure of the client, by its reason."""
+    text = reason.lower()
+    if "not found in kerberos database" in text or "unknown server" in text:
+        return ("ZooKeeper's principal must be SERVICE/HOST@REALM for the host name given in -z "
+                "and the \"service\" of the SASL file (default zookeeper)")
+    if any(word in text for word in ("credential", "expired", "cache", "ticket")):
+        return KINIT_HINT
+    if "kdc" in text or "realm" in text:
+        return "check the KDC and realm in the Kerberos configuration (KRB5_CONFIG)"
+    return KINIT_HINT
 
 
 def _load_tls(what: str, load: Callable[[], None]) -> None:
@@ -180,7 +230,18 @@ def _sasl(text: str, source: str) -> tuple[tuple[str, str], ...]:
     missing = [key for key in _SASL_REQUIRED[mechanism] if not doc.get(key)]
     if missing:
         raise InvalidInput(f"{source}: {mechanism} needs {' and '.join(missing)}")
+    if mechanism == "GSSAPI":
+        doc.setdefault("service", GSSAPI_SERVICE)  # as kazoo does, and ZooKeeper's own client
+        if not doc["service"]:
+            raise InvalidInput(f"{source}: $.service must name ZooKeeper's Kerberos service "
+                               f"(default {GSSAPI_SERVICE})")
     return tuple(sorted(doc.items()))
+
+
+GSSAPI_SERVICE = "zookeeper"
+"""The service part of ZooKeeper's Kerberos principal unless the SASL file says otherwise
+(``zookeeper/<host>@REALM``): kazoo's default, and the Java client's
+(``zookeeper.sasl.client.username``)."""
 
 
 def from_sources(options: SecuritySources) -> ZkSecurity:

@@ -21,6 +21,7 @@ import tenacity
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
     AuthFailedError,
+    ConnectionDropped,
     ConnectionLoss,
     InvalidACLError,
     NoAuthError,
@@ -35,7 +36,7 @@ from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 
 from kadmin.model import InvalidInput, NotAuthorized, OperationFailed
-from kadmin.zk.security import ZkSecurity, client_options, preflight
+from kadmin.zk.security import ZkSecurity, client_options, kerberos_hint, kerberos_reason, preflight
 
 DEFAULT_RETRY_SECONDS = 60.0
 RETRYABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError)
@@ -198,6 +199,7 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
     # Connect to the root first: kazoo cannot tell "chroot missing" from "chroot empty".
     client = new_client(target.hosts, settings.session_timeout,
                         **client_options(settings.security))
+    kerberos_failures = _kerberos_per_host(client) if settings.security.sasl else {}
     limit = f"{settings.connect_timeout:g}s, the --connect-timeout"
     until = time.monotonic() + settings.connect_timeout
     try:
@@ -207,7 +209,7 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
         if not client.start_async().wait(settings.connect_timeout):
             raise OperationFailed(f"cannot reach ZooKeeper at {target.hosts} within {limit}")
         calls = retrying(until, limit)
-        _check_login(client, target, settings.security, calls, until)
+        _check_login(client, target, settings.security, calls, until, kerberos_failures)
         if target.chroot is not None:
             if create_chroot:
                 calls(lambda: reply(client.ensure_path_async(target.chroot), until))
@@ -224,8 +226,41 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
     return client
 
 
+def _kerberos_per_host(client: KazooClient) -> dict[str, str]:
+    """Make a Kerberos failure on the client's side (no ticket for ``zookeeper/<host>``, the
+    KDC unreachable, an expired ticket) move kazoo on to the next host of the ensemble, as a
+    dropped connection does, instead of ending the connection for good; once every host has
+    failed so, the login fails. Returns the reason per host, for the error.
+
+    kazoo runs the SASL exchange in its connection handler and turns any such error into "auth
+    failed", logged and then dropped; this wraps that one step of the handler
+    (``_authenticate_with_sasl``) on this client only. Refusals by the server (a wrong
+    DIGEST-MD5 password) are not Kerberos errors and pass as before."""
+    failures: dict[str, str] = {}
+    connection = client._connection
+    authenticate = connection._authenticate_with_sasl
+    hosts = {host for host, _ in client.hosts}
+
+    def authenticate_or_next(host: str, timeout: float) -> None:
+        try:
+            authenticate(host, timeout)
+        except Exception as exc:
+            reason = kerberos_reason(exc) or kerberos_reason(exc.__cause__)
+            if reason is None:
+                raise
+            failures[host] = reason
+            if hosts <= set(failures):
+                raise AuthFailedError(f"Kerberos: {reason}") from exc
+            raise ConnectionDropped(f"Kerberos, trying the next host: {reason}") from exc
+        failures.pop(host, None)
+
+    connection._authenticate_with_sasl = authenticate_or_next
+    return failures
+
+
 def _check_login(client: KazooClient, target: ZkTarget, security: ZkSecurity,
-                 calls: tenacity.Retrying, until: float) -> None:
+                 calls: tenacity.Retrying, until: float,
+                 kerberos_failures: dict[str, str] | None = None) -> None:
     """The first reply tells whether the server accepts this session. kazoo reports the
     connection up before the SASL exchange has run, and ends the connection for good when the
     exchange fails (the server drops it, or refuses it when it enforces authentication): the
@@ -239,13 +274,32 @@ def _check_login(client: KazooClient, target: ZkTarget, security: ZkSecurity,
 
     try:
         calls(first_request)
+    except OperationFailed:
+        if kerberos_failures:  # the hosts left did not answer: the Kerberos reasons are news
+            raise _kerberos_failed(target, security, kerberos_failures,
+                                   "failed, and no other host answered") from None
+        raise
     except REFUSED as exc:
+        if kerberos_failures:
+            raise _kerberos_failed(target, security, kerberos_failures,
+                                   "failed on every host") from None
         if security.sasl:
             raise NotAuthorized(
                 f"ZooKeeper at {target.hosts} refused the SASL login ({security.sasl_login}): "
                 "wrong credentials, or SASL is not enabled on the server"
             ) from None
         raise not_authorized(f"ZooKeeper at {target.hosts}", exc) from None
+
+
+def _kerberos_failed(target: ZkTarget, security: ZkSecurity, failures: dict[str, str],
+                     how: str) -> NotAuthorized:
+    """The Kerberos reason of each host that failed (one line each), and what to check."""
+    reasons = sorted(set(failures.values()))
+    return NotAuthorized(
+        f"the Kerberos login to ZooKeeper at {target.hosts} ({security.sasl_login}, service "
+        f"{dict(security.sasl).get('service')}) {how}: "
+        f"{reasons[0] if len(reasons) == 1 else 'see below'}; {kerberos_hint(reasons[0])}",
+        details=tuple(f"{host}: {reason}" for host, reason in sorted(failures.items())))
 
 
 CLOSE_SECONDS = 1.0

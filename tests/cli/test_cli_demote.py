@@ -109,7 +109,7 @@ def test_nothing_to_demote_writes_no_plan(kadmin, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--brokers", "3,3"], "--brokers: broker(s) 3 listed twice"),
+    (["--brokers", "3,3"], "--brokers: broker id 3 is given more than once"),
     (["--brokers", "8"], "--brokers: broker(s) 8 are neither registered nor hold replicas"),
     (["--brokers", "0,1,2,3"], "no broker is left to lead"),
     (["--brokers", "x"], "'x' is not a broker id"),

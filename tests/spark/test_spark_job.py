@@ -196,12 +196,19 @@ def test_manifest_and_batch_files(spark, racked_cluster, tmp_path):
 
 
 def test_refuses_an_existing_out_unless_forced(spark, racked_cluster, tmp_path):
+    """Its own output folder is replaced with force only; a folder that is not (no
+    manifest.json) never is, force or not: replacing it would delete what it holds."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "precious.txt").write_text("keep")
+    for force in (False, True):
+        with pytest.raises(InvalidInput, match=r"out is a folder without manifest.json"):
+            spark_plan.run_plan(racked_cluster, out, force=force)
+    assert (out / "precious.txt").read_text() == "keep"
+    (out / "precious.txt").unlink()
+    spark_plan.run_plan(racked_cluster, out, force=True)  # an empty folder is taken
     with pytest.raises(InvalidInput, match=r"out already exists \(use --force to overwrite\)"):
         spark_plan.run_plan(racked_cluster, out)
-    assert (out / "precious.txt").read_text() == "keep"
     manifest = spark_plan.run_plan(racked_cluster, out, force=True)
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [b.file for b in manifest.batches] + ["manifest.json"])

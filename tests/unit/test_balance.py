@@ -373,7 +373,7 @@ def test_a_dead_broker_holding_replicas_must_be_named() -> None:
 
 @pytest.mark.parametrize(("brokers", "remove", "message"), [
     ([0, 1], [2], "either --brokers"),
-    ([0, 0], None, "listed twice"),
+    ([0, 0], None, "broker id 0 is given more than once"),
     (None, [9], r"broker\(s\) 9 are neither registered"),
     (None, [0, 1, 2, 3], "no target broker is left"),
 ])

@@ -153,8 +153,8 @@ def test_atomic_write_json_round_trips(tmp_path: Path) -> None:
 
 def test_write_dir_streams_interleaved_files(tmp_path: Path) -> None:
     target = tmp_path / "snap"
-    files.atomic_write_dir(target, iter([("a.jsonl", b"1\n"), ("b.jsonl", b"x\n"),
-                                         ("a.jsonl", b"2\n")]))
+    files.atomic_write_dir(target, marker="a.jsonl", chunks=iter([
+        ("a.jsonl", b"1\n"), ("b.jsonl", b"x\n"), ("a.jsonl", b"2\n")]))
     assert (target / "a.jsonl").read_bytes() == b"1\n2\n"
     assert (target / "b.jsonl").read_bytes() == b"x\n"
     assert leftovers(tmp_path) == []
@@ -165,10 +165,10 @@ def test_write_dir_refuses_an_existing_target_unless_forced(tmp_path: Path) -> N
     target.mkdir()
     (target / "old.txt").write_text("old")
     with pytest.raises(InvalidInput, match=r"snap already exists \(use --force to overwrite\)"):
-        files.atomic_write_dir(target, [("new.txt", b"new")])
+        files.atomic_write_dir(target, [("new.txt", b"new")], marker="old.txt")
     assert (target / "old.txt").exists()
 
-    files.atomic_write_dir(target, [("new.txt", b"new")], force=True)
+    files.atomic_write_dir(target, [("new.txt", b"new")], marker="old.txt", force=True)
     assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
     assert leftovers(tmp_path) == []
 
@@ -176,7 +176,7 @@ def test_write_dir_refuses_an_existing_target_unless_forced(tmp_path: Path) -> N
 def test_write_dir_replaces_a_file_when_forced(tmp_path: Path) -> None:
     target = tmp_path / "snap"
     target.write_text("a json snapshot")
-    files.atomic_write_dir(target, [("new.txt", b"new")], force=True)
+    files.atomic_write_dir(target, [("new.txt", b"new")], marker="new.txt", force=True)
     assert (target / "new.txt").read_text() == "new"
     assert leftovers(tmp_path) == []
 
@@ -187,7 +187,7 @@ def test_an_interrupted_folder_never_appears(tmp_path: Path) -> None:
         raise RuntimeError("generator failed half way")
 
     with pytest.raises(RuntimeError):
-        files.atomic_write_dir(tmp_path / "snap", chunks())
+        files.atomic_write_dir(tmp_path / "snap", chunks(), marker="topics.jsonl")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -197,7 +197,7 @@ def test_a_failed_folder_write_keeps_the_old_folder(tmp_path: Path) -> None:
     (target / "old.txt").write_text("old")
     error = error_under_file_size_limit(
         lambda: files.atomic_write_dir(target, [("big", b"x" * (10 * FILE_SIZE_LIMIT))],
-                                       force=True))
+                                       marker="old.txt", force=True))
     assert error == f"OperationFailed: cannot write {target}: File too large"
     assert (target / "old.txt").read_text() == "old"
     assert leftovers(tmp_path) == []
