@@ -37,8 +37,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where the program is built: Spark's executors may lack it
+    import numpy as np
 
 from kadmin.balance.table import PartitionTable
 from kadmin.model import InvalidInput, Replicas
@@ -92,6 +94,7 @@ def fewest_moves_within(table: PartitionTable, targets: Collection[int],
     (a circulation again: integral; the answer when it meets the lower bound); else the
     program with integer arcs (branch and bound, raising :class:`OutOfTime` after
     ``seconds``)."""
+    import numpy as np
     program = _Program(table, targets, bounds, topic_spread, rack_of)
     found, cost, windows = program.solve(integral=False)
     if found is not None or cost == np.inf:
@@ -172,6 +175,7 @@ class _Program:
                  bounds: Mapping[int, tuple[int, int]] | None, topic_spread: int | None,
                  rack_of: Mapping[int, str] | None,
                  windows: Mapping[int, int] | None = None) -> None:
+        import numpy as np
         self.table = table
         self.window_of: dict[int, int] = {}
         """Column of each topic's free window (its lowest count)."""
@@ -283,6 +287,7 @@ class _Program:
         """Per partition with replicas on two racks or more: a flag per target rack that may
         be 1 only if the partition ends with a replica there, and at least as many flags as
         the racks it has now (or every target rack)."""
+        import numpy as np
         target_racks = sorted({rack_of[b] for b in self.targets})
         leave_of: dict[int, list[tuple[int, int]]] = {}
         for col, p, a in self.leave:
@@ -313,6 +318,7 @@ class _Program:
         cost (infinite when no plan exists) and the windows chosen. Without ``integral`` the
         linear program alone: on a network matrix its vertex optimum is integral. With
         ``seconds``, branch and bound stops then: :class:`OutOfTime` carries what it found."""
+        import numpy as np
         if self.empty:
             return None, np.inf, {}
         if not integral:
@@ -334,6 +340,7 @@ class _Program:
         """The linear program by HiGHS: dual simplex on a circulation; with free windows the
         program is very degenerate (dual simplex took ten times as long there), and the
         interior point method with crossover to a vertex is used."""
+        import numpy as np
         low, high = self.bounds
         upper, lower = np.isfinite(high), np.isfinite(low)
         from scipy.optimize import linprog
@@ -354,6 +361,7 @@ class _Program:
 
     def _plan(self, x: np.ndarray) -> Exact | None:
         """The plan of an integral solution (None for a fractional one)."""
+        import numpy as np
         arcs = [col for col, _, _ in (*self.leave, *self.arrive)]
         if np.abs(x[arcs] - np.rint(x[arcs])).max(initial=0.0) > 1e-6:
             return None

@@ -1,5 +1,5 @@
 """What runs on a Spark executor imports only the standard library, PySpark and kadmin's pure
-core: a cluster's executors have PySpark and the shipped kadmin.zip, not jsonschema, kazoo, typer
+core: a cluster's executors have PySpark and the shipped kadmin.zip, not jsonschema, kazoo, typer,
 or rich (issue 18). Each module is imported in a fresh interpreter where those raise ImportError."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-BLOCKED = ("jsonschema", "kazoo", "typer", "rich", "click")
+BLOCKED = ("jsonschema", "kazoo", "typer", "rich", "click", "numpy", "scipy")
 
 EXECUTOR_SIDE = (
     "kadmin.spark.tasks",  # every function the planners hand to Spark
