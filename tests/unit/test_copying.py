@@ -217,3 +217,19 @@ def test_a_zero_throttle_stops_its_copies_and_leaves_the_rest_running() -> None:
     assert transfers.finish_time("free") == 1.0  # all of broker 1's bandwidth
     transfers.advance(100.0)
     assert transfers.finished == {"free": 1.0} and transfers.next_finish() is None
+
+
+def test_max_min_fairness_still_lets_a_bounding_broker_idle_behind_lower_fair_levels() -> None:
+    """Not makespan-optimal, and the rehearsal's remaining gap to the bound: broker 1 sends
+    20 MB (10 to 2, 10 to 3), the most any broker moves, but brokers 2 and 3 each share their
+    throttle three ways, so broker 1 runs at 2/3 of it until the small copies are done (12 s)
+    and the batch takes 24 s where spec 8's bound is 20 s."""
+    throttle = 1 * MB
+    limits: dict[Side, float] = {(b, d): throttle for b in range(1, 8) for d in ("out", "in")}
+    copies = [(0.0, Copy("1-2", 10 * MB, 1, 2, True, True)),
+              (0.0, Copy("1-3", 10 * MB, 1, 3, True, True)),
+              *((0.0, Copy(f"{b}-{f}", 4 * MB, b, f, True, True))
+                for b, f in ((4, 2), (5, 2), (6, 3), (7, 3)))]
+    finished, history = simulate(copies, 100 * MB, limits)
+    assert history[0]["1-2"] + history[0]["1-3"] == throttle * 2 / 3
+    assert finished["4-2"] == 12.0 and max(finished.values()) == 24.0
