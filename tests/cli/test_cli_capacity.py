@@ -47,6 +47,11 @@ def test_status_shows_each_brokers_capacity_share_and_use(kadmin, start_sandbox,
     assert "400%" in text.out and "replica share" in text.out
     plain = kadmin("status", "-z", box.connect_string, "--json")
     assert plain.code == 0 and json.loads(plain.out)["brokers"][0]["capacity"] is None
+    write(tmp_path, {"0": GB, "1": GB}, "capacity.json")
+    missing = kadmin("status", "-z", box.connect_string, "--capacity", "capacity.json")
+    assert (missing.code, missing.out, missing.err) == (2, "", "kadmin: error: capacity.json: "
+                                                        "no capacity for broker(s) 2, 3 and no "
+                                                        "default (brokerId -1)\n")
 
 
 @pytest.mark.zk
