@@ -32,7 +32,8 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
                  rack_of: Mapping[int, str] | None = None, *,
                  weights: Mapping[int, int] | None = None,
                  topics: Sequence[int] | None = None, topic_spread: int | None = None,
-                 balanced: bool = True, factor: int | None = None) -> int | None:
+                 balanced: bool = True, factor: int | None = None,
+                 time_limit: float | None = None) -> int | None:
     """The fewest replica moves that leave every target broker within one replica of the
     others (with ``weights``, at the floor or ceiling of its capacity share) and every replica
     on a target, each partition keeping its size and (with racks) at least its number of
@@ -40,7 +41,8 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
     topic (``topics[p]`` is partition p's) spread at most that over the targets; without
     ``balanced`` the brokers are free. With ``factor`` (an increase of the replication
     factor) every partition ends with ``factor`` replicas and keeps every replica it has on a
-    target. None when no such plan exists."""
+    target. None when no such plan exists; TimeoutError when HiGHS has not proven the optimum
+    within ``time_limit`` seconds."""
     brokers = sorted(targets)
     cells = [(p, b) for p in range(len(parts)) for b in brokers]
     index = {cell: i for i, cell in enumerate(cells)}
@@ -95,7 +97,10 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
         for (p, b), i in index.items():
             lower[i] = b in parts[p]
     found = milp(cost, constraints=LinearConstraint(np.array(rows), low, high),
-                 integrality=np.ones(width), bounds=Bounds(lower, upper))
+                 integrality=np.ones(width), bounds=Bounds(lower, upper),
+                 options={} if time_limit is None else {"time_limit": time_limit})
+    if found.status == 1:
+        raise TimeoutError(f"the integer program ran out of its {time_limit} s")
     return None if found.status != 0 else round(found.fun)
 
 
@@ -103,14 +108,15 @@ def least_topic_spread(parts: Sequence[Replicas], targets: Sequence[int],
                        topics: Sequence[int], moves: int,
                        rack_of: Mapping[int, str] | None = None, *,
                        weights: Mapping[int, int] | None = None, balanced: bool = True,
-                       factor: int | None = None) -> int:
+                       factor: int | None = None, time_limit: float | None = None) -> int:
     """The smallest worst topic spread any balanced plan of at most ``moves`` moves reaches
     (the second key of the lexicographic optimum when ``moves`` is the first); ``balanced``
     and ``factor`` as for :func:`fewest_moves`."""
     k = 0
     while True:
         found = fewest_moves(parts, targets, rack_of, weights=weights, topics=topics,
-                             topic_spread=k, balanced=balanced, factor=factor)
+                             topic_spread=k, balanced=balanced, factor=factor,
+                             time_limit=time_limit)
         if found is not None and found <= moves:
             return k
         k += 1
