@@ -12,23 +12,12 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 
+from test_cli_goals import worst_topic_spread
 from test_cli_rebalance import applied, write
 
-from bench.quoted_clusters import (
-    NEW_RACK,
-    T0,
-    THREE_RACKS,
-    document,
-    mixed_rf_with_t0,
-    new_rack,
-    one_added_to_eleven,
-    skewed,
-    table,
-    three_racks_of_seven,
-)
+import bench.quoted_clusters as quoted
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from balance_oracle import fewest_moves, least_topic_spread
@@ -42,25 +31,15 @@ def rebalanced(kadmin, tmp_path: Path, doc: dict, *args: str) -> dict:
     return json.loads(run.out)
 
 
-def worst_topic_spread(after: Mapping[tuple[str, int], list[int]], brokers: list[int],
-                       only: str | None = None) -> int:
-    per_topic: dict[str, Counter[int]] = {}
-    for (t, _), replicas in after.items():
-        if only is None or t == only:
-            per_topic.setdefault(t, Counter()).update(replicas)
-    return max(max(c[b] for b in brokers) - min(c[b] for b in brokers)
-               for c in per_topic.values())
-
-
 def test_one_broker_added_to_eleven_brokers_and_every_topic_at_spread_1(kadmin, tmp_path):
     """Issue 17's "one broker added to 11 (RF 3)": 12 topics of 20 partitions created by
     kafka-topics.sh on 11 brokers, broker 11 new (the issue's 100 topics: the bench). The
     default makes the program's fewest moves and, among them, the least worst topic spread;
     --topic-spread 1 makes the program's fewest moves with every topic within 1, prints them
     as the lower bound and says what they cost over the brokers' own bound."""
-    topics = one_added_to_eleven(12)
-    doc, targets = document(topics, 12), list(range(12))
-    parts, topic_of = table(topics)
+    topics = quoted.one_added_to_eleven(12)
+    doc, targets = quoted.document(topics, 12), list(range(12))
+    parts, topic_of = quoted.table(topics)
     plain = fewest_moves(parts, targets)
     assert plain is not None
     summary = rebalanced(kadmin, tmp_path, doc)
@@ -88,9 +67,9 @@ def test_a_skewed_cluster_with_every_topic_at_spread_1(kadmin, tmp_path):
     """Issue 17's skewed cluster, same shape smaller: kadmin.synthetic's topics created while
     the cluster grew (12 brokers, RF 3, 20 topics of 20 partitions). --topic-spread 1 makes the
     program's fewest moves, more than the plain bound, both printed."""
-    topics = skewed(20)
-    doc, targets = document(topics, 12), list(range(12))
-    parts, topic_of = table(topics)
+    topics = quoted.skewed(20)
+    doc, targets = quoted.document(topics, 12), list(range(12))
+    parts, topic_of = quoted.table(topics)
     plain, within = (fewest_moves(parts, targets),
                      fewest_moves(parts, targets, topics=topic_of, topic_spread=1))
     summary = rebalanced(kadmin, tmp_path, doc, "--topic-spread", "1")
@@ -104,9 +83,9 @@ def test_a_new_rack_of_one_broker_is_filled_with_the_fewest_moves(kadmin, tmp_pa
     """Racks a {0,1,2}, b {3,4,5}, a new rack c {6}; 180 partitions (RF 2) span a and b. The
     program's fewest moves that balance the brokers without a partition losing a rack (51, as
     the issue measured) is what kadmin makes and prints; no partition loses a rack."""
-    racks, topics = NEW_RACK, new_rack(180)
-    doc, targets = document(topics, 7, racks), list(range(7))
-    parts, _ = table(topics)
+    racks, topics = quoted.NEW_RACK, quoted.new_rack(180)
+    doc, targets = quoted.document(topics, 7, racks), list(range(7))
+    parts, _ = quoted.table(topics)
     optimum = fewest_moves(parts, targets, racks)
     assert optimum == 51
     summary = rebalanced(kadmin, tmp_path, doc)
@@ -124,9 +103,9 @@ def test_three_racks_of_seven_one_new_with_partitions_not_spanning_them(kadmin, 
     kadmin makes the program's fewest moves under the diversity rule, prints them as the lower
     bound, says they exceed the rack-free bound and why, and reaches the program's least worst
     topic spread at that move count."""
-    racks, topics = THREE_RACKS, three_racks_of_seven(20, 40)
-    doc, targets = document(topics, 22, racks), list(range(22))
-    parts, topic_of = table(topics)
+    racks, topics = quoted.THREE_RACKS, quoted.three_racks_of_seven(20, 40)
+    doc, targets = quoted.document(topics, 22, racks), list(range(22))
+    parts, topic_of = quoted.table(topics)
     optimum = fewest_moves(parts, targets, racks)
     assert optimum is not None
     summary = rebalanced(kadmin, tmp_path, doc)
@@ -146,8 +125,8 @@ def test_a_factor_increase_of_one_topic_spreads_it_evenly(kadmin, tmp_path):
     other topics crowd brokers 0-3: t0's 8 new replicas (the fewest there are) leave it as
     even as the program can make it with those 8 (the issue saw 2 -> 6 when they went to the
     least loaded brokers cluster-wide)."""
-    topics, t0 = mixed_rf_with_t0(), T0
-    doc, targets = document(topics, 8), list(range(8))
+    topics, t0 = quoted.mixed_rf_with_t0(), quoted.T0
+    doc, targets = quoted.document(topics, 8), list(range(8))
     before = Counter(b for r in t0 for b in r)
     assert max(before.values()) - min(before[b] for b in targets) == 2
     least = least_topic_spread(t0, targets, [0] * 8, 8, balanced=False, factor=3)
