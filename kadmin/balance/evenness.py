@@ -133,7 +133,7 @@ def lexicographic(table: PartitionTable, targets: Collection[int],
     else:  # the caller's plan of the fewest moves reaches ``reached``
         plain, spread = None, reached if reached is not None else 1 << 30
     high = spread if reached is None else min(spread, reached)
-    for k in range(_least_possible(table, targets), high):
+    for k in range(_least_possible(table, targets, bounds), high):
         try:
             found = fewest_moves_within(table, targets, bounds, k, rack_of, most=fewest,
                                         seconds=seconds)
@@ -148,12 +148,20 @@ def lexicographic(table: PartitionTable, targets: Collection[int],
     return Exact(plain.final, plain.moves, spread)
 
 
-def _least_possible(table: PartitionTable, targets: Collection[int]) -> int:
-    """0 when every topic's replicas divide evenly over the targets, else 1."""
+def _least_possible(table: PartitionTable, targets: Collection[int],
+                   bounds: Mapping[int, tuple[int, int]] | None = None) -> int:
+    """A spread no plan gets every topic below: 0 when every topic's replicas divide evenly
+    over the targets, else 1; and with ``bounds`` (brokers of different capacity shares) at
+    least ``(max lo_b - min hi_b) / T`` over T topics: each broker's count is the sum of its
+    topic counts, so with every topic within ``k`` two brokers differ by at most ``T * k``."""
     totals: dict[int, int] = {}
     for t, members in zip(table.topic_of, table.replicas, strict=True):
         totals[t] = totals.get(t, 0) + len(members)
-    return int(any(n % len(targets) for n in totals.values()))
+    least = int(any(n % len(targets) for n in totals.values()))
+    if bounds and totals:
+        gap = max(lo for lo, _ in bounds.values()) - min(hi for _, hi in bounds.values())
+        least = max(least, -(-gap // len(totals)))
+    return least
 
 
 def _worst_spread(table: PartitionTable, final: Mapping[int, Replicas],
@@ -431,7 +439,7 @@ def even_topics(table: PartitionTable, targets: Collection[int],
                 f"fewer topics (--topics), or use spark rebalance, whose chunks hold whole topics")
         return None
     if asked is None:
-        if reached <= _least_possible(table, targets):
+        if reached <= _least_possible(table, targets, bounds):
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True)
         try:
             best = lexicographic(table, targets, bounds, rack_of, reached, SECONDS,
