@@ -134,8 +134,9 @@ def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict:
 
 
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
-    if as_json:
-        print_json(dataclasses.asdict(stats))
+    if as_json:  # brokers above capacity in the words of plan rebalance --json and status --json
+        print_json({**dataclasses.asdict(stats), "over_capacity": [
+            {"broker": b, "bytes": held, "capacity": cap} for b, held, cap in stats.over_capacity]})
         return
     bound = "" if stats.lower_bound is None else f" (lower bound {stats.lower_bound})"
     moved = "" if stats.bytes_moved is None else f", {human_bytes(stats.bytes_moved)} to copy"

@@ -93,7 +93,7 @@ def test_plan_stats_shows_use_before_and_after_and_names_the_full_brokers(kadmin
                  "--sizes", "sizes.txt", "--capacity", "capacity.json", "--json")
     assert run.code == 0, run.err
     stats = json.loads(run.out)
-    assert stats["over_capacity"] == [[0, 2 * GB, GB // 2]]
+    assert stats["over_capacity"] == [{"broker": 0, "bytes": 2 * GB, "capacity": GB // 2}]
     loads = {b["broker"]: b for b in stats["brokers"]}
     assert (loads[1]["bytes_before"], loads[1]["bytes_after"], loads[1]["capacity"]) == (
         2 * GB, GB, 4 * GB)
