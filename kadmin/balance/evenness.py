@@ -42,6 +42,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy is imported where the program is built: Spark's executors may lack it
     import numpy as np
 
+from kadmin.balance.aggregate import LIMIT as AGGREGATE_LIMIT
+from kadmin.balance.aggregate import SECONDS as AGGREGATE_SECONDS
+from kadmin.balance.aggregate import Aggregate
 from kadmin.balance.spreads import least_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import fewest_to_ranges
@@ -435,6 +438,13 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         least = int(least_spreads(table, targets, bounds, now if fewest else None).max(initial=0))
         if reached <= least:
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
+        if fewest and rack_of is None:
+            better, least, decided = _by_aggregate(table, targets, bounds, now, moves, least,
+                                                   reached)
+            if decided:
+                final = dict(moved) if better is None else better
+                spread = worst_spread(table, final, targets)
+                return final, TopicGoal(None, spread, plain_bound, None, True, spread)
         unproven = dict(moved), TopicGoal(None, reached, plain_bound, None, False, least)
         if arcs(table, targets) > DEFAULT_LIMIT:
             return unproven
@@ -467,3 +477,30 @@ def even_topics(table: PartitionTable, targets: Collection[int],
             return found.final, TopicGoal(asked, worst_spread(table, found.final, targets),
                                           plain_bound, found.moves, True)
     return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)
+
+
+def _by_aggregate(table: PartitionTable, targets: Collection[int],
+                  bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int], moves: int,
+                  least: int, reached: int) -> tuple[dict[int, Replicas] | None, int, bool]:
+    """The topic x broker program of :mod:`kadmin.balance.aggregate`, ``k`` upwards from
+    ``least`` below ``reached`` (``moves``, the balance bound's, are the fewest): the plan of
+    the first ``k`` it realizes (None: every ``k`` below ``reached`` refuted, so ``reached``
+    is the least), the least spread still possible, and whether that settles it (False: the
+    program is too large, ran out of time, or could not realize a ``k`` it did not refute)."""
+    import time
+    deadline = time.monotonic() + AGGREGATE_SECONDS
+    program = Aggregate(table, targets, bounds, now, moves)
+    if program.size > AGGREGATE_LIMIT:
+        return None, least, False
+    for k in range(least, reached):
+        verdict = program.within(k, deadline)
+        if verdict is None or (not verdict.refuted and verdict.final is None):
+            return None, k, False
+        if verdict.refuted:
+            continue
+        final = verdict.final or {}
+        made = sum(len(set(new) - set(table.replicas[i])) for i, new in final.items())
+        if made != moves or worst_spread(table, final, targets) > k:
+            return None, k, False  # a realization the checks refuse is no proof
+        return final, k, True
+    return None, reached, True

@@ -69,7 +69,7 @@ def cells(replicas: Sequence[Replicas], topic_of: Sequence[int], targets: Sequen
     return Cells(keys // len(order), keys % len(order), count)
 
 
-def _per_topic(c: Cells, values: np.ndarray, topics: int, fill: int, reduce: str
+def per_topic(c: Cells, values: np.ndarray, topics: int, fill: int, reduce: str
                ) -> np.ndarray:
     """``values`` (one per cell) reduced per topic with numpy's ``maximum``/``minimum``;
     ``fill`` for topics with no cell."""
@@ -90,8 +90,8 @@ def topic_spreads(table: PartitionTable, final: Mapping[int, Replicas],
     after = [final.get(i, r) for i, r in enumerate(table.replicas)] if final else table.replicas
     c = cells(after, table.topic_of, order)
     topics = len(table.topics)
-    high = _per_topic(c, c.count, topics, 0, "maximum")
-    low = _per_topic(c, c.count, topics, 0, "minimum")
+    high = per_topic(c, c.count, topics, 0, "maximum")
+    low = per_topic(c, c.count, topics, 0, "minimum")
     held = np.bincount(c.topic, minlength=topics)
     return np.where(held == len(order), high - low, high)
 
@@ -127,8 +127,8 @@ def least_spreads(table: PartitionTable, targets: Collection[int],
     c = cells(table.replicas, table.topic_of, order)
     low = np.maximum(0, c.count - give[c.broker])
     high = np.minimum(c.count + take[c.broker], partitions[c.topic])
-    most_low = _per_topic(c, low, topics, 0, "maximum")
-    least_high = _per_topic(c, high, topics, np.iinfo(np.int64).max, "minimum")
+    most_low = per_topic(c, low, topics, 0, "maximum")
+    least_high = per_topic(c, high, topics, np.iinfo(np.int64).max, "minimum")
     # brokers not holding the topic: low 0, high min(take_b, P_t); the smallest take_b among
     # them is the smallest take overall unless the topic holds every broker that has it
     smallest = int(take.min())

@@ -5,19 +5,24 @@ it, or say how far from proven they are."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 from balance_oracle import fewest_moves, least_topic_spread
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_balance import after, check_valid
-from test_goals import topic_table, topical, worst_topic
+from test_balance import Cluster, after, check_valid
+from test_goals import topic_table, topical, uniform, within_shares, worst_topic
 
 from kadmin.balance import evenness
+from kadmin.balance.aggregate import Aggregate
+from kadmin.balance.metrics import replica_moves
 from kadmin.balance.rebalance import rebalance
+from kadmin.balance.replicas import replica_counts
 from kadmin.balance.spreads import least_spreads, topic_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import fewest_to_ranges
 from kadmin.model import InvalidInput
 from kadmin.placement import PlacementOptions, place
 from kadmin.synthetic import synthetic_cluster
@@ -33,15 +38,13 @@ def no_program() -> Iterator[None]:
 
 
 @settings(max_examples=150)
-@given(topical(), st.booleans())
+@given(st.one_of(topical(), topical(racks=True)))
 def test_the_bound_holds_and_a_plan_meeting_it_is_the_lexicographic_optimum(
-        c: tuple[tuple, list[int]], racks: bool) -> None:
+        c: tuple[Cluster, list[int]]) -> None:
     """Adds, drains, skew, mixed replication factors: the bound never exceeds the integer
     program's least worst spread among plans of the fewest moves, and whenever the plan meets
     it (``exact``) its spread is that least spread."""
-    (parts, targets, _), topics = c
-    rack_of = {b: f"r{b % 2}" for p in parts for b in p} | {b: f"r{b % 2}" for b in targets} \
-        if racks and len(targets) % 2 == 0 else None
+    (parts, targets, rack_of), topics = c
     table = topic_table(parts, topics)
     moves = fewest_moves(table.replicas, targets, rack_of)
     assume(moves is not None)
@@ -131,3 +134,51 @@ def test_a_topic_spread_the_fewest_moves_already_keep_needs_no_program(no_progra
     assert result.replica_moves == goal.fewest == goal.plain_bound == plain.lower_bound
     with pytest.raises(InvalidInput, match=r"--topic-spread: .* more than the exact program"):
         rebalance(table, targets, topic_spread=0)
+
+
+@settings(max_examples=150)
+@given(topical(), st.integers(0, 3))
+def test_the_topic_broker_program_refutes_only_what_the_integer_program_refutes(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    """Where some plan makes the balance bound's moves ``F``: the aggregate program refutes
+    spread ``k`` only when the integer program finds no plan of ``F`` moves within ``k``, and
+    a plan it realizes is valid, makes ``F`` moves, balances the brokers and keeps every topic
+    within ``k``."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = replica_counts(table.replicas)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, parts)))
+    assume(fewest_moves(table.replicas, targets) == fewest)
+    verdict = Aggregate(table, targets, bounds, now, fewest).within(k, time.monotonic() + 60)
+    assert verdict is not None
+    within = fewest_moves(table.replicas, targets, topics=table.topic_of, topic_spread=k)
+    if verdict.refuted:
+        assert within is None or within > fewest
+    elif verdict.final is not None:
+        new = after(table.replicas, verdict.final)
+        check_valid(table.replicas, new, targets, None)
+        assert replica_moves(table.replicas, verdict.final) == fewest == within
+        assert worst_topic(new, table.topic_of, targets) <= k
+        assert within_shares(new, targets, None)
+
+
+def test_a_grown_cluster_beyond_the_partition_program_is_proven_by_the_topic_broker_program(
+        ) -> None:
+    """20 brokers balanced by placement, 4 added, 4,000 partitions (96,000 partition-broker
+    pairs, beyond the partition program's default): the bound alone leaves a gap; the topic x
+    broker program closes it (refutes the spreads below the plan's, or realizes a better
+    plan), so the result is proven."""
+    cluster = synthetic_cluster(brokers=20, topics=400, partitions=10, replication_factor=3,
+                                seed=1)
+    grown = place(cluster.topics, sorted(cluster.topics),
+                  [cluster.brokers[b] for b in sorted(cluster.brokers)], PlacementOptions())
+    table = PartitionTable.from_topics(grown, sorted(grown))
+    targets = list(range(24))
+    assert evenness.arcs(table, targets) > evenness.DEFAULT_LIMIT
+    result = rebalance(table, targets)
+    goal = result.topics
+    assert result.replica_moves == result.lower_bound
+    assert goal is not None and goal.exact and goal.least == goal.spread
+    assert goal.spread == worst_spread(table, result.final, targets)
