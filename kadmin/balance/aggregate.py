@@ -253,7 +253,7 @@ class Aggregate:
                      bool(len(free)), seconds)
         if x is None:
             return None
-        if x is _INFEASIBLE or round(float(cost @ x)) > self.fewest:
+        if isinstance(x, bool) or round(float(cost @ x)) > self.fewest:  # False: infeasible
             return Verdict(True, None)
         x = np.rint(x).astype(np.int64)
         at_, ab_ = at, ab
@@ -342,9 +342,9 @@ class Aggregate:
                     lost.setdefault(p, []).append(order[-1 - b])
                 else:
                     gained.setdefault(p, []).append(order[b])
-        for p, members in enumerate(table.replicas) if arcs else ():
+        for p, held in enumerate(table.replicas) if arcs else ():
             if p in gained:  # replicas outside the targets leave too
-                lost.setdefault(p, []).extend(a for a in members if a not in self.inside)
+                lost.setdefault(p, []).extend(a for a in held if a not in self.inside)
         leaving: dict[int, dict[int, int]] = {}
         for t, b, v in zip(gt.tolist(), gb.tolist(), out.tolist(), strict=True):
             if v and t not in self.refined:
@@ -410,9 +410,6 @@ class Aggregate:
         return True
 
 
-_INFEASIBLE = object()
-
-
 def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """``values`` at ``wanted`` in the sorted ``keys`` (0 where absent)."""
     import numpy as np
@@ -424,10 +421,10 @@ def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndar
 
 def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray,
              col_low: np.ndarray, col_high: np.ndarray, windows: bool, seconds: float
-             ) -> np.ndarray | object | None:
+             ) -> np.ndarray | bool | None:
     """An integral optimum (HiGHS): the dual simplex alone when every window is fixed (a
     network matrix: its basic optimum is integral), branch and bound otherwise or when the
-    simplex's answer is fractional. ``_INFEASIBLE`` when there is none; None out of time."""
+    simplex's answer is fractional. False when there is none; None out of time."""
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, linprog, milp
     from scipy.sparse import vstack
@@ -438,7 +435,7 @@ def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
                         bounds=np.column_stack([col_low, col_high]), method="highs-ds",
                         options={"time_limit": seconds})
         if found.status == 2:
-            return _INFEASIBLE
+            return False
         if found.status == 1:
             return None
         if found.status == 0 and found.x is not None and \
@@ -448,5 +445,5 @@ def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
                  integrality=np.ones(len(cost)), bounds=Bounds(col_low, col_high),
                  options={"time_limit": seconds})
     if found.status == 2:
-        return _INFEASIBLE
+        return False
     return None if found.status != 0 or found.x is None else found.x

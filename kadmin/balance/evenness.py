@@ -31,6 +31,11 @@ Objectives:
 - :func:`fewest_moves_within`: the fewest moves with every topic spread at most ``k``;
 - :func:`lexicographic`: the fewest moves there are, then, among plans that make that many,
   the least worst topic spread (searched over ``k``: the moves needed never grow with ``k``).
+
+:func:`even_topics`, what a rebalance runs, tries the cheap proofs first: the bound of
+:mod:`kadmin.balance.spreads` (a second at a million partitions; the skewed clusters meet it),
+then the topic x broker program of :mod:`kadmin.balance.aggregate` (seconds where it answers),
+and this module's partition program only where it is small (:data:`DEFAULT_LIMIT`).
 """
 
 from __future__ import annotations

@@ -41,13 +41,15 @@ def no_program() -> Iterator[None]:
 @given(st.one_of(topical(), topical(racks=True)))
 def test_the_bound_holds_and_a_plan_meeting_it_is_the_lexicographic_optimum(
         c: tuple[Cluster, list[int]]) -> None:
-    """Adds, drains, skew, mixed replication factors: the bound never exceeds the integer
-    program's least worst spread among plans of the fewest moves, and whenever the plan meets
-    it (``exact``) its spread is that least spread."""
+    """Adds, drains, skew, mixed replication factors, racks of equal size, the partition
+    program switched off: the bound (and what the topic x broker program refutes) never
+    exceeds the integer program's least worst spread among plans of the fewest moves, and
+    whenever the result is ``exact`` its spread is that least spread."""
     (parts, targets, rack_of), topics = c
     table = topic_table(parts, topics)
     moves = fewest_moves(table.replicas, targets, rack_of)
     assume(moves is not None)
+    assert moves is not None
     least = least_topic_spread(table.replicas, targets, table.topic_of, moves, rack_of)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(evenness, "DEFAULT_LIMIT", 0)
