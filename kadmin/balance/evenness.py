@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # numpy is imported where the program is built: Spark's execu
 from kadmin.balance.aggregate import LIMIT as AGGREGATE_LIMIT
 from kadmin.balance.aggregate import SECONDS as AGGREGATE_SECONDS
 from kadmin.balance.aggregate import Aggregate
-from kadmin.balance.spreads import least_spreads, worst_spread
+from kadmin.balance.spreads import least_spread, least_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import fewest_to_ranges
 from kadmin.model import InvalidInput, Replicas
@@ -440,7 +440,7 @@ def even_topics(table: PartitionTable, targets: Collection[int],
                                        sum(map(len, table.replicas)))
     """``moved`` meets the balance bound: the fewest moves any plan within ``bounds`` makes."""
     if asked is None:
-        least = int(least_spreads(table, targets, bounds, now if fewest else None).max(initial=0))
+        least = least_spread(table, targets, bounds, now if fewest else None, reached)
         if reached <= least:
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
         if fewest and rack_of is None:

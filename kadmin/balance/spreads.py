@@ -25,6 +25,16 @@ and the worst topic spread of every plan of the fewest moves is at least the lar
 Without such a plan (racks can make the fewest moves exceed ``F``) only the mean term is
 certain: ``spread_t >= 1`` when ``n`` does not divide ``R_t``.
 
+**The budget bound.** Within spread ``k`` a topic's least count ``L_t`` is at most its mean,
+so every count ends at most ``floor(R_t / n) + k`` and at least ``ceil(R_t / n) - k``. In a
+plan of ``F`` moves broker ``b`` must then give at least ``sum_t max(0, c_tb - floor(R_t / n)
+- k)`` and take at least ``sum_t max(0, ceil(R_t / n) - k - c_tb)``: neither may exceed
+``give_b`` (``take_b``), and the gives of all brokers together may not exceed the ``F`` minus
+the replicas outside the targets that leave anyway (the takes, ``F``). The least ``k`` that
+passes is a bound on the worst topic spread: it couples the topics through the brokers, where
+the per-topic bound sees each topic alone (a grown cluster whose old brokers hold many topics
+three times each, and give only a few replicas, cannot bring them all to two).
+
 A plan of the fewest moves whose worst topic spread meets the bound is the lexicographic
 optimum (moves, then worst topic spread): no plan of as few moves does better. On skewed
 clusters the bound is tight because the brokers that must take (or stay) already hold some
@@ -146,3 +156,42 @@ def least_spreads(table: PartitionTable, targets: Collection[int],
             absent[t] = partitions[t] if other is None else min(other, int(partitions[t]))
     least_high = np.minimum(least_high, absent)
     return np.maximum(most_low, ceil) - np.minimum(least_high, floor)
+
+
+def least_spread(table: PartitionTable, targets: Collection[int],
+                 bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None,
+                 reached: int) -> int:
+    """The worst topic spread no plan of the fewest moves within ``bounds`` goes below (``now``
+    as for :func:`least_spreads`): the largest per-topic bound, raised while the budget bound
+    of the module docstring refuses it, up to ``reached`` (a spread some such plan has)."""
+    import numpy as np
+    per_topic_bound = least_spreads(table, targets, bounds, now)
+    k = int(per_topic_bound.max(initial=0))
+    if bounds is None or now is None or k >= reached:
+        return min(k, reached)
+    from kadmin.balance.targets import fewest_to_ranges
+    order = sorted(targets)
+    n = len(order)
+    topics = len(table.topics)
+    sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
+    replicas = np.bincount(np.asarray(table.topic_of, dtype=np.int64), weights=sizes,
+                           minlength=topics).astype(np.int64)
+    floor, ceil = replicas // n, -(-replicas // n)
+    held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
+    give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
+    take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
+    c = cells(table.replicas, table.topic_of, order)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in order}, bounds, int(sizes.sum()))
+    leaving = fewest - (int(sizes.sum()) - int(c.count.sum()))
+    """Replicas the targets give in a plan of ``F`` moves (the rest come from outside)."""
+    while k < reached:
+        gives = np.bincount(c.broker, weights=np.maximum(0, c.count - floor[c.topic] - k),
+                            minlength=n)
+        least = np.maximum(0, ceil - k)
+        takes = least.sum() - np.bincount(c.broker, weights=np.minimum(c.count, least[c.topic]),
+                                          minlength=n)
+        if (gives <= give).all() and (takes <= take).all() and gives.sum() <= leaving \
+                and takes.sum() <= fewest:
+            return k
+        k += 1
+    return k

@@ -20,7 +20,7 @@ from kadmin.balance.aggregate import Aggregate
 from kadmin.balance.metrics import replica_moves
 from kadmin.balance.rebalance import rebalance
 from kadmin.balance.replicas import replica_counts
-from kadmin.balance.spreads import least_spreads, topic_spreads, worst_spread
+from kadmin.balance.spreads import least_spread, least_spreads, topic_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import fewest_to_ranges
 from kadmin.model import InvalidInput
@@ -184,3 +184,22 @@ def test_a_grown_cluster_beyond_the_partition_program_is_proven_by_the_topic_bro
     assert result.replica_moves == result.lower_bound
     assert goal is not None and goal.exact and goal.least == goal.spread
     assert goal.spread == worst_spread(table, result.final, targets)
+
+
+@settings(max_examples=200)
+@given(topical())
+def test_the_budget_bound_never_exceeds_the_integer_programs_least(
+        c: tuple[Cluster, list[int]]) -> None:
+    """Where some plan makes the balance bound's moves: the bound with the brokers' budgets
+    (:func:`kadmin.balance.spreads.least_spread`) is at most the integer program's least worst
+    spread among plans of those moves."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = replica_counts(table.replicas)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, parts)))
+    assume(fewest_moves(table.replicas, targets) == fewest)
+    least = least_topic_spread(table.replicas, targets, table.topic_of, fewest)
+    assert least_spread(table, targets, bounds, now, 1 << 20) <= least
+    assert least_spread(table, targets, bounds, None, 1 << 20) <= least
