@@ -40,8 +40,10 @@ and this module's partition program only where it is small (:data:`DEFAULT_LIMIT
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported where the program is built: Spark's executors may lack it
@@ -418,10 +420,10 @@ ASKED_SECONDS = 120.0
 
 def even_topics(table: PartitionTable, targets: Collection[int],
                 bounds: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str] | None,
-                moved: Mapping[int, Replicas], plain_bound: int, asked: int | None,
-                now: Mapping[int, int]) -> tuple[dict[int, Replicas], TopicGoal] | None:
+                moved: Mapping[int, Replicas], plain_bound: int, asked: int | None
+                ) -> tuple[dict[int, Replicas], TopicGoal] | None:
     """The replica plan with the topic goal on top of ``moved`` (the fast search's plan,
-    brokers within ``bounds``; ``now``, replicas per broker today).
+    brokers within ``bounds``).
 
     Default objective, the lexicographic optimum: ``moved``'s worst topic spread is proven
     the least when it meets the lower bound of :func:`kadmin.balance.spreads.least_spreads`
@@ -435,6 +437,8 @@ def even_topics(table: PartitionTable, targets: Collection[int],
     within ``asked`` it is that plan at any size; otherwise the exact program runs, and a
     cluster too large for it (:data:`LIMIT`) is an input error."""
     reached = worst_spread(table, moved, targets)
+    now = Counter(chain.from_iterable(table.replicas))
+    """Replicas per broker today, of this table: what the proofs count from."""
     moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())
     fewest = moves == fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                                        sum(map(len, table.replicas)))

@@ -197,7 +197,7 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     goal = None
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
-                                      topic_spread, counts)
+                                      topic_spread)
         if evened is not None:
             moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
             goal = evened[1]
