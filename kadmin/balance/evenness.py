@@ -434,8 +434,9 @@ def even_topics(table: PartitionTable, targets: Collection[int],
     ``asked``: the fewest moves with every topic within ``asked`` (the smallest spread above
     it that some plan reaches, when none reaches ``asked``). When ``moved`` makes the fewest
     moves there are (:func:`kadmin.balance.targets.fewest_to_ranges`) and keeps every topic
-    within ``asked`` it is that plan at any size; otherwise the exact program runs, and a
-    cluster too large for it (:data:`LIMIT`) is an input error."""
+    within ``asked``, or the topic x broker program realizes a plan of those moves within it,
+    that plan is the answer at any size (no plan moves fewer); otherwise the exact program
+    runs, and a cluster too large for it (:data:`LIMIT`) is an input error."""
     reached = worst_spread(table, moved, targets)
     now = Counter(chain.from_iterable(table.replicas))
     """Replicas per broker today, of this table: what the proofs count from."""
@@ -468,6 +469,13 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         return best.final, TopicGoal(None, spread, plain_bound, None, True, spread)
     if fewest and reached <= asked:
         return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)
+    if fewest and rack_of is None and least_spread(table, targets, bounds, now,
+                                                    asked + 1) <= asked:
+        # a plan of the fewest moves there are within ``asked``?
+        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1)
+        if within is not None:
+            return within, TopicGoal(asked, worst_spread(table, within, targets), plain_bound,
+                                     moves, True)
     if arcs(table, targets) > LIMIT:
         raise InvalidInput(
             f"--topic-spread: {len(table):,} partitions over {len(targets):,} brokers are "

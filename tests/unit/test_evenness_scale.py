@@ -203,3 +203,29 @@ def test_the_budget_bound_never_exceeds_the_integer_programs_least(
     least = least_topic_spread(table.replicas, targets, table.topic_of, fewest)
     assert least_spread(table, targets, bounds, now, 1 << 20) <= least
     assert least_spread(table, targets, bounds, None, 1 << 20) <= least
+
+
+@settings(max_examples=150)
+@given(topical(), st.integers(0, 3))
+def test_a_topic_spread_the_programs_beyond_their_size_settle_is_the_integer_programs(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    """``--topic-spread k`` with the partition program switched off: either the one-line
+    error, or a plan the bound or the topic x broker program proves, with the integer
+    program's fewest moves within ``k``."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "LIMIT", 0)
+        try:
+            result = rebalance(table, targets, topic_spread=k)
+        except InvalidInput as error:
+            assert "more than the exact program takes" in str(error)
+            return
+    goal = result.topics
+    assume(goal is not None)
+    assert goal is not None and goal.exact and goal.reachable
+    new = after(table.replicas, result.final)
+    check_valid(table.replicas, new, targets, None)
+    assert worst_topic(new, table.topic_of, targets) <= k
+    assert result.replica_moves == goal.fewest == fewest_moves(
+        table.replicas, targets, topics=table.topic_of, topic_spread=k)
