@@ -36,6 +36,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from kadmin.balance.spreads import cells, per_topic
@@ -84,7 +85,6 @@ class Aggregate:
         low = np.array([bounds[b][0] for b in order], dtype=np.int64)
         high = np.array([bounds[b][1] for b in order], dtype=np.int64)
         self.giver = held > low
-        index = {b: i for i, b in enumerate(order)}
         self.taker = held < high
         self.give_range = (np.maximum(0, held - high), np.maximum(0, held - low))
         self.take_range = (np.maximum(0, low - held), np.maximum(0, high - held))
@@ -101,16 +101,6 @@ class Aggregate:
         self.gives = (np.bincount(c.topic[on_giver], minlength=topics) > 0) | (self.outside > 0)
         """Topics that can give (only those take)."""
         self.movable = np.flatnonzero(self.gives)
-        leaves = [i for i, members in enumerate(table.replicas)
-                  if any(b not in self.inside or self.giver[index[b]] for b in members)]
-        """Partitions that can lose a replica: only they gain one."""
-        self.leaving = np.bincount(topic_of[leaves], minlength=topics)
-        moving = cells([table.replicas[i] for i in leaves], [table.topic_of[i] for i in leaves],
-                       order)
-        self.moving_key = moving.topic * n + moving.broker
-        self.moving_count = moving.count
-        """Per (topic, broker): partitions that can lose a replica and hold the broker (such
-        a partition cannot gain it)."""
         self.takers = np.flatnonzero(self.taker)
         self.giver_cells = np.flatnonzero(on_giver)
         self.size = len(self.giver_cells) + len(self.movable) * len(self.takers)
@@ -191,8 +181,8 @@ class Aggregate:
         lo[:n_out] = np.where(fixed[gt], np.maximum(0, gc - base[gt] - k), 0)
         hi[:n_out] = np.where(fixed[gt], gc - base[gt], gc)
         # in[t, y]: at most the partitions not on y; the end c + in within the window
-        cap = self.leaving[at] - _lookup(self.moving_key, self.moving_count,
-                                         at * len(self.order) + ab)
+        leaving, moving_key, moving_count = self._leaving
+        cap = leaving[at] - _lookup(moving_key, moving_count, at * len(self.order) + ab)
         lo[n_out:n_out + n_in] = np.where(fixed[at], np.maximum(0, base[at] - ac), 0)
         hi[n_out:n_out + n_in] = np.where(fixed[at], np.minimum(cap, base[at] + k - ac), cap)
         lo[n_out + n_in:] = window_low[free]
@@ -256,8 +246,24 @@ class Aggregate:
         if isinstance(x, bool) or round(float(cost @ x)) > self.fewest:  # False: infeasible
             return Verdict(True, None)
         x = np.rint(x).astype(np.int64)
-        at_, ab_ = at, ab
-        return gt, gb, x[:n_out], at_, ab_, x[n_out:n_out + n_in], arcs, x
+        return gt, gb, x[:n_out], at, ab, x[n_out:n_out + n_in], arcs, x
+
+    @cached_property
+    def _leaving(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per topic, its partitions that can lose a replica (only they gain one); and, as
+        sorted keys ``topic * n + broker`` and counts, how many of them hold each broker (such
+        a partition cannot gain it). Computed once, when the program is first built."""
+        import numpy as np
+        table, order = self.table, self.order
+        index = {b: i for i, b in enumerate(order)}
+        giver = self.giver.tolist()
+        leaves = [i for i, members in enumerate(table.replicas)
+                  if any(b not in index or giver[index[b]] for b in members)]
+        topic_of = np.asarray(table.topic_of, dtype=np.int64)
+        moving = cells([table.replicas[i] for i in leaves], [table.topic_of[i] for i in leaves],
+                       order)
+        return (np.bincount(topic_of[leaves], minlength=len(table.topics)),
+                moving.topic * len(order) + moving.broker, moving.count)
 
     def _refine(self, gt: np.ndarray, gb: np.ndarray, n_out: int, r: int, width: int,
                 rows: list, cols: list, vals: list, row_lo: list, row_hi: list
