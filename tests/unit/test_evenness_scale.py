@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from balance_oracle import fewest_moves, least_topic_spread
+from balance_oracle import fewest_moves, least_topic_spread, share_bounds
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_balance import Cluster, after, check_valid
@@ -187,20 +187,23 @@ def test_a_grown_cluster_beyond_the_partition_program_is_proven_by_the_topic_bro
 
 
 @settings(max_examples=200)
-@given(topical())
+@given(topical(), st.one_of(st.none(), st.lists(st.integers(1, 4), min_size=9, max_size=9)))
 def test_the_budget_bound_never_exceeds_the_integer_programs_least(
-        c: tuple[Cluster, list[int]]) -> None:
-    """Where some plan makes the balance bound's moves: the bound with the brokers' budgets
+        c: tuple[Cluster, list[int]], capacity: list[int] | None) -> None:
+    """Where some plan makes the balance bound's moves (brokers alike, or of different
+    capacities): the bound with the brokers' budgets
     (:func:`kadmin.balance.spreads.least_spread`) is at most the integer program's least worst
     spread among plans of those moves."""
     (parts, targets, _), topics = c
     table = topic_table(parts, topics)
-    bounds = uniform(parts, targets)
+    weights = None if capacity is None else {b: capacity[b] for b in targets}
+    bounds = share_bounds(sum(map(len, parts)), targets, weights)
     now = replica_counts(table.replicas)
     fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                               sum(map(len, parts)))
-    assume(fewest_moves(table.replicas, targets) == fewest)
-    least = least_topic_spread(table.replicas, targets, table.topic_of, fewest)
+    assume(fewest_moves(table.replicas, targets, weights=weights) == fewest)
+    least = least_topic_spread(table.replicas, targets, table.topic_of, fewest,
+                               weights=weights)
     assert least_spread(table, targets, bounds, now, 1 << 20) <= least
     assert least_spread(table, targets, bounds, None, 1 << 20) <= least
 
