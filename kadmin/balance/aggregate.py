@@ -237,16 +237,35 @@ class Aggregate:
             empty = np.zeros(0, dtype=np.int64)
             still = (np.concatenate(row_lo) <= 0).all() and (np.concatenate(row_hi) >= 0).all()
             return (gt, gb, empty, at, ab, empty, [], empty) if still else Verdict(True, None)
-        matrix = coo_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                           shape=(r, width)).tocsr()
+        # each in[t, y] in two parallel arcs: its first replica at cost 1, the others at
+        # 1 + eps (eps * every move < 1/2: the fewest moves first), so that of the optima the
+        # program prefers those spreading a topic over more takers, which partitions realize
+        # more often (a partition gains one replica per taker); still a network matrix
+        rows_all, cols_all, vals_all = (np.concatenate(rows), np.concatenate(cols),
+                                        np.concatenate(vals))
+        first = (cols_all >= n_out) & (cols_all < n_out + n_in)
+        extra = width
+        rows_all = np.concatenate([rows_all, rows_all[first]])
+        vals_all = np.concatenate([vals_all, vals_all[first]])
+        cols_all = np.concatenate([cols_all, cols_all[first] - n_out + extra])
+        lo_in, hi_in = lo[n_out:n_out + n_in].copy(), hi[n_out:n_out + n_in].copy()
+        lo[n_out:n_out + n_in], hi[n_out:n_out + n_in] = np.minimum(lo_in, 1), np.minimum(hi_in, 1)
+        lo = np.concatenate([lo, np.maximum(lo_in - 1, 0)])
+        hi = np.concatenate([hi, np.maximum(hi_in - 1, 0)])
+        cost = np.concatenate([cost, np.full(n_in, 1.0 + 0.5 / (self.fewest + 1))])
+        width += n_in
+        matrix = coo_array((vals_all, (rows_all, cols_all)), shape=(r, width)).tocsr()
         x = _optimum(cost, matrix, np.concatenate(row_lo), np.concatenate(row_hi), lo, hi,
                      bool(len(free)), seconds)
         if x is None:
             return None
-        if isinstance(x, bool) or round(float(cost @ x)) > self.fewest:  # False: infeasible
+        if isinstance(x, bool):  # False: infeasible
             return Verdict(True, None)
         x = np.rint(x).astype(np.int64)
-        return gt, gb, x[:n_out], at, ab, x[n_out:n_out + n_in], arcs, x
+        into = x[n_out:n_out + n_in] + x[extra:extra + n_in]
+        if int(into.sum()) > self.fewest:
+            return Verdict(True, None)
+        return gt, gb, x[:n_out], at, ab, into, arcs, x
 
     @cached_property
     def _leaving(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
