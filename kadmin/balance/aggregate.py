@@ -52,7 +52,7 @@ LIMIT = 2_000_000
 ROUNDS = 3
 """Solves per ``k``: each models the topics the last one could not realize at partition level."""
 
-SECONDS = 6.0
+SECONDS = 15.0
 """The time the program may take for one cluster, every ``k`` and round together (a network
 program: a linear program each, branch and bound only where windows are free)."""
 
