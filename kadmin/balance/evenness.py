@@ -421,8 +421,6 @@ def even_topics(table: PartitionTable, targets: Collection[int],
     with every topic within ``asked`` (the smallest spread above it that some plan reaches,
     when none reaches ``asked``). None when the program is too large for the default
     objective; with ``asked`` that is an input error."""
-    reached = _worst_spread(table, moved, targets)
-    moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())
     if arcs(table, targets) > (LIMIT if asked is not None else DEFAULT_LIMIT):
         if asked is not None:
             raise InvalidInput(
@@ -430,6 +428,8 @@ def even_topics(table: PartitionTable, targets: Collection[int],
                 f"more than the exact program takes ({LIMIT:,} partition-broker pairs); select "
                 f"fewer topics (--topics), or use spark rebalance, whose chunks hold whole topics")
         return None
+    reached = _worst_spread(table, moved, targets)  # not before: at scale it costs seconds
+    moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())
     if asked is None:
         if reached <= _least_possible(table, targets):
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True)

@@ -162,7 +162,8 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     Topics (:mod:`kadmin.balance.evenness`): by default (``even_topics``), among the plans of
     the fewest moves the one whose worst topic spread is least, exactly where the program is
     small enough (else what the local search reaches); with ``topic_spread``, the fewest moves
-    that keep every topic within it, which is then the lower bound.
+    that keep every topic within it, which is then the lower bound. Neither: the fewest moves
+    and balanced brokers only, no topic looked at (the fastest).
 
     ``kept``: the targets that are not registered (:func:`hold`); the partitions holding one
     are left out, and then so are the exact programs (topics, racks), which know no fixed
@@ -170,6 +171,8 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     held = hold(table, brokers, kept)
     table, brokers = held.free, held.targets
     before = table.replicas
+    prefer_even = even_topics or topic_spread is not None
+    """Whether the broker-level search prefers moves that keep topics even (off: the fastest)."""
     if held.index is not None:
         counts = Counter(replica_counts(before)) + Counter(held.replicas)
         even_topics, topic_spread = False, None
@@ -186,7 +189,8 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
             ranges = _ranges(counts, brokers, None, weights)
     else:
         racks = None if across is None else across[0]
-        moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
+        moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
+                                        even_topics=prefer_even)
     bound = wanted.units if not unplaced and racks is None else lower_bound(
         before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed

@@ -36,17 +36,20 @@ one without the topic among the brokers with the most room, without scanning eve
 
 
 def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
-                  rack_of: Mapping[int, str] | None = None, *, single_copies: bool = False
-                  ) -> tuple[dict[int, Replicas], int]:
+                  rack_of: Mapping[int, str] | None = None, *, single_copies: bool = False,
+                  even_topics: bool = True) -> tuple[dict[int, Replicas], int]:
     """The replica lists that change, by partition index, and how many units of the quota could
     not be met (0 unless racks or partitions as wide as the broker list forbid it).
 
     ``single_copies`` meets only units that cost one copy each (no chain of moves through a
-    third broker), so that moves equal the units met; the rest stay unmet."""
-    problem = _ReplicaProblem(table, targets, quota, rack_of)
+    third broker), so that moves equal the units met; the rest stay unmet. Without
+    ``even_topics`` no topic is looked at: the same number of moves, found faster, each topic
+    left as even as spreading every giver's moves over its partitions makes it."""
+    problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics)
     solve(problem, cost=1, limit=1 if single_copies else None)
-    even_out_topics(problem.original, problem.current, problem.topic_of, problem.topic_count,
-                    problem.targets, problem.rack_ok)
+    if even_topics:
+        even_out_topics(problem.original, problem.current, problem.topic_of,
+                        problem.topic_count, problem.targets, problem.rack_ok)
     return {i: leader_kept(problem.original[i], r) for i, r in problem.current.items()}, \
         problem.ledger.pending
 
@@ -68,7 +71,8 @@ class _ReplicaProblem:
     """The state of one solve: replica lists changed so far, and indexes over them."""
 
     def __init__(self, table: PartitionTable, targets: Collection[int], quota: Quota,
-                 rack_of: Mapping[int, str] | None) -> None:
+                 rack_of: Mapping[int, str] | None, even_topics: bool = True) -> None:
+        self.even_topics = even_topics
         self.original = table.replicas
         self.topic_of = table.topic_of
         self.targets = frozenset(targets)
@@ -84,13 +88,14 @@ class _ReplicaProblem:
         """Replicas of each topic: its fair share of one broker is this over the target count."""
         original, topic_of = self.original, self.topic_of
         start = 0
-        while start < len(original):
+        while even_topics and start < len(original):
             end = bisect_right(topic_of, topic_of[start], start)
             count = Counter(chain.from_iterable(original[start:end]))
             self.topic_count.extend([{}] * (topic_of[start] - len(self.topic_count)))
             self.topic_count.append(dict(count))
             start = end
-        self.topic_count.extend({} for _ in range(len(table.topics) - len(self.topic_count)))
+        if even_topics:
+            self.topic_count.extend({} for _ in range(len(table.topics) - len(self.topic_count)))
         self.topic_share = [sum(c.values()) for c in self.topic_count]
         holders = self.holders
         for i, replicas in enumerate(original):
@@ -146,6 +151,8 @@ class _ReplicaProblem:
             self.holders[y] = [p]
         else:
             held.append(p)
+        if not self.even_topics:
+            return
         t = self.topic_of[p]
         count = self.topic_count[t]
         count[x] -= 1
@@ -164,6 +171,8 @@ class _ReplicaProblem:
         The hot loop of a rebalance (one pass per replica moved), so it binds what it uses."""
         if cost != 1:
             return 0
+        if not self.even_topics:
+            return self._direct_plain()
         ledger = self.ledger
         can_give, can_take = ledger.can_give, ledger.can_take
         givers = [(-can_give(x), x) for x in ledger.givers()]
@@ -212,6 +221,64 @@ class _ReplicaProblem:
             moved += 1
             _refresh(givers, can_give(x), x)
         return moved
+
+    def _direct_plain(self) -> int:
+        """The direct phase with no topic looked at (``even_topics`` off): each giver, the most
+        to give first, hands over partitions spread evenly over those it holds (followers
+        first), to the takers in turn, skipping a taker already in the partition or, with
+        racks, one that would cost the partition a rack. A few steps per move: the fastest."""
+        ledger = self.ledger
+        can_give, can_take = ledger.can_give, ledger.can_take
+        takers = ledger.takers()
+        if not takers:
+            return 0
+        current, original, move = self.current, self.original, self.move
+        rack_ok = self.rack_ok if self.rack_of is not None else None
+        moved = turn = 0
+        for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
+            for p in self._spread(x, can_give(x)):
+                members = current.get(p) or original[p]
+                if x not in members:
+                    continue  # given already
+                n = len(takers)
+                for k in range(n):
+                    y = takers[(turn + k) % n]
+                    if y not in members and (rack_ok is None or rack_ok(p, members, x, y)):
+                        break
+                else:
+                    continue
+                move(p, x, y)
+                ledger.gave(x)
+                ledger.took(y)
+                moved += 1
+                turn = (turn + k) % n
+                if can_take(y):
+                    turn = (turn + 1) % n
+                else:
+                    del takers[turn]
+                    if not takers:
+                        return moved
+                    turn %= len(takers)
+                if not can_give(x):
+                    break
+        return moved
+
+    def _spread(self, x: int, want: int) -> Iterator[int]:
+        """``x``'s partitions for it to give ``want`` of: evenly spaced over the partitions it
+        follows in (then over those it leads, if it must give more), so that the moves spread
+        over its topics; then all of them, for the givers whose first choices found no taker."""
+        mine = self.holders.get(x, [])  # a giver never took a partition: no stale entries
+        original = self.original
+        followers = [p for p in mine if original[p][0] != x]
+        leaders = [p for p in mine if original[p][0] == x]
+        for pool, wanted in ((followers, want), (leaders, want - len(followers))):
+            size = len(pool)
+            if wanted >= size:
+                yield from pool
+            elif wanted > 0:
+                yield from (pool[i * size // wanted] for i in range(wanted))
+        yield from followers
+        yield from leaders
 
     def _candidates(self, x: int) -> Iterator[int]:
         """``x``'s partitions in the order it should give them up: first the topic held most
