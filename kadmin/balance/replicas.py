@@ -191,7 +191,7 @@ class _ReplicaProblem:
             queue = queues.get(x)
             if queue is None:
                 queue = queues[x] = self._candidates(x)
-            y = None
+            heapq.heappop(givers)
             for p in queue:
                 members = current.get(p) or original[p]
                 if x not in members:
@@ -208,18 +208,16 @@ class _ReplicaProblem:
                         and (not racks or self.rack_ok(p, members, x, top))):
                     _refresh(takers, free - 1, top)
                     y = top
+                else:
+                    y = self._taker(p, members, x, takers)
+                    if y is None:
+                        continue
+                self.move(p, x, y)
+                ledger.gave(x)
+                ledger.took(y)
+                moved += 1
+                if not can_give(x):
                     break
-                y = self._taker(p, members, x, takers)
-                if y is not None:
-                    break
-            if y is None:
-                heapq.heappop(givers)  # nothing of x fits anywhere directly: the search takes over
-                continue
-            self.move(p, x, y)
-            ledger.gave(x)
-            ledger.took(y)
-            moved += 1
-            _refresh(givers, can_give(x), x)
         return moved
 
     def _direct_plain(self) -> int:
@@ -285,62 +283,69 @@ class _ReplicaProblem:
         above its fair share on ``x`` less what each taker received of it yet, then the one
         ``x`` holds most of, followers before leaders.
 
-        Ranks only ever fall (``x`` gives, takers receive), so each is checked when its turn
-        comes and put back lower if it fell: concentrations are worn down evenly, a replica of
-        each topic in turn, and a single new broker gets its share of every topic. A preference
-        only: the number of moves does not depend on it.
+        Topics are ranked, not partitions, in levels of equal rank (a list of topics per rank,
+        a heap of the ranks). Ranks only ever fall (``x`` gives, takers receive), so a topic's
+        rank is checked when its turn comes and it goes down a level if it fell: a few steps per
+        move, and concentrations are worn down evenly, a replica of each topic in turn, so a
+        single new broker gets its share of every topic. A preference only: the number of moves
+        does not depend on it.
         """
         counts, topic_of, original, shares = self.topic_count, self.topic_of, self.original, \
             self.topic_share
         received, n, k = self.received, len(self.targets) or 1, self.taker_count
-
         scale = self.rank_scale
-
-        def rank(p: int) -> int:
-            """Excess over the fair share less what each taker received of the topic, then
-            the count held, then followers first: one int, so ranks compare in C."""
-            t = topic_of[p]
-            held = counts[t].get(x, 0)
-            return ((n * (held - received.get(t, 0) // k) - shares[t]) * scale
-                    + 2 * held + (original[p][0] != x))
-
-        mine = self.holders.get(x, [])  # a giver never took a partition: no stale entries
-        ranked = max(3 * self.ledger.give.get(x, 0) + 256, 2048)
-        """Enough to choose the best from; the rest follow in order, if ever needed (ranking all
-        of a broker's partitions would cost more than the moves when it gives a tenth)."""
-        levels: dict[int, list[int]] = {}
         given = received.get
-        for p in mine[:ranked]:
-            t = topic_of[p]  # rank(p), inlined: this loop sees every partition of the giver
+
+        def rank(t: int) -> int:
+            """Excess over the fair share less what each taker received of the topic, then
+            the count held: one int, so ranks compare in C."""
             held = counts[t].get(x, 0)
-            key = ((n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
-                   + (original[p][0] != x))
+            return (n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
+
+        parts: dict[int, list[int]] = {}
+        for p in self.holders.get(x, []):  # a giver never took a partition: no stale entries
+            t = topic_of[p]
+            run = parts.get(t)
+            if run is None:
+                parts[t] = [p]
+            else:
+                run.append(p)
+        levels: dict[int, list[int]] = {}
+        for t in reversed(parts):  # popped from the end: the first topic first
+            run = parts[t]
+            if len(run) > 1:
+                run.sort(key=lambda p: (original[p][0] != x, -p))  # followers first, in order
+            key = rank(t)
             level = levels.get(key)
             if level is None:
-                levels[key] = [p]
+                levels[key] = [t]
             else:
-                level.append(p)
+                level.append(t)
         order = [-key for key in levels]
         heapq.heapify(order)
-        taken = dict.fromkeys(levels, 0)
         while order:
             key = -order[0]
             level = levels[key]
-            if taken[key] == len(level):
+            if not level:
                 heapq.heappop(order)
+                del levels[key]
                 continue
-            p = level[taken[key]]
-            taken[key] += 1
-            now = rank(p)
+            t = level[-1]
+            now = rank(t)
             if now < key:
-                if now not in levels or taken[now] == len(levels[now]):
-                    if now not in levels:
-                        levels[now], taken[now] = [], 0
+                level.pop()
+                lower = levels.get(now)
+                if lower is None:
+                    levels[now] = [t]
                     heapq.heappush(order, -now)
-                levels[now].append(p)
+                else:
+                    lower.append(t)
                 continue
+            run = parts[t]
+            p = run.pop()
+            if not run:
+                level.pop()
             yield p
-        yield from mine[ranked:]
 
     def _taker(self, p: int, members: Sequence[int], x: int, takers: list[tuple[int, int]]
                ) -> int | None:
