@@ -199,6 +199,9 @@ class _ReplicaProblem:
         moved = 0
         for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
             takers = heaps.get(self._rack_key(x)) or heaps.get(_ANY)
+            elsewhere = heaps.get(_ANY) if self.within is None and racks else None
+            """With racks balanced together, a taker in another rack when none of the giver's
+            own fits (most partitions would lose a rack there: scanned last)."""
             if not takers:
                 continue
             queue = queues.get(x)
@@ -222,6 +225,8 @@ class _ReplicaProblem:
                     y = top
                 else:
                     found = self._taker(p, members, x, takers)
+                    if found is None and elsewhere and elsewhere is not takers:
+                        found = self._taker(p, members, x, elsewhere)
                     if found is None:
                         continue
                     y = found
@@ -234,18 +239,19 @@ class _ReplicaProblem:
         return moved
 
     def _rack_key(self, b: int) -> str | None:
-        """The group of takers ``b`` gives to in the direct phase: its rack when each rack is
-        balanced on its own (a move across racks there must be undone by a chain later), else
-        any taker."""
-        return _ANY if self.within is None else self.within.get(b, _ANY)
+        """The group of takers ``b`` gives to first in the direct phase: its rack (when each
+        rack is balanced on its own, only its rack: a move across racks there must be undone
+        by a chain later), else any taker."""
+        racks = self.within if self.within is not None else self.rack_of
+        return _ANY if racks is None else racks.get(b, _ANY)
 
     def _takers_by_rack(self) -> dict[str | None, list[int]]:
         """The takers of the current mode by :meth:`_rack_key`, and all of them under ``_ANY``
-        for a giver whose rack has no taker group (a drained broker of a rack with no target
-        left)."""
+        (for a giver whose rack has no taker group, a drained broker of a rack with no target
+        left, and for moves across racks balanced together)."""
         takers = self.ledger.takers()
         groups: dict[str | None, list[int]] = {_ANY: takers}
-        if self.within is not None:
+        if self.rack_of is not None:
             for y in takers:
                 groups.setdefault(self._rack_key(y), []).append(y)
             groups[_ANY] = list(takers)
@@ -258,45 +264,57 @@ class _ReplicaProblem:
         already in the partition or, with racks, one that would cost the partition a rack. A
         few steps per move: the fastest."""
         ledger = self.ledger
-        can_give, can_take = ledger.can_give, ledger.can_take
+        can_give = ledger.can_give
         groups = self._takers_by_rack()
+        moved = 0
+        turns: dict[str | None, int] = {}
+        across = self.within is None and self.rack_of is not None
+        """Racks balanced together: the giver's own rack first, then any (most partitions
+        would lose a rack across racks)."""
+        for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
+            own = self._rack_key(x)
+            for key in (own, _ANY) if across and own in groups else (own,):
+                if can_give(x):
+                    moved += self._plain_from(x, key if key in groups else _ANY, groups, turns)
+        return moved
+
+    def _plain_from(self, x: int, key: str | None, groups: dict[str | None, list[int]],
+                    turns: dict[str | None, int]) -> int:
+        """:meth:`_direct_plain` for one giver and one group of takers."""
+        ledger = self.ledger
+        can_give, can_take = ledger.can_give, ledger.can_take
         current, original, move = self.current, self.original, self.move
         rack_ok = self.rack_ok if self.rack_of is not None else None
         moved = 0
-        turns: dict[str | None, int] = {}
-        for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
-            key = self._rack_key(x)
-            if key not in groups:
-                key = _ANY
-            takers = groups[key]
-            turn = turns.get(key, 0)
-            for p in self._spread(x, can_give(x)) if takers else ():
-                members = current.get(p) or original[p]
-                if x not in members:
-                    continue  # given already
-                n = len(takers)
-                for k in range(n):
-                    y = takers[(turn + k) % n]
-                    if y not in members and can_take(y) and (
-                            rack_ok is None or rack_ok(p, members, x, y)):
-                        break
-                else:
-                    continue
-                move(p, x, y)
-                ledger.gave(x)
-                ledger.took(y)
-                moved += 1
-                turn = (turn + k) % n
-                if can_take(y):
-                    turn = (turn + 1) % n
-                else:
-                    del takers[turn]
-                    if not takers:
-                        break
-                    turn %= len(takers)
-                if not can_give(x):
+        takers = groups[key]
+        turn = turns.get(key, 0)
+        for p in self._spread(x, can_give(x)) if takers else ():
+            members = current.get(p) or original[p]
+            if x not in members:
+                continue  # given already
+            n = len(takers)
+            for k in range(n):
+                y = takers[(turn + k) % n]
+                if y not in members and can_take(y) and (
+                        rack_ok is None or rack_ok(p, members, x, y)):
                     break
-            turns[key] = turn
+            else:
+                continue
+            move(p, x, y)
+            ledger.gave(x)
+            ledger.took(y)
+            moved += 1
+            turn = (turn + k) % n
+            if can_take(y):
+                turn = (turn + 1) % n
+            else:
+                del takers[turn]
+                if not takers:
+                    break
+                turn %= len(takers)
+            if not can_give(x):
+                break
+        turns[key] = turn
         return moved
 
     def _spread(self, x: int, want: int) -> Iterator[int]:
