@@ -420,8 +420,13 @@ def goal_lines(r: Rebalanced) -> list[str]:
                             f"over the rack-free bound {r.racks.rack_free_bound}"
                             if r.lower_bound > r.racks.rack_free_bound else ""))
         else:
-            lines.append("racks of unequal size: no plan balances every broker without a "
-                         "partition losing a rack, so each rack is balanced inside"
+            lines.append(("racks of unequal size: no plan balances every broker without a "
+                          "partition losing a rack, so each rack is balanced inside"
+                          if r.racks.proven else
+                          "racks of unequal size: the search found no plan that balances "
+                          "every broker at the rack-free bound without a partition losing a "
+                          "rack (too many partitions for the exact program), so each rack is "
+                          "balanced inside")
                          + (f" ({r.lower_bound - r.racks.rack_free_bound} move(s) over the "
                             f"rack-free bound {r.racks.rack_free_bound})"
                             if r.lower_bound > r.racks.rack_free_bound else ""))
