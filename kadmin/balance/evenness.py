@@ -399,6 +399,10 @@ class TopicGoal:
     exact: bool
     """Whether the spread is the proven optimum (the program ran) or what the local topic
     search reached (the cluster is larger than :data:`DEFAULT_LIMIT`)."""
+    chunked: bool = False
+    """Planned in chunks of whole topics (``spark rebalance``): each chunk exact for the
+    broker counts the driver gave it, the whole ``exact`` only where it meets a bound
+    (:class:`kadmin.balance.chunks.TopicsPlanned`)."""
 
     @property
     def reachable(self) -> bool:

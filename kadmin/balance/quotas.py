@@ -263,6 +263,87 @@ def _level(gives: list[dict[int, int]], takes: list[dict[int, int]],
             excess += cut if excess < 0 else -cut
 
 
+def compatible(near: Sequence[Mapping[int, int]], boxes: Sequence[tuple[int, int]],
+               ranges: Mapping[int, tuple[int, int]], fixed: Collection[int] = ()
+               ) -> list[dict[int, int]] | None:
+    """Per chunk, each target broker's count to end with for ``--topic-spread``, as near to
+    ``near`` (the counts the rounds left) as allows: every count within its chunk's box
+    (``boxes[c]``: what the chunk's topics allow a broker under the spread, see
+    :meth:`kadmin.balance.chunks.Part.windowed`), each chunk's total kept, each broker's total
+    within its balanced range (``ranges``), and the chunks in ``fixed`` at ``near`` exactly.
+    None when no such counts exist.
+
+    A transportation problem with bounds, solved as a circulation with lower bounds (a max
+    flow from a super source, :class:`_MaxFlow`): source -> chunk (exactly its total),
+    chunk -> broker (the count, within the box), broker -> sink (within its range), sink ->
+    source. It is solved first with every count within 0 of ``near``, then 1, 2, 4, ...
+    of it, then the boxes alone: the first that exists is returned. The boxes are necessary
+    conditions (every plan that keeps each topic within the spread has counts within them),
+    so None proves that no plan with balanced brokers keeps the topics within the spread."""
+    brokers = sorted(ranges)
+    widest = max((max(n.values(), default=0) for n in near), default=0) + 1
+    delta = 0
+    while True:
+        found = _circulation(near, boxes, ranges, brokers, fixed,
+                             None if delta > widest else delta)
+        if found is not None or delta > widest:
+            return found
+        delta = 2 * delta if delta else 1
+
+
+def _circulation(near: Sequence[Mapping[int, int]], boxes: Sequence[tuple[int, int]],
+                 ranges: Mapping[int, tuple[int, int]], brokers: Sequence[int],
+                 fixed: Collection[int], delta: int | None) -> list[dict[int, int]] | None:
+    n = len(near)
+    node = {b: 4 + n + i for i, b in enumerate(brokers)}
+    flow = _MaxFlow(4 + n + len(brokers))
+    source, sink, super_source, super_sink = 0, 1, 2, 3
+    excess = [0] * (4 + n + len(brokers))
+    cells: list[tuple[int, int, int, int]] = []
+    """(edge, chunk, broker, lower bound)"""
+
+    def edge(a: int, b: int, low: int, high: int) -> int | None:
+        if low > high:
+            return None
+        excess[b] += low
+        excess[a] -= low
+        return flow.add(a, b, high - low)
+
+    for c, counts in enumerate(near):
+        total = sum(counts.get(b, 0) for b in brokers)
+        edge(source, 4 + c, total, total)
+        low_box, high_box = boxes[c]
+        for b in brokers:
+            want = counts.get(b, 0)
+            if c in fixed:
+                low, high = want, want
+            elif delta is None:
+                low, high = low_box, high_box
+            else:
+                low, high = max(low_box, want - delta), min(high_box, want + delta)
+            made = edge(4 + c, node[b], low, high)
+            if made is None:
+                return None
+            cells.append((made, c, b, low))
+    for b in brokers:
+        low, high = ranges[b]
+        edge(node[b], sink, low, high)
+    edge(sink, source, 0, sum(sum(c.values()) for c in near))
+    needed = 0
+    for v, units in enumerate(excess):
+        if units > 0:
+            flow.add(super_source, v, units)
+            needed += units
+        elif units < 0:
+            flow.add(v, super_sink, -units)
+    if flow.run(super_source, super_sink) != needed:
+        return None
+    out: list[dict[int, int]] = [{} for _ in near]
+    for made, c, b, low in cells:
+        out[c][b] = low + flow.flow(made)
+    return out
+
+
 class _MaxFlow:
     """Dinic's algorithm on integer capacities; edges in insertion order (deterministic)."""
 

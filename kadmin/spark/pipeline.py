@@ -112,12 +112,13 @@ class Sorted(NamedTuple):
 
 def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str] | None,
                   stages: Stages, *, empty: str | None, ranges_at_least: int,
-                  persist: bool = True) -> Sorted:
+                  persist: bool = True, partitions_per_task: int | None = None) -> Sorted:
     """Steps 1 and 2 (scan, then the range partitioning and sort, left to the first action on
     ``ranged``) into at least ``ranges_at_least`` Spark partitions, more for big inputs (one
-    per PARTITIONS_PER_TASK). A line that does not parse is raised here; ``empty`` is the error
-    for a snapshot without topics (None: no error). Without ``persist`` (a caller that reads
-    ``ranged`` once) a second read redoes the sort from Spark's shuffle files."""
+    per ``partitions_per_task``, by default PARTITIONS_PER_TASK). A line that does not parse
+    is raised here; ``empty`` is the error for a snapshot without topics (None: no error).
+    Without ``persist`` (a caller that reads ``ranged`` once) a second read redoes the sort
+    from Spark's shuffle files."""
     source = str(topics_path)
     selected = sc.broadcast(selection)
     splits = max(2 * sc.defaultParallelism, -(-topics_path.stat().st_size // BYTES_PER_SPLIT))
@@ -132,7 +133,8 @@ def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str]
         raise InvalidInput(empty)
     stages.note(f"{found:,} topic(s) with {partitions:,} partition(s) selected in "
                 f"{topics_path.name}")
-    bounds = range_bounds(scans, max(ranges_at_least, -(-partitions // PARTITIONS_PER_TASK)))
+    per_task = PARTITIONS_PER_TASK if partitions_per_task is None else partitions_per_task
+    bounds = range_bounds(scans, max(ranges_at_least, -(-partitions // per_task)))
     ranged = (lines.mapPartitions(lambda it: keyed_topics(it, selected.value, source))
               .partitionBy(len(bounds) + 1, partial(range_of, bounds))
               .mapPartitions(sort_run, preservesPartitioning=True))

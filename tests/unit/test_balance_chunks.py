@@ -255,7 +255,7 @@ def test_a_chunk_that_misses_its_share_hands_it_back() -> None:
                                               for t in tables])
     assert first[1] is not None  # the chunk that cannot
     parts, result = run_chunked(tables, targets, leaders=False)
-    assert parts.labels == ["replica moves, round 1", "replica moves, round 2"]
+    assert parts.labels == ["replica moves, round 1", "replica moves, round 2", "topics"]
     whole = PartitionTable.from_topics(topics, sorted(topics))
     moves = replica_moves(whole.replicas, dict(enumerate(parts.replicas())))
     assert moves == result.lower_bound == rebalance(whole, targets).replica_moves == 2
@@ -282,7 +282,7 @@ def test_the_tail_re_plans_what_no_chunk_can_on_its_own() -> None:
     whole = PartitionTable.from_topics(topics, sorted(topics))
     single = rebalance(whole, targets, leaders=False)
     parts, result = run_chunked(chunked(topics, [1, 2]), targets, leaders=False)
-    assert parts.labels[-1] == "replica moves, tail"
+    assert parts.labels[-2:] == ["replica moves, tail", "topics"]
     after = parts.replicas()
     assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves \
         == result.lower_bound + 1  # the bound is out of reach for one machine too
