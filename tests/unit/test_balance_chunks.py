@@ -17,7 +17,7 @@ from kadmin.balance.chunks import Context, Counts, Part, Picked, Step, plan
 from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
 from kadmin.balance.rebalance import rebalance, replica_quota
-from kadmin.balance.replicas import move_replicas
+from kadmin.balance.replicas import move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, quota
 from kadmin.model import Replicas, TopicAssignment
@@ -389,3 +389,166 @@ def test_chunks_even_topics_as_one_machine_does_on_a_skewed_cluster() -> None:
     assert chunks.worst_topic_spread <= one.worst_topic_spread == 3
     assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves \
         == result.lower_bound
+
+
+# --- --topic-spread and the default objective, chunk by chunk -----------------------------------
+
+
+def _figures(topics: dict[str, TopicAssignment], after: Sequence[Replicas], targets: Sequence[int]):
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    return whole, balance(after, whole.topic_of, whole.topics, targets)
+
+
+@pytest.mark.parametrize("name", CLUSTERS)
+def test_topic_spread_in_chunks_against_plan_rebalance(name: str) -> None:
+    """``--topic-spread 1`` in chunks: brokers balanced as ``plan rebalance`` balances them,
+    never fewer moves than its exact minimum where every topic is within 1 (the chunks' plan
+    is then a plan it considered),
+    exactly that minimum where the goal claims to be proven, and what the goal says is what
+    the plan does. On the skewed cluster the chunks' counts happen to allow the minimum."""
+    topics, targets, rack_of = realistic(name)
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, rack_of, topic_spread=1, leaders=False)
+    assert single.topics is not None and single.topics.exact and single.topics.fewest
+    parts, result = run_chunked(chunked(topics, range(0, 90, 13)), targets, rack_of,
+                                topic_spread=1, leaders=False)
+    after = parts.replicas()
+    _, figures = _figures(topics, after, targets)
+    moves = replica_moves(whole.replicas, dict(enumerate(after)))
+    one = balance([single.final.get(i, r) for i, r in enumerate(whole.replicas)],
+                  whole.topic_of, whole.topics, targets)
+    check_valid(whole.replicas, after, targets, rack_of)
+    assert figures.replica_spread == one.replica_spread <= 1
+    assert result.topics is not None and result.topics.chunks == result.topics.of == 7
+    goal = result.topics.goal(result.lower_bound, figures.worst_topic_spread)
+    assert goal.fewest == moves
+    assert moves >= single.topics.fewest or not goal.reachable  # at spread 2, fewer may do
+    assert result.lower_bound == single.topics.plain_bound
+    assert goal.spread == figures.worst_topic_spread
+    assert goal.reachable == (figures.worst_topic_spread <= 1)
+    assert goal.exact == (goal.reachable and moves == result.lower_bound)  # never here: 1 costs
+    if name != "mixed rf":
+        assert goal.reachable
+    if name == "skew":
+        assert moves == single.topics.fewest
+
+
+def test_an_unreachable_topic_spread_in_chunks_gives_the_smallest_the_windows_allow() -> None:
+    """Spread 0 cannot be had where a topic's replicas do not divide over the brokers: the
+    driver's windows prove 1 is the least (as ``plan rebalance`` finds), and the chunks reach
+    it."""
+    topics, targets, _ = realistic("new brokers")
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, topic_spread=0, leaders=False)
+    assert single.topics is not None and not single.topics.reachable
+    parts, result = run_chunked(chunked(topics, range(0, 90, 13)), targets, topic_spread=0,
+                                leaders=False)
+    _, figures = _figures(topics, parts.replicas(), targets)
+    assert result.topics is not None and result.topics.floor == single.topics.spread == 1
+    goal = result.topics.goal(result.lower_bound, figures.worst_topic_spread)
+    assert not goal.reachable and goal.spread == 1 and figures.replica_spread <= 1
+
+
+@pytest.mark.parametrize("name", CLUSTERS)
+def test_the_default_objective_in_chunks_is_each_chunks_lexicographic_optimum(name: str) -> None:
+    """By default each chunk (small enough here) runs the lexicographic program with its broker
+    counts kept: the moves stay the bound, and no chunk's worst topic spread exceeds what the
+    chunk alone reaches by that program from the same plan (checked chunk by chunk)."""
+    topics, targets, rack_of = realistic(name)
+    tables = chunked(topics, range(0, 90, 13))
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, rack_of, leaders=False)
+    parts, result = run_chunked(tables, targets, rack_of, leaders=False)
+    after = parts.replicas()
+    assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves
+    assert parts.labels[-1] == "topics" and result.topics is not None
+    assert result.topics.chunks == len(tables) and result.topics.proven
+    _, figures = _figures(topics, after, targets)
+    assert figures.worst_topic_spread == max(p.topics.spread for p in parts.parts
+                                             if p.topics is not None)
+    goal = result.topics.goal(result.lower_bound, figures.worst_topic_spread)
+    assert goal.exact == (figures.worst_topic_spread <= result.topics.least)
+    without, _ = run_chunked(tables, targets, rack_of, leaders=False, exact_topics=False)
+    assert "topics" not in without.labels
+    for evened, plain in zip(parts.parts, without.parts, strict=True):
+        mine = balance(evened.replicas(), evened.table.topic_of, evened.table.topics, targets)
+        local = balance(plain.replicas(), plain.table.topic_of, plain.table.topics, targets)
+        assert mine.worst_topic_spread <= local.worst_topic_spread
+        assert replica_counts(evened.replicas()) == replica_counts(plain.replicas())
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 12)), min_size=1, max_size=5),
+       st.integers(2, 6), st.integers(0, 3), st.randoms(use_true_random=False))
+def test_the_windows_hold_every_count_a_spread_allows(sizes, brokers, k, rng) -> None:
+    """Whatever counts each topic ends with within spread ``k`` (drawn at random), every
+    broker's total over the chunk's topics lies in the chunk's window for ``k``."""
+    topics: dict[str, TopicAssignment] = {}
+    totals = Counter[int]()
+    for t, (replicas, partitions) in enumerate(sizes):
+        low = max(0, -(-(replicas - (brokers - 1) * k) // brokers))
+        counts = [low] * brokers
+        left = replicas - low * brokers
+        if left < 0 or any(c > partitions for c in counts):
+            continue
+        order = list(range(brokers))
+        while left:
+            rng.shuffle(order)
+            b = next((b for b in order if counts[b] < min(low + k, partitions)), None)
+            if b is None:
+                break
+            counts[b] += 1
+            left -= 1
+        if left or max(counts) - min(counts) > k:
+            continue
+        lists: list[list[int]] = [[] for _ in range(partitions)]
+        for b in range(brokers):  # b's replicas in the partitions that have fewest so far
+            for p in sorted(range(partitions), key=lambda p: len(lists[p]))[:counts[b]]:
+                lists[p].append(b)
+        if any(not m for m in lists):
+            continue
+        topics[f"t{t}"] = {p: tuple(m) for p, m in enumerate(lists)}
+        totals.update({b: counts[b] for b in range(brokers)})
+    assume(topics)
+    part = Part(PartitionTable.from_topics(topics, sorted(topics)), {})
+    low, high = part.windowed(k, brokers)[0]
+    assert all(low <= totals[b] <= high for b in range(brokers))
+
+
+@settings(max_examples=200)
+@given(st.lists(st.lists(st.integers(0, 6), min_size=3, max_size=3), min_size=1, max_size=4),
+       st.data())
+def test_compatible_counts_keep_every_rule(near, data) -> None:
+    """The counts :func:`quotas.compatible` returns keep each chunk's total, its box and each
+    broker's range; where ``near`` keeps them all it is returned as it is; and None only
+    where brute force finds no counts either."""
+    brokers = [0, 1, 2]
+    nears = [dict(zip(brokers, row, strict=True)) for row in near]
+    boxes = [tuple(sorted(data.draw(st.tuples(st.integers(0, 6), st.integers(0, 6)))))
+             for _ in nears]
+    total = sum(map(sum, near))
+    mean = total // 3
+    ranges = {b: (max(0, mean - data.draw(st.integers(0, 2))), mean + 1 + data.draw(
+        st.integers(0, 2))) for b in brokers}
+    found = quotas.compatible(nears, boxes, ranges)
+    fits = lambda rows: (  # noqa: E731
+        all(sum(r.values()) == sum(n.values()) for r, n in zip(rows, nears, strict=True))
+        and all(lo <= v <= hi for r, (lo, hi) in zip(rows, boxes, strict=True)
+                for v in r.values())
+        and all(ranges[b][0] <= sum(r[b] for r in rows) <= ranges[b][1] for b in brokers))
+    if fits(nears):
+        assert found == nears
+    if found is not None:
+        assert fits(found)
+        return
+    rows_of = [[dict(zip(brokers, (a, b, n - a - b), strict=True))
+                for a in range(n + 1) for b in range(n + 1 - a)]
+               for n in (sum(r) for r in near)]
+
+    def exists(c: int, chosen: list[dict[int, int]]) -> bool:
+        if c == len(rows_of):
+            return fits(chosen)
+        return any(exists(c + 1, [*chosen, r]) for r in rows_of[c]
+                   if all(boxes[c][0] <= v <= boxes[c][1] for v in r.values()))
+
+    assert not exists(0, [])
