@@ -75,6 +75,10 @@ class Cut:
     budget: int
 
 
+SLACKS = (0, 1, 2, 4, 8)
+"""How far from the counts the driver gave it a chunk's topic step may end, tried in turn."""
+
+
 @dataclass(frozen=True)
 class Window:
     """Say what the chunk's topics allow each broker under spreads ``asked``, ``asked + 1``...
@@ -229,8 +233,10 @@ class Part:
         fallback), so the brokers end as the driver says; the moves are the fewest for those
         counts, with ``asked`` the fewest that also keep every topic within ``asked`` (with
         ``counts`` None, the smallest spread above it the chunk reaches, when it does not
-        reach ``asked``). Given ``counts`` that no plan within ``asked`` meets, the chunk is
-        left as the rounds planned it and marked ``failed``. Unchanged where the default
+        reach ``asked``). Given ``counts`` that no plan within ``asked`` meets, the nearest
+        counts that one does, each within :data:`SLACKS` of them (the driver then holds the
+        chunk to those and moves the others' to fit); none either: the chunk is left as the
+        rounds planned it and marked ``failed``. Unchanged where the default
         objective finds the chunk too large for the program."""
         table, targets = self.table, context.targets
         base = self.changed if self.base is None else self.base
@@ -250,13 +256,18 @@ class Part:
             final, goal = evened
         else:
             assert asked is not None
-            exact = True
-            try:
-                found = evenness.fewest_moves_within(table, targets, bounds, asked,
-                                                     context.rack_of,
-                                                     seconds=evenness.ASKED_SECONDS)
-            except evenness.OutOfTime as out:
-                found, exact = out.best, False
+            exact, found = True, None
+            for slack in SLACKS:
+                bounds = {b: (max(0, want.get(b, 0) - slack), want.get(b, 0) + slack)
+                          for b in targets}
+                try:
+                    found = evenness.fewest_moves_within(table, targets, bounds, asked,
+                                                         context.rack_of,
+                                                         seconds=evenness.ASKED_SECONDS)
+                except evenness.OutOfTime as out:
+                    found, exact = out.best, False
+                if found is not None:
+                    break
             if found is None:
                 return replace(left, failed=True)
             final = found.final
@@ -482,28 +493,41 @@ class _Run:
             return self._topics(None, small, 0)
         spread, counts = self.compatible_counts(asked)
         near = [{b: c.replicas.get(b, 0) for b in targets} for c in self.state]
+        boxes = [c.windows[min(spread - asked, len(c.windows) - 1)] for c in self.state]
         solved: list[Mapping[int, int] | None] = [None] * len(self.state)
-        fixed: set[int] = set()
+        fixed: dict[int, Mapping[int, int]] = {}
         for number in range(1, MAX_ROUNDS + 2):
             if number > MAX_ROUNDS:  # every chunk with the counts its rounds left: always met
-                fixed = set(range(len(self.state)))
-                counts = near
+                fixed, counts = dict(enumerate(near)), near
             steps: list[Step | None] = [None if solved[c] == counts[c] else
                                         Even(spread, counts[c]) for c in range(len(counts))]
             self.apply(steps, f"topics, round {number}")
-            failed = {c for c, step in enumerate(steps)
-                      if step is not None and self.state[c].failed}
-            solved = [counts[c] if step is not None and c not in failed else solved[c]
-                      for c, step in enumerate(steps)]
-            if not failed:
+            reached = list(counts)
+            for c, step in enumerate(steps):
+                if step is None:
+                    continue
+                state = self.state[c]
+                if state.failed:  # left as the rounds planned it: held there
+                    fixed[c] = reached[c] = near[c]
+                else:
+                    reached[c] = solved[c] = {b: state.replicas.get(b, 0) for b in targets}
+            if reached == counts:
                 break
-            fixed |= failed
-            boxes = [c.windows[min(spread - asked, len(c.windows) - 1)] for c in self.state]
-            again = quotas.compatible([near[c] if c in fixed else counts[c]
-                                       for c in range(len(counts))], boxes, self.ranges(), fixed)
+            again, held = None, False
+            for c in range(len(counts)):  # held to what it reached while the others can make
+                # room (those asked again with new counts)
+                if reached[c] == counts[c] or c in fixed:
+                    continue
+                prefer = [{**fixed, c: reached[c]}.get(d, counts[d]) for d in range(len(counts))]
+                found = quotas.compatible(prefer, boxes, self.ranges(), {*fixed, c})
+                if found is not None:
+                    fixed[c], again, held = reached[c], found, True
+            if not held:  # none can be held: every count as near what the chunks reached
+                fixed = {c: n for c, n in fixed.items() if self.state[c].failed}
+                again = quotas.compatible(reached, boxes, self.ranges(), set(fixed))
             counts = near if again is None else again
             if again is None:
-                fixed = set(range(len(self.state)))
+                fixed = dict(enumerate(near))
         return self._topics(asked, [True] * len(self.state), spread)
 
     def compatible_counts(self, asked: int) -> tuple[int, list[Mapping[int, int]]]:

@@ -28,7 +28,6 @@ from typing import Any, cast
 
 from pyspark import RDD, SparkContext, StorageLevel
 
-from kadmin import snapshots
 from kadmin.balance import evenness, quotas
 from kadmin.balance.capacity import read_capacities
 from kadmin.balance.chunks import Context, Counts, Part, Picked, Planned, Step, TopicsPlanned, plan
@@ -39,18 +38,10 @@ from kadmin.model import InvalidInput, OperationFailed, listed
 from kadmin.operations import folder
 from kadmin.operations.rebalance import RebalanceRequest
 from kadmin.operations.selection import topic_names
+from kadmin.spark import pipeline
 from kadmin.spark.failures import SHIP_AN_ENVIRONMENT
-from kadmin.spark.pipeline import (
-    BROKERS_FILE,
-    TOPICS_FILE,
-    check_output,
-    check_snapshot_folder,
-    fingerprints,
-    selection_of,
-    sorted_topics,
-    write_folder,
-)
-from kadmin.spark.session import Progress, Stages, ship_kadmin, spark_session
+from kadmin.spark.pipeline import read_source, spark_job, write_folder
+from kadmin.spark.session import Progress, Stages
 from kadmin.spark.tasks import encode_parts, exact_program_missing, first_counts, load_part
 
 MIN_CHUNKS = 2
@@ -135,22 +126,20 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                            "--replication-factor, --max-leader-changes or --balance bytes")
     if options.topic_spread is not None and options.topic_spread < 0:
         raise InvalidInput(f"--topic-spread must be at least 0, got {options.topic_spread}")
-    check_output(out_dir, force, batch_size, max_znode_bytes)
-    if options.max_moves is not None and options.max_moves < 0:
-        raise InvalidInput(f"--max-moves must be at least 0, got {options.max_moves}")
-    selection = selection_of(topics, "no topics to balance")
-    check_snapshot_folder(cluster_dir, selection)
-    registered = snapshots.read_brokers(cluster_dir / BROKERS_FILE)
-    fingerprint = fingerprints(cluster_dir)
 
-    with spark_session(master, verbose) as spark:
-        sc = spark.sparkContext
-        ship_kadmin(sc)
-        stages = Stages(sc, progress)
-        chunks = sorted_topics(sc, cluster_dir / TOPICS_FILE, selection, stages,
-                               empty=None, ranges_at_least=MIN_CHUNKS,
-                               persist=False,  # read once, into the chunks
-                               partitions_per_task=_per_task(options, registered))
+    def check() -> None:
+        if options.max_moves is not None and options.max_moves < 0:
+            raise InvalidInput(f"--max-moves must be at least 0, got {options.max_moves}")
+
+    source = read_source(cluster_dir, out_dir, topics, empty="no topics to balance", force=force,
+                         batch_size=batch_size, max_znode_bytes=max_znode_bytes, check=check)
+    selection, registered, fingerprint = source.selection, source.brokers, source.fingerprint
+
+    with spark_job(source, master, verbose, progress) as job:
+        sc, stages = job.sc, job.stages
+        chunks = job.sorted_topics(empty=None, ranges_at_least=MIN_CHUNKS,
+                                   persist=False,  # read once, into the chunks
+                                   partitions_per_task=_per_task(options, registered))
         try:
             loaded = chunks.ranged.mapPartitions(load_part).persist(StorageLevel.MEMORY_AND_DISK)
             with stages("sort topics into chunks"):
@@ -223,12 +212,12 @@ def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
 
 def _per_task(options: RebalanceRequest, registered: Mapping[int, Any]) -> int | None:
     """Partitions per chunk: with ``--topic-spread`` small enough for the exact program over
-    every target broker (at most ``--brokers``, or every registered broker); else the
-    pipeline's."""
+    every target broker (at most ``--brokers``, or every registered broker; a chunk of whole
+    topics may still be larger, and is refused); else the pipeline's."""
     if options.topic_spread is None:
         return None
     brokers = len(options.brokers) if options.brokers else len(registered)
-    return max(1, evenness.LIMIT // max(1, brokers))
+    return max(1, min(pipeline.PARTITIONS_PER_TASK, evenness.LIMIT // max(1, brokers)))
 
 
 def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: RebalanceRequest,
