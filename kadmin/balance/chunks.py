@@ -7,15 +7,22 @@ stay with the tasks. The rounds (see :mod:`kadmin.balance.quotas` for why they m
 
 1. replicas: the fixed quota of the selected topics, split over the chunks, met by
    ``move_replicas`` in each, one copy per unit, again on what is left until all is met;
-2. topics (:class:`Even`), as ``plan rebalance`` does them (:func:`kadmin.balance.evenness.even_topics`)
-   but chunk by chunk: a chunk holds whole topics, so each topic's spread is the chunk's
-   business. The task runs the exact program on its chunk with every broker held to the count
-   the rounds gave it there: with ``--topic-spread N`` the fewest moves that keep the chunk's
-   topics within ``N`` (the smallest spread above it the chunk reaches, when ``N`` is not),
-   and by default, where the chunk is small enough and the executors have scipy, the fewest
-   moves then the least worst topic spread (elsewhere the local search of
-   :mod:`kadmin.balance.topics` the rounds ran). See :class:`TopicsPlanned` for what that
-   proves of the whole;
+2. topics (:class:`Even`), as ``plan rebalance`` does them (:func:`kadmin.balance.evenness.even_topics`,
+   the exact program) but chunk by chunk: a chunk holds whole topics, so each topic's spread is
+   the chunk's business, and only the brokers' counts tie the chunks together. By default each
+   chunk small enough for the program (and whose executors have scipy) runs the lexicographic
+   objective with every broker held to the count the rounds left it there, so the moves stay
+   the bound (elsewhere the local search of :mod:`kadmin.balance.topics` the rounds ran stays).
+   With ``--topic-spread N`` the driver first asks each chunk what its topics allow a broker
+   to hold under spreads ``N, N+1...`` (:class:`Window`), takes the least ``k >= N`` for which
+   counts per chunk and broker exist within those windows that keep each broker within its
+   balanced range (:func:`kadmin.balance.quotas.compatible`; no plan reaches a smaller
+   spread), and each chunk runs the program held to its counts: the fewest moves that keep
+   its topics within ``k``. A chunk that cannot meet its counts ends as near them as it can
+   (within :data:`SLACKS`) and is held there while the other chunks' counts are chosen again
+   to make room; rounds of this end when every chunk met its counts (at most
+   ``MAX_ROUNDS``, then each chunk keeps the counts the replica rounds left it, which it
+   always meets). See :class:`TopicsPlanned` for what that proves of the whole;
 4. with ``max_moves``: each chunk keeps its share of the budget, its most loaded brokers
    relieved first (the core's ``cut_moves``);
 5. with ``leaders``: the fixed quota of preferred leaders over the planned replica lists, met by
