@@ -499,7 +499,8 @@ class _Run:
             self.apply([Even(None) if s else None for s in small], "topics")
             return self._topics(None, small, 0)
         spread, counts = self.compatible_counts(asked)
-        near = [{b: c.replicas.get(b, 0) for b in targets} for c in self.state]
+        near: list[Mapping[int, int]] = [{b: c.replicas.get(b, 0) for b in targets}
+                                         for c in self.state]
         boxes = [c.windows[min(spread - asked, len(c.windows) - 1)] for c in self.state]
         solved: list[Mapping[int, int] | None] = [None] * len(self.state)
         fixed: dict[int, Mapping[int, int]] = {}
@@ -532,7 +533,7 @@ class _Run:
             if not held:  # none can be held: every count as near what the chunks reached
                 fixed = {c: n for c, n in fixed.items() if self.state[c].failed}
                 again = quotas.compatible(reached, boxes, self.ranges(), set(fixed))
-            counts = near if again is None else again
+            counts = near if again is None else list(again)
             if again is None:
                 fixed = dict(enumerate(near))
         return self._topics(asked, [True] * len(self.state), spread)
