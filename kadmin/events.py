@@ -46,6 +46,8 @@ class HealthWait:
     under_replicated: int
     offline: int
     sample: tuple[str, ...]
+    unreadable: int = 0
+    """Partitions whose state znode could not be decoded: health unknown, so they hold too."""
 
 
 @dataclass(frozen=True)

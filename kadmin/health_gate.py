@@ -70,17 +70,21 @@ class HealthGate:
         """A full read (``live``: the brokers registered just before it); True when healthy,
         else wait until the unhealthy partitions it found are healthy (False: read everything
         again, others may have fallen behind meanwhile)."""
-        snapshot = reader.read_cluster(self.client, states=self.outside,
-                                       registrations=False).snapshot
+        read = reader.read_cluster(self.client, states=self.outside, registrations=False)
+        snapshot = read.snapshot
         found = health.cluster_health(snapshot)
         offline = [tp for tp in found.offline if self.outside(tp)]
         under = [tp for tp in found.under_replicated if self.outside(tp) and tp not in offline]
-        if not offline and not under:
+        # a state znode that cannot be decoded hides whether the partition has a leader: it
+        # holds the gate like an offline one (never counted healthy unseen), named as such
+        unknown = [tp for path, _ in read.unreadable
+                   if (tp := paths.state_partition(path)) is not None and self.outside(tp)]
+        if not offline and not under and not unknown:
             self._read_at, self._live = self.clock(), live
             return True
-        watched = offline + under
+        watched = offline + under + unknown
         emit(HealthWait(number, len(under), len(offline),
-                        tuple(map(str, sample_of(watched).items))))
+                        tuple(map(str, sample_of(watched).items)), len(unknown)))
         # the replication factor: while a partition moves, its original replicas (those being
         # added do not count until they join, as in health.cluster_health)
         replica_count = {tp: len(snapshot.settled_replicas(tp) or ()) for tp in watched}
@@ -90,8 +94,8 @@ class HealthGate:
         if left:
             raise OperationFailed(
                 f"reassign: timed out before batch {number} while {left} partition(s) outside "
-                "the plan stayed under-replicated or offline; batch not submitted (rerun to "
-                "resume, or --no-health-gate)", details=map(str, watched))
+                "the plan stayed under-replicated, offline or unreadable; batch not submitted "
+                "(rerun to resume, or --no-health-gate)", details=map(str, watched))
         return False
 
 

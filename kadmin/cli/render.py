@@ -546,7 +546,10 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
         elif isinstance(event, HealthWait):
             bar.update(task, note=f"before batch {event.batch}: waiting while "
                                   f"{event.under_replicated} under-replicated and {event.offline} "
-                                  f"offline partition(s) outside the plan recover "
+                                  f"offline partition(s)"
+                                  + (f" and {event.unreadable} with an unreadable state znode"
+                                     if event.unreadable else "")
+                                  + " outside the plan recover "
                                   f"({', '.join(event.sample)})")
         elif isinstance(event, ThrottleSet):
             bar.console.print(f"batch {event.batch}: throttle {human_bytes(event.rate)}/s set on "

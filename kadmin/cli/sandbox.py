@@ -8,18 +8,16 @@ from typing import Annotated
 
 import typer
 
-from kadmin import executor, plans, synthetic
+from kadmin import synthetic
 from kadmin.cli import render
 from kadmin.cli.common import ClusterOpt, SizesOpt, named_output, number, out, partition_sizes
-from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind, TopicPartition
-from kadmin.operations import status as statuses
-from kadmin.operations.planfiles import write_plan
-from kadmin.operations.rebalance import RebalanceRequest, rebalanced_plan
+from kadmin.model import ClusterSnapshot, TopicPartition
+from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
+from kadmin.operations.rebalance import Rebalanced
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
 from kadmin.stop_signals import sleep_while, until_stop_signal
 from kadmin.units import human_bytes, parse_rate
-from kadmin.zk import reader, session
 
 BrokerCountOpt = Annotated[int, typer.Option(
     "--broker-count", min=1, help="Synthetic cluster: how many brokers.")]
@@ -133,63 +131,25 @@ def demo(
 ) -> None:
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
-    validation, its execution with progress, a preferred replica election, and the status
-    showing the new broker carrying its share and every topic even."""
-    grown = synthetic.synthetic_cluster(brokers=brokers - 1, topics=topics, partitions=partitions,
-                                        replication_factor=replication_factor, racks=racks)
-    new = max(grown.brokers) + 1
-    rack = f"r{new % racks}" if racks else None
-    snapshot = ClusterSnapshot({**grown.brokers, new: Broker(new, f"broker-{new}", 9092, rack)},
-                               grown.topics, grown.states, grown.controller,
-                               grown.controller_epoch)
-    with Sandbox(snapshot, port=0, latency=_seconds(latency, latency_ms),
-                 parallelism=parallelism) as box:
-        zk = box.connect_string
-        out.rule(f"1. sandbox cluster: broker {new} just joined")
-        out.print(f"embedded ZooKeeper + simulated controller at {zk}", markup=False)
-        with session.session(session.ZkSettings(connect=zk)) as client:
-            _status(reader.read_cluster(client))
-            settings = executor.ExecutionSettings(batch_size=batch_size, timeout=600)
-
-            out.rule("2. topics delete (a retired topic)")
-            victim = sorted(snapshot.topics)[-1]
-            with render.progress(as_json=False) as emit:
-                deleted = executor.execute_deletion(client, DeletionPlan((victim,)), settings,
-                                                    emit)
-            out.print(f"deleted {victim}: {deleted.ok}", markup=False)
-
-            out.rule("3. plan rebalance --topic-spread 1 (every topic even, fewest moves)")
-            live = reader.read_cluster(client).snapshot
-            plan, rollback, figures = rebalanced_plan(live, sorted(live.topics),
-                                                      RebalanceRequest(topic_spread=1))
-            path = write_plan(plan, PlanKind.REASSIGN, out_dir / "demo-reassign.json", True,
-                              rollback)
-            assert path is not None  # a file, not stdout
-            render.rebalanced(dataclasses.replace(figures, written=path), as_json=False)
-
-            out.rule("4. plan validate (against the live cluster)")
-            report = plans.validate(plans.plan_document(plan), None, live)
-            render.validation_report(report, str(path), as_json=False)
-
-            out.rule("5. reassign")
-            files = executor.PlanFiles(path)
-            files.journal.unlink(missing_ok=True)
-            with render.progress(as_json=False) as emit:
-                outcome = executor.execute_reassignment(client, plan, files, settings, emit)
-            out.print(f"reassignment ok: {outcome.ok}", markup=False)
-
-            out.rule("6. elect (the new preferred leaders take over)")
-            after = reader.read_cluster(client).snapshot
-            with render.progress(as_json=False) as emit:
-                elected = executor.execute_election(
-                    client, plans.election_plan_for(after, None), settings, emit)
-            out.print(f"election ok: {elected.ok}", markup=False)
-
-            out.rule(f"7. status: broker {new} carries its share, every topic even")
-            _status(reader.read_cluster(client))
-    if not (outcome.ok and elected.ok and deleted.ok):
+    validation, its execution with progress and a preferred replica election at the end, and the
+    status showing the new broker carrying its share and every topic even."""
+    request = DemoRequest(brokers, racks, topics, partitions, replication_factor,
+                          _seconds(latency, latency_ms), parallelism, batch_size, out_dir)
+    failed = False
+    for heading, result in run_demo(request, lambda: render.progress(as_json=False)):
+        if heading is not None:
+            out.rule(heading)
+        if isinstance(result, Started):
+            out.print(f"embedded ZooKeeper + simulated controller at {result.connect_string}",
+                      markup=False)
+        elif isinstance(result, Executed):
+            out.print(f"{result.what} ok: {result.ok}", markup=False)
+            failed = failed or not result.ok
+        elif isinstance(result, Rebalanced):
+            render.rebalanced(result, as_json=False)
+        elif isinstance(result, Validated):
+            render.validation_report(result.report, str(result.path), as_json=False)
+        else:
+            render.status(result, as_json=False)
+    if failed:
         raise typer.Exit(1)
-
-
-def _status(live: reader.LiveCluster) -> None:
-    render.status(statuses.of(live), as_json=False)

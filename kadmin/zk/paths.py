@@ -5,6 +5,8 @@ Paths are relative to the connection's chroot: kazoo prefixes the chroot itself.
 
 from __future__ import annotations
 
+from kadmin.model import TopicPartition
+
 BROKER_IDS = "/brokers/ids"
 BROKER_TOPICS = "/brokers/topics"
 CONTROLLER = "/controller"
@@ -37,6 +39,15 @@ def partition(name: str, partition_id: int) -> str:
 
 def partition_state(name: str, partition_id: int) -> str:
     return f"{BROKER_TOPICS}/{name}/partitions/{partition_id}/state"
+
+
+def state_partition(path: str) -> TopicPartition | None:
+    """The partition whose state znode ``path`` is (None: not a state znode)."""
+    parts = path.split("/")
+    if (len(parts) != 7 or "/".join(parts[:3]) != BROKER_TOPICS or parts[4] != "partitions"
+            or parts[6] != "state" or not parts[5].isdigit()):
+        return None
+    return TopicPartition(parts[3], int(parts[5]))
 
 
 def delete_topic(name: str) -> str:

@@ -155,9 +155,12 @@ def test_the_demo_evens_every_topic_and_says_what_it_cost(kadmin, tmp_path):
     run = kadmin("demo", "--topics", "8", "--partitions", "12", "--latency-ms", "1")
     assert run.code == 0, run.err
     assert "every topic within spread 1:" in run.out and " over the " in run.out
-    last_status = run.out.split("7. status")[1]
+    assert "reassignment and election ok: True" in run.out  # one step: reassign --elect
+    last_status = run.out.split("6. status")[1]
     worst = int(last_status.split("worst topic ")[1].split()[0])
     assert worst <= 1
+    leaders = int(last_status.split("preferred leaders ")[1].split(", leaders ")[1].split(",")[0])
+    assert leaders <= 1  # the election at the end of reassign --elect moved leadership too
 
 
 def test_plan_stats_shows_each_brokers_used_share_of_its_capacity(kadmin, tmp_path):

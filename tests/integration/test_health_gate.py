@@ -84,3 +84,30 @@ def test_the_plans_own_partitions_never_close_the_gate(cluster: KazooClient) -> 
     events: list[Event] = []
     gate_for(cluster, FakeClock()).wait(1, time.monotonic(), events.append)
     assert events == []
+
+
+def test_an_undecodable_state_outside_the_plan_holds_the_gate_until_it_reads_healthy(
+        cluster: KazooClient) -> None:
+    """A state znode that cannot be decoded says nothing of the partition's leader: the gate
+    must not count it healthy unseen. It names it, waits on it, and opens once it decodes."""
+    cluster.set(LAGGING, b"{not json")
+    events: list[Event] = []
+    gate = gate_for(cluster, FakeClock())
+    with pytest.raises(OperationFailed) as failed:
+        gate.wait(1, time.monotonic(), events.append)
+    assert events == [HealthWait(1, 0, 0, ("web-logs-0",), 1)]
+    assert "under-replicated, offline or unreadable" in str(failed.value)
+    assert failed.value.details == ("web-logs-0",)
+
+    cluster.set(LAGGING, codec.encode_state(PartitionState(3, (3, 1), 0, 1)))
+    events.clear()
+    gate.wait(2, time.monotonic(), events.append)  # readable and healthy again: open
+    assert events == []
+
+
+def test_an_undecodable_state_inside_the_plan_is_no_concern_of_the_gate(
+        cluster: KazooClient) -> None:
+    cluster.set(paths.partition_state("orders", 0), b"\xff\xfe")
+    events: list[Event] = []
+    gate_for(cluster, FakeClock()).wait(1, time.monotonic(), events.append)
+    assert events == []

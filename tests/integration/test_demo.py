@@ -1,0 +1,55 @@
+"""The demo's story as values (operations.demo): every step yields what the separate command
+would, on a real embedded ZooKeeper with the simulated controller, and the story holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from kadmin.events import Event, Finished
+from kadmin.operations import status as statuses
+from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
+from kadmin.operations.rebalance import Rebalanced
+
+pytestmark = pytest.mark.zk
+
+
+def test_the_demo_grows_evens_every_topic_and_hands_leadership_over(tmp_path: Path) -> None:
+    events: list[Event] = []
+
+    @contextmanager
+    def progress() -> Iterator[Callable[[Event], None]]:
+        yield events.append
+
+    request = DemoRequest(brokers=5, racks=0, topics=6, partitions=10, latency=0.001,
+                          out_dir=tmp_path)
+    steps = list(run_demo(request, progress))
+    headings = [h for h, _ in steps if h is not None]
+    assert [h.split(".")[0] for h in headings] == ["1", "2", "3", "4", "5", "6"]
+    results = [r for _, r in steps]
+
+    started = results[0]
+    assert isinstance(started, Started) and started.new_broker == 4
+    before = results[1]
+    assert isinstance(before, statuses.Status)
+    assert {b.broker: b.replicas for b in before.shares.brokers}[4] == 0  # it just joined
+
+    executed = [r for r in results if isinstance(r, Executed)]
+    assert [(e.what, e.ok) for e in executed] == [("deleted topic-000005", True),
+                                                 ("reassignment and election", True)]
+    rebalanced = next(r for r in results if isinstance(r, Rebalanced))
+    assert rebalanced.written == tmp_path / "demo-reassign.json" and rebalanced.written.is_file()
+    validated = next(r for r in results if isinstance(r, Validated))
+    assert validated.report.ok and validated.path == rebalanced.written
+    assert [e.operation for e in events if isinstance(e, Finished)] == [
+        "delete", "reassign", "elect"]
+
+    after = results[-1]
+    assert isinstance(after, statuses.Status)
+    assert after.health.topics == 5  # the retired topic is gone
+    assert after.shares.replica_spread <= 1 and after.shares.worst_topic_spread <= 1
+    assert after.shares.leader_spread <= 1  # led as the plan prefers: the election ran
+    assert not after.health.under_replicated and not after.health.offline
