@@ -141,6 +141,8 @@ class Counts:
     the targets, else 1)."""
     windows: tuple[tuple[int, int], ...] = ()
     """After :class:`Window`: :meth:`Part.windowed`."""
+    relaxed: int | None = None
+    """After :class:`Window`: :meth:`Part.relaxation`."""
     failed: bool = False
     """:class:`Even` found no plan with the counts it was given (the chunk is unchanged)."""
 
@@ -169,6 +171,7 @@ class Part:
     """What :meth:`evened` did (None: not run)."""
     least: int = 0
     windows: tuple[tuple[int, int], ...] = ()
+    relaxed: int | None = None
     failed: bool = False
     base: Mapping[int, Replicas] | None = None
     """The plan of the rounds, which every :class:`Even` starts from (None: ``changed``)."""
@@ -184,7 +187,7 @@ class Part:
             leaders[members[0]] = leaders.get(members[0], 0) + 1
         return Counts(len(now), replica_counts(now), leaders,
                       replica_moves(self.table.replicas, self.changed), self.topics, self.least,
-                      self.windows, self.failed)
+                      self.windows, self.relaxed, self.failed)
 
     def step(self, step: Step, context: Context) -> Part:
         if isinstance(step, Move):
@@ -196,7 +199,8 @@ class Part:
         if isinstance(step, Even):
             return self.evened(step.asked, step.counts, context)
         if isinstance(step, Window):
-            return replace(self, windows=self.windowed(step.asked, len(context.targets)))
+            return replace(self, windows=self.windowed(step.asked, len(context.targets)),
+                           relaxed=self.relaxation(step.asked, context))
         return self.cut(step.budget)
 
     def moved(self, share: Quota, context: Context, single_copies: bool) -> Part:
@@ -232,6 +236,19 @@ class Part:
                 break
         return tuple(out)
 
+    def relaxation(self, asked: int, context: Context) -> int | None:
+        """The fewest moves that keep the chunk's topics within ``asked`` whatever the brokers'
+        counts (the exact program without broker bounds): every plan that keeps them within
+        ``asked`` makes at least that many in this chunk, so the sum over the chunks is a lower
+        bound of the whole plan's moves. None when no plan does, or out of time."""
+        try:
+            found = evenness.fewest_moves_within(self.table, context.targets, None, asked,
+                                                 context.rack_of,
+                                                 seconds=evenness.ASKED_SECONDS)
+        except evenness.OutOfTime:
+            return None
+        return None if found is None else found.moves
+
     def evened(self, asked: int | None, counts: Mapping[int, int] | None, context: Context
                ) -> Part:
         """The chunk's topics by ``plan rebalance``'s exact program
@@ -249,7 +266,7 @@ class Part:
         base = self.changed if self.base is None else self.base
         start = Part(table, base)
         least = evenness._least_possible(table, targets)
-        left = replace(start, least=least, base=base, windows=self.windows)
+        left = replace(self, changed=base, topics=None, least=least, base=base, failed=False)
         now = replica_counts(start.replicas())
         given = counts is not None and any(counts.get(b, 0) != now.get(b, 0) for b in targets)
         want = counts if counts is not None and given else now
@@ -364,8 +381,10 @@ class TopicsPlanned:
     over the chunks near proportionally, :mod:`kadmin.balance.quotas`), and another split
     could let the chunks together move fewer replicas or reach a smaller spread. So the sum
     over the chunks is proven the fewest only when it meets a bound no plan can beat: with
-    ``--topic-spread N``, moves equal to the plain lower bound (brokers balanced, no topic
-    constraint); by default, a worst topic spread equal to the least the topics allow (0,
+    ``--topic-spread N``, moves equal to the larger of the plain lower bound (brokers balanced,
+    no topic constraint) and the sum of each chunk's fewest moves within ``N`` with its
+    brokers' counts free (:meth:`Part.relaxation`; the chunks hold disjoint topics, so no plan
+    within ``N`` moves fewer); by default, a worst topic spread equal to the least the topics allow (0,
     or 1 where a topic does not divide evenly over the targets), the moves being the plain
     bound already. Elsewhere the goal says ``exact`` False and the summary says the figure
     is the chunks' and not proven the fewest (or least) overall."""
@@ -387,12 +406,25 @@ class TopicsPlanned:
     """With ``asked``: no plan of balanced brokers keeps every topic within a smaller spread
     than this (:meth:`_Run.compatible_counts`); ``asked`` when it is reachable for all that
     the chunks' windows say."""
+    relaxed: int | None = None
+    """With ``asked``: the sum over chunks of :meth:`Part.relaxation`, a lower bound of the
+    moves of every plan that keeps each topic within ``asked`` (None: some chunk has none)."""
+
+    def lower_bound(self, plain_bound: int, worst: int) -> int:
+        """The lower bound the summary prints: with ``asked`` reached, the larger of the plain
+        bound and :attr:`relaxed` (no plan keeping the topics within ``asked`` moves fewer),
+        else the plain bound."""
+        if self.asked is None or worst > self.asked or self.relaxed is None:
+            return plain_bound
+        return max(plain_bound, self.relaxed)
 
     def goal(self, plain_bound: int, worst: int) -> TopicGoal:
         """The goal reached, ``worst`` being the plan's worst topic spread over every chunk."""
         if self.asked is not None:
             return TopicGoal(self.asked, worst, plain_bound, self.moves,
-                             worst <= self.floor and self.moves == plain_bound, chunked=True)
+                             worst <= self.floor
+                             and self.moves == self.lower_bound(plain_bound, worst),
+                             chunked=True)
         return TopicGoal(None, worst, plain_bound, None, worst <= self.least, chunked=True)
 
 
@@ -574,7 +606,9 @@ class _Run:
                              max((g.spread for g in done), default=0),
                              all(g.exact for g in done) and len(done) == len(goals),
                              max((c.least for c in self.state), default=0),
-                             sum(c.moves for c in self.state), floor)
+                             sum(c.moves for c in self.state), floor,
+                             None if any(c.relaxed is None for c in self.state)
+                             else sum(c.relaxed or 0 for c in self.state))
 
     def _picked(self, share: Quota) -> list[list[Picked]]:
         brokers = set(share.give) | set(share.take)
