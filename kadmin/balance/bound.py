@@ -31,7 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 from kadmin.balance.evenness import DEFAULT_LIMIT, arcs, fewest_moves_within
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.targets import Group, groups_of
+from kadmin.balance.targets import Group, fewest_to_ranges, groups_of
 from kadmin.model import Replicas
 
 
@@ -77,11 +77,8 @@ def balanced(after: Sequence[Replicas], groups: Sequence[Group]) -> bool:
 def balance_moves(inside: Mapping[int, int], groups: Sequence[Group], total: int) -> int:
     """The least ``sum max(0, end_b - now_b)`` over end states of ``total`` replicas with every
     broker within its range (the ranges bound each broker; only the total is conserved)."""
-    ranges = {b: r for group in groups for b, r in group.bounds().items()}
-    ceilings = total - sum(low for low, _ in ranges.values())
-    free = sum(1 for b, (low, high) in ranges.items() if high > low and inside[b] >= high)
-    return (sum(max(0, low - inside[b]) for b, (low, _) in ranges.items())
-            + max(0, ceilings - free))
+    return fewest_to_ranges(inside, {b: r for group in groups for b, r in group.bounds().items()},
+                            total)
 
 
 def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],

@@ -45,6 +45,7 @@ from kadmin.balance.metrics import Balance, balance, leader_changes, replica_mov
 from kadmin.balance.quotas import MAX_ROUNDS, Chunk, Round, budgets, leader_quota, meet, replica_quota
 from kadmin.balance.rebalance import cut_moves
 from kadmin.balance.replicas import leader_kept, move_replicas, replica_counts
+from kadmin.balance.spreads import worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Quota, groups_of
 from kadmin.model import PartitionMove, Replicas
@@ -295,7 +296,7 @@ class Part:
             if found is None:
                 return replace(left, failed=True)
             final = found.final
-            goal = TopicGoal(asked, evenness._worst_spread(table, final, targets), moves,
+            goal = TopicGoal(asked, worst_spread(table, final, targets), moves,
                              found.moves, exact)
         before = table.replicas
         lists = {i: leader_kept(before[i], list(r)) for i, r in final.items()}

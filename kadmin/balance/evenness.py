@@ -31,27 +31,40 @@ Objectives:
 - :func:`fewest_moves_within`: the fewest moves with every topic spread at most ``k``;
 - :func:`lexicographic`: the fewest moves there are, then, among plans that make that many,
   the least worst topic spread (searched over ``k``: the moves needed never grow with ``k``).
+
+:func:`even_topics`, what a rebalance runs, tries the cheap proofs first: the bound of
+:mod:`kadmin.balance.spreads` (a second at a million partitions; the skewed clusters meet it),
+then the topic x broker program of :mod:`kadmin.balance.aggregate` (seconds where it answers),
+and this module's partition program only where it is small (:data:`DEFAULT_LIMIT`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported where the program is built: Spark's executors may lack it
     import numpy as np
 
+from kadmin.balance.aggregate import LIMIT as AGGREGATE_LIMIT
+from kadmin.balance.aggregate import SECONDS as AGGREGATE_SECONDS
+from kadmin.balance.aggregate import Aggregate
+from kadmin.balance.spreads import least_spread, least_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import fewest_to_ranges
 from kadmin.model import InvalidInput, Replicas
 
 LIMIT = 400_000
 """Arcs the exact program takes on when asked for (``--topic-spread``: minutes at the most)."""
 
 DEFAULT_LIMIT = 50_000
-"""Arcs the default objective proves its topic spread on (seconds: 24,000 arcs take 2 to 5,
-300,000 took four minutes); larger clusters keep the fast broker-level search and the local
-topic search of :mod:`kadmin.balance.topics`, and the summary claims no optimum."""
+"""Arcs the default objective runs the program on when the certificate of
+:mod:`kadmin.balance.spreads` does not settle the topic spread (seconds: 24,000 arcs take 2 to
+5, 300,000 took four minutes); above it the local topic search's spread stands, proven where
+it meets the certificate's bound, and otherwise said to be within the gap to that bound."""
 
 
 class OutOfTime(Exception):
@@ -115,25 +128,28 @@ def fewest_moves_within(table: PartitionTable, targets: Collection[int],
 def lexicographic(table: PartitionTable, targets: Collection[int],
                   bounds: Mapping[int, tuple[int, int]] | None,
                   rack_of: Mapping[int, str] | None = None, reached: int | None = None,
-                  seconds: float | None = None, fewest: int | None = None) -> Exact | None:
+                  seconds: float | None = None, fewest: int | None = None,
+                  least: int = 0) -> Exact | None:
     """The lexicographic optimum (moves, then worst topic spread): the fewest moves any plan
     balancing the brokers makes, then the smallest ``k`` whose fewest moves are still those.
     ``k`` is tried upwards from the least any topic allows (the answer is small, and each
     ``k`` that fails is most often refuted by the linear program alone), below ``reached``,
     a spread some plan of the fewest moves is known to reach; ``fewest``, those moves when the
-    caller knows them (the broker-level search is exact without racks). None when no plan
+    caller knows them (the broker-level search is exact without racks); ``least``, a spread
+    no plan of the fewest moves goes below (:func:`kadmin.balance.spreads.least_spreads`),
+    where the search starts. None when no plan
     balances at all, or no ``k`` below ``reached`` keeps the fewest moves. :class:`OutOfTime` when branch
     and bound could neither find nor refute a plan for some ``k`` within ``seconds``."""
     if fewest is None:
         plain = fewest_moves_within(table, targets, bounds, None, rack_of)
         if plain is None:
             return None
-        spread = _worst_spread(table, plain.final, targets)
+        spread = worst_spread(table, plain.final, targets)
         fewest = plain.moves
     else:  # the caller's plan of the fewest moves reaches ``reached``
         plain, spread = None, reached if reached is not None else 1 << 30
     high = spread if reached is None else min(spread, reached)
-    for k in range(_least_possible(table, targets), high):
+    for k in range(max(least, _least_possible(table, targets)), high):
         try:
             found = fewest_moves_within(table, targets, bounds, k, rack_of, most=fewest,
                                         seconds=seconds)
@@ -150,21 +166,7 @@ def lexicographic(table: PartitionTable, targets: Collection[int],
 
 def _least_possible(table: PartitionTable, targets: Collection[int]) -> int:
     """0 when every topic's replicas divide evenly over the targets, else 1."""
-    totals: dict[int, int] = {}
-    for t, members in zip(table.topic_of, table.replicas, strict=True):
-        totals[t] = totals.get(t, 0) + len(members)
-    return int(any(n % len(targets) for n in totals.values()))
-
-
-def _worst_spread(table: PartitionTable, final: Mapping[int, Replicas],
-                  targets: Collection[int]) -> int:
-    counts: dict[int, dict[int, int]] = {}
-    for i, members in enumerate(table.replicas):
-        cell = counts.setdefault(table.topic_of[i], {})
-        for b in final.get(i, members):
-            cell[b] = cell.get(b, 0) + 1
-    return max((max(c.get(b, 0) for b in targets) - min(c.get(b, 0) for b in targets)
-                for c in counts.values()), default=0)
+    return int(least_spreads(table, targets, None, None).max(initial=0))
 
 
 class _Program:
@@ -397,8 +399,12 @@ class TopicGoal:
     """With ``asked``: the fewest moves that also keep every topic within it (or within the
     smallest spread reachable, ``spread``, when racks or partition sizes forbid ``asked``)."""
     exact: bool
-    """Whether the spread is the proven optimum (the program ran) or what the local topic
-    search reached (the cluster is larger than :data:`DEFAULT_LIMIT`)."""
+    """Whether the result is proven: by default the spread is the least any plan of the
+    fewest moves reaches (it meets the bound of :mod:`kadmin.balance.spreads`, or the exact
+    program found it); with ``asked``, ``fewest`` is the fewest moves."""
+    least: int | None = None
+    """Default objective: the least worst topic spread proven possible for plans of these
+    moves (``spread`` when ``exact``; else the gap is ``spread - least``)."""
     chunked: bool = False
     """Planned in chunks of whole topics (``spark rebalance``): each chunk exact for the
     broker counts the driver gave it, the whole ``exact`` only where it meets a bound
@@ -420,32 +426,65 @@ def even_topics(table: PartitionTable, targets: Collection[int],
                 bounds: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str] | None,
                 moved: Mapping[int, Replicas], plain_bound: int, asked: int | None
                 ) -> tuple[dict[int, Replicas], TopicGoal] | None:
-    """The replica plan with the topic goal on top of ``moved`` (the fast search's plan of the
-    fewest moves, brokers balanced): the lexicographic optimum by default, the fewest moves
-    with every topic within ``asked`` (the smallest spread above it that some plan reaches,
-    when none reaches ``asked``). None when the program is too large for the default
-    objective; with ``asked`` that is an input error."""
-    reached = _worst_spread(table, moved, targets)
+    """The replica plan with the topic goal on top of ``moved`` (the fast search's plan,
+    brokers within ``bounds``).
+
+    Default objective, the lexicographic optimum: ``moved``'s worst topic spread is proven
+    the least when it meets the lower bound of :func:`kadmin.balance.spreads.least_spreads`
+    (at any size: a second at a million partitions); else the exact program searches from
+    that bound where the cluster is small enough (:data:`DEFAULT_LIMIT`), and above it
+    ``moved`` stands, not proven, with the bound in the goal.
+
+    ``asked``: the fewest moves with every topic within ``asked`` (the smallest spread above
+    it that some plan reaches, when none reaches ``asked``). When ``moved`` makes the fewest
+    moves there are (:func:`kadmin.balance.targets.fewest_to_ranges`) and keeps every topic
+    within ``asked``, or the topic x broker program realizes a plan of those moves within it,
+    that plan is the answer at any size (no plan moves fewer); otherwise the exact program
+    runs, and a cluster too large for it (:data:`LIMIT`) is an input error."""
+    reached = worst_spread(table, moved, targets)
+    now = Counter(chain.from_iterable(table.replicas))
+    """Replicas per broker today, of this table: what the proofs count from."""
     moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())
-    if arcs(table, targets) > (LIMIT if asked is not None else DEFAULT_LIMIT):
-        if asked is not None:
-            raise InvalidInput(
-                f"--topic-spread: {len(table):,} partitions over {len(targets):,} brokers are "
-                f"more than the exact program takes ({LIMIT:,} partition-broker pairs); select "
-                f"fewer topics (--topics), or use spark rebalance, whose chunks hold whole topics")
-        return None
+    fewest = moves == fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                                       sum(map(len, table.replicas)))
+    """``moved`` meets the balance bound: the fewest moves any plan within ``bounds`` makes."""
     if asked is None:
-        if reached <= _least_possible(table, targets):
-            return dict(moved), TopicGoal(None, reached, plain_bound, None, True)
+        least = least_spread(table, targets, bounds, now if fewest else None, reached)
+        if reached <= least:
+            return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
+        if fewest and rack_of is None:
+            better, least, decided = _by_aggregate(table, targets, bounds, now, moves, least,
+                                                   reached)
+            if decided:
+                final = dict(moved) if better is None else better
+                spread = worst_spread(table, final, targets)
+                return final, TopicGoal(None, spread, plain_bound, None, True, spread)
+        unproven = dict(moved), TopicGoal(None, reached, plain_bound, None, False, least)
+        if arcs(table, targets) > DEFAULT_LIMIT:
+            return unproven
         try:
             best = lexicographic(table, targets, bounds, rack_of, reached, SECONDS,
-                                 None if rack_of is not None else moves)
+                                 moves if fewest or rack_of is None else None, least)
         except OutOfTime:
-            return dict(moved), TopicGoal(None, reached, plain_bound, None, False)
+            return unproven
         if best is None or best.moves > moves:
-            return dict(moved), TopicGoal(None, reached, plain_bound, None, True)
-        return best.final, TopicGoal(None, _worst_spread(table, best.final, targets),
-                                     plain_bound, None, True)
+            return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
+        spread = worst_spread(table, best.final, targets)
+        return best.final, TopicGoal(None, spread, plain_bound, None, True, spread)
+    if fewest and reached <= asked:
+        return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)
+    if fewest and rack_of is None and least_spread(table, targets, bounds, now,
+                                                    asked + 1) <= asked:
+        # a plan of the fewest moves there are within ``asked``?
+        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1)
+        if within is not None:
+            return within, TopicGoal(asked, worst_spread(table, within, targets), plain_bound,
+                                     moves, True)
+    if arcs(table, targets) > LIMIT:
+        raise InvalidInput(
+            f"--topic-spread: {len(table):,} partitions over {len(targets):,} brokers are "
+            f"more than the exact program takes ({LIMIT:,} partition-broker pairs); select "
+            f"fewer topics (--topics), or use spark rebalance, whose chunks hold whole topics")
     for k in range(asked, max(asked, reached) + 1):
         try:
             found = fewest_moves_within(table, targets, bounds, k, rack_of,
@@ -453,9 +492,36 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         except OutOfTime as out:
             if out.best is None:
                 continue
-            return out.best.final, TopicGoal(asked, _worst_spread(table, out.best.final, targets),
+            return out.best.final, TopicGoal(asked, worst_spread(table, out.best.final, targets),
                                               plain_bound, out.best.moves, False)
         if found is not None:
-            return found.final, TopicGoal(asked, _worst_spread(table, found.final, targets),
+            return found.final, TopicGoal(asked, worst_spread(table, found.final, targets),
                                           plain_bound, found.moves, True)
     return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)
+
+
+def _by_aggregate(table: PartitionTable, targets: Collection[int],
+                  bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int], moves: int,
+                  least: int, reached: int) -> tuple[dict[int, Replicas] | None, int, bool]:
+    """The topic x broker program of :mod:`kadmin.balance.aggregate`, ``k`` upwards from
+    ``least`` below ``reached`` (``moves``, the balance bound's, are the fewest): the plan of
+    the first ``k`` it realizes (None: every ``k`` below ``reached`` refuted, so ``reached``
+    is the least), the least spread still possible, and whether that settles it (False: the
+    program is too large, ran out of time, or could not realize a ``k`` it did not refute)."""
+    import time
+    deadline = time.monotonic() + AGGREGATE_SECONDS
+    program = Aggregate(table, targets, bounds, now, moves)
+    if program.size > AGGREGATE_LIMIT:
+        return None, least, False
+    for k in range(least, reached):
+        verdict = program.within(k, deadline)
+        if verdict is None or (not verdict.refuted and verdict.final is None):
+            return None, k, False
+        if verdict.refuted:
+            continue
+        final = verdict.final or {}
+        made = sum(len(set(new) - set(table.replicas[i])) for i, new in final.items())
+        if made != moves or worst_spread(table, final, targets) > k:
+            return None, k, False  # a realization the checks refuse is no proof
+        return final, k, True
+    return None, reached, True

@@ -160,9 +160,10 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     balanced means each broker at the floor or ceiling of its capacity share.
 
     Topics (:mod:`kadmin.balance.evenness`): by default (``even_topics``), among the plans of
-    the fewest moves the one whose worst topic spread is least, exactly where the program is
-    small enough (else what the local search reaches); with ``topic_spread``, the fewest moves
-    that keep every topic within it, which is then the lower bound.
+    the fewest moves the one whose worst topic spread is least, proven by a bound at any size
+    where the search's plan meets it, else by the exact programs where they are small enough
+    (else the search's plan, with the bound); with ``topic_spread``, the fewest moves that
+    keep every topic within it, which is then the lower bound.
 
     ``kept``: the targets that are not registered (:func:`hold`); the partitions holding one
     are left out, and then so are the exact programs (topics, racks), which know no fixed

@@ -92,6 +92,19 @@ def quota(counts: Mapping[int, int], groups: Iterable[Group], outside: Mapping[i
     return Quota(give, take, frozenset(spare_give), frozenset(spare_take))
 
 
+def fewest_to_ranges(inside: Mapping[int, int], ranges: Mapping[int, tuple[int, int]],
+                     total: int) -> int:
+    """The least ``sum max(0, end_b - now_b)`` over end states of ``total`` units with every
+    target broker ``b`` within ``ranges[b]`` (``high - low <= 1``), ``now_b = inside[b]``:
+    every broker below its low takes up to it, and the ceilings beyond those that brokers
+    holding at least their high keep for free each cost one more. No plan reaching such an end
+    state moves fewer (spec section 7's balance term)."""
+    ceilings = total - sum(low for low, _ in ranges.values())
+    free = sum(1 for b, (low, high) in ranges.items() if high > low and inside[b] >= high)
+    return (sum(max(0, low - inside[b]) for b, (low, _) in ranges.items())
+            + max(0, ceilings - free))
+
+
 def groups_of(targets: Iterable[int], counts: Mapping[int, int], outside: Mapping[int, int],
               rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None = None
               ) -> list[Group]:

@@ -419,7 +419,9 @@ def goal_lines(r: Rebalanced) -> list[str]:
     elif goal is not None:
         lines.append(f"worst topic spread {goal.spread}: "
                      + ("the least any plan of these moves reaches" if goal.exact else
-                        "what the search reached in its time, not proven the least"))
+                        "what the search reached, not proven the least"
+                        + (f" (no plan of these moves goes below {goal.least})"
+                           if goal.least is not None else "")))
     if r.racks is not None:
         if r.racks.across:
             lines.append("racks of unequal size: every broker balanced across them, no "

@@ -1,0 +1,474 @@
+"""The default objective's topic spread as a topic x broker flow, exact where it is realized. Pure.
+
+When some plan makes the balance bound's moves ``F``, the fewest there are, every plan of ``F``
+moves has each broker only give or only take (:mod:`kadmin.balance.spreads`: a giver ``g``
+gives ``now_g - end_g``, a taker ``y`` takes ``end_y - now_y``, each end within its range). So
+whether some such plan keeps every topic within spread ``k`` is a question about how many
+replicas of each topic each broker gives or takes, with partitions only in a last step:
+
+- a column ``out[t, g]`` per topic ``t`` held by a giver ``g``, in ``[0, c_tg]``;
+- a column ``in[t, y]`` per topic that can give and taker ``y``, in ``[0, P_t - c_ty]`` (a
+  partition holds a broker once), cost 1 (a copy);
+- per topic, what leaves (with its replicas on brokers outside the targets, which all leave)
+  equals what arrives; per broker, what it gives or takes keeps it within its range;
+- every topic's end counts within a window ``[L_t, L_t + k]``: neutral brokers (neither give
+  nor take) keep their counts, so ``L_t`` is bounded by them, by the mean, and by 0 on a giver
+  not holding the topic; where those fix ``L_t`` the window is a bound on each column, else
+  ``L_t`` is a column and each count a row.
+
+With ``L_t`` fixed this is a network matrix (totally unimodular): the linear program's vertex
+optimum is integral, and branch and bound (HiGHS, scipy's ``milp``) only branches on windows.
+It relaxes the partition level: the replicas of a topic must still be assigned to partitions,
+which is a max flow per topic (giver -> partition holding it -> taker the partition does not
+hold -> sink, capacities ``out``, 1, 1 and ``in``; Dinic, scipy's ``maximum_flow``). Hence:
+
+- no solution of ``F`` moves: no plan of the fewest moves keeps every topic within ``k``;
+- a solution every topic's flow realizes: a plan of ``F`` moves within ``k``, at partition
+  level (moves ``F``, every broker in range, every count in its window);
+- a solution some topic's flow does not realize: undecided.
+
+Racks are not modelled (a partition's rack diversity is a partition-level rule): the caller
+uses this without racks only.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from kadmin.balance.spreads import cells, per_topic
+from kadmin.balance.table import PartitionTable
+from kadmin.model import Replicas
+
+if TYPE_CHECKING:
+    import numpy as np
+
+LIMIT = 2_000_000
+"""Columns the program takes on (topics that give times takers, plus cells on givers)."""
+
+ROUNDS = 3
+"""Solves per ``k``: each models the topics the last one could not realize at partition level."""
+
+SECONDS = 15.0
+"""The time the program may take for one cluster, every ``k`` and round together (a network
+program: a linear program each, branch and bound only where windows are free)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the program says of one ``k``."""
+
+    refuted: bool
+    """No plan of the fewest moves keeps every topic within ``k`` (proven)."""
+    final: dict[int, Replicas] | None
+    """A plan of the fewest moves within ``k`` (changed lists by partition), when realized."""
+
+
+class Aggregate:
+    """The program of the module docstring for one cluster; :meth:`within` asks it of one
+    ``k``. ``fewest``: ``F``, which some plan is known to make."""
+
+    def __init__(self, table: PartitionTable, targets: Collection[int],
+                 bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int],
+                 fewest: int) -> None:
+        import numpy as np
+        self.table, self.fewest = table, fewest
+        self.order = order = sorted(targets)
+        self.inside = frozenset(order)
+        self.refined: set[int] = set()
+        """Topics modelled at partition level (their aggregate did not realize)."""
+        n = len(order)
+        held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
+        low = np.array([bounds[b][0] for b in order], dtype=np.int64)
+        high = np.array([bounds[b][1] for b in order], dtype=np.int64)
+        self.giver = held > low
+        self.taker = held < high
+        self.give_range = (np.maximum(0, held - high), np.maximum(0, held - low))
+        self.take_range = (np.maximum(0, low - held), np.maximum(0, high - held))
+        topics = len(table.topics)
+        sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
+        topic_of = np.asarray(table.topic_of, dtype=np.int64)
+        self.replicas = np.bincount(topic_of, weights=sizes, minlength=topics).astype(np.int64)
+        self.partitions = np.bincount(topic_of, minlength=topics)
+        self.c = c = cells(table.replicas, table.topic_of, order)
+        inside = np.bincount(c.topic, weights=c.count, minlength=topics).astype(np.int64)
+        self.outside = self.replicas - inside
+        """Replicas of each topic on brokers outside the targets: all of them leave."""
+        on_giver = self.giver[c.broker]
+        self.gives = (np.bincount(c.topic[on_giver], minlength=topics) > 0) | (self.outside > 0)
+        """Topics that can give (only those take)."""
+        self.movable = np.flatnonzero(self.gives)
+        self.takers = np.flatnonzero(self.taker)
+        self.giver_cells = np.flatnonzero(on_giver)
+        self.size = len(self.giver_cells) + len(self.movable) * len(self.takers)
+        neutral = ~(self.giver | self.taker)
+
+        def least_over(mask: np.ndarray) -> np.ndarray:
+            """Per topic, its least count over the brokers of ``mask`` (0 unless it holds
+            every one of them; a large number when there are none)."""
+            on = mask[c.broker]
+            sub = type(c)(c.topic[on], c.broker[on], c.count[on])
+            least = per_topic(sub, sub.count, topics, 0, "minimum")
+            every = np.bincount(sub.topic, minlength=topics) == int(mask.sum())
+            return np.where(every, least, 0) if mask.any() else np.full(topics, 1 << 40)
+
+        def most_over(mask: np.ndarray) -> np.ndarray:
+            on = mask[c.broker]
+            sub = type(c)(c.topic[on], c.broker[on], c.count[on])
+            return per_topic(sub, sub.count, topics, 0, "maximum")
+
+        self.window_high = np.minimum.reduce([least_over(neutral), least_over(self.giver),
+                                              self.replicas // n])
+        """The highest ``L_t`` can be: neutral counts stay, a giver never gains, the least
+        count is at most the mean."""
+        self.fixed_top = np.maximum(most_over(neutral), most_over(self.taker))
+        """Counts some end reaches whatever the plan: neutral ones stay, a taker never loses."""
+        self.mean_top = -(-self.replicas // n)
+        self.current = np.where(self.gives, 0, per_topic(c, c.count, topics, 0, "maximum")
+                                - np.where(np.bincount(c.topic, minlength=topics) == n,
+                                           per_topic(c, c.count, topics, 0, "minimum"), 0))
+        """The spread of each topic that cannot give: it keeps its counts."""
+
+    def within(self, k: int, deadline: float) -> Verdict | None:
+        """The verdict for spread ``k``; None when the solver ran out of time (``deadline``,
+        by ``time.monotonic``). Topics whose flow does not realize the solution are modelled
+        at partition level (as :mod:`kadmin.balance.evenness` does, inside this program) and
+        the program solved again, up to :data:`ROUNDS` times."""
+        import time
+        for _ in range(ROUNDS):
+            seconds = deadline - time.monotonic()
+            if seconds <= 0:
+                return None
+            solved = self._solve(k, seconds)
+            if solved is None or isinstance(solved, Verdict):
+                return solved
+            final, failed = self._realize(*solved)
+            if not failed:
+                return Verdict(False, final)
+            self.refined |= failed
+        return Verdict(False, None)
+
+    def _solve(self, k: int, seconds: float) -> Verdict | tuple | None:
+        """The program for ``k``: a refuting :class:`Verdict`, None when out of time, or the
+        integral solution's columns for :meth:`_realize`."""
+        import numpy as np
+        from scipy.sparse import coo_array
+        topics = len(self.table.topics)
+        if self.current.max(initial=0) > k:
+            return Verdict(True, None)
+        window_low = np.maximum.reduce([np.zeros(topics, dtype=np.int64), self.fixed_top - k,
+                                        self.mean_top - k])
+        if (window_low > self.window_high)[self.movable].any():
+            return Verdict(True, None)
+        c, takers, movable = self.c, self.takers, self.movable
+        fixed = window_low == self.window_high
+        """Topics whose window is fixed: the window bounds each column; else ``L_t`` is one."""
+        # columns: giver cells, then (movable topic, taker) pairs, then free windows
+        gt, gb, gc = c.topic[self.giver_cells], c.broker[self.giver_cells], c.count[self.giver_cells]
+        at = np.repeat(movable, len(takers))
+        ab = np.tile(takers, len(movable))
+        ac = _lookup(c.topic * len(self.order) + c.broker, c.count, at * len(self.order) + ab)
+        free = np.flatnonzero(~fixed & self.gives)
+        n_out, n_in = len(gt), len(at)
+        width = n_out + n_in + len(free)
+        lo = np.zeros(width)
+        hi = np.zeros(width)
+        base = np.where(fixed, window_low, 0)
+        # out[t, g]: the end c - out within [L, L + k] when L is fixed
+        lo[:n_out] = np.where(fixed[gt], np.maximum(0, gc - base[gt] - k), 0)
+        hi[:n_out] = np.where(fixed[gt], gc - base[gt], gc)
+        # in[t, y]: at most the partitions not on y; the end c + in within the window
+        leaving, moving_key, moving_count = self._leaving
+        cap = leaving[at] - _lookup(moving_key, moving_count, at * len(self.order) + ab)
+        lo[n_out:n_out + n_in] = np.where(fixed[at], np.maximum(0, base[at] - ac), 0)
+        hi[n_out:n_out + n_in] = np.where(fixed[at], np.minimum(cap, base[at] + k - ac), cap)
+        lo[n_out + n_in:] = window_low[free]
+        hi[n_out + n_in:] = self.window_high[free]
+        if (lo > hi).any():
+            return Verdict(True, None)
+        cost = np.zeros(width)
+        cost[n_out:n_out + n_in] = 1.0
+        rows, cols, vals, row_lo, row_hi = [], [], [], [], []
+        r = 0
+        # per topic: arrivals - departures = the replicas outside the targets
+        topic_row = np.full(topics, -1)
+        topic_row[movable] = np.arange(len(movable))
+        rows += [topic_row[gt], topic_row[at]]
+        cols += [np.arange(n_out), n_out + np.arange(n_in)]
+        vals += [-np.ones(n_out), np.ones(n_in)]
+        row_lo.append(self.outside[movable])
+        row_hi.append(self.outside[movable])
+        r += len(movable)
+        # per broker: its gives (givers) or takes (takers) within its range
+        broker_row = np.full(len(self.order), -1)
+        givers = np.flatnonzero(self.giver)
+        broker_row[givers] = r + np.arange(len(givers))
+        broker_row[takers] = r + len(givers) + np.arange(len(takers))
+        rows += [broker_row[gb], broker_row[ab]]
+        cols += [np.arange(n_out), n_out + np.arange(n_in)]
+        vals += [np.ones(n_out), np.ones(n_in)]
+        row_lo += [self.give_range[0][givers], self.take_range[0][takers]]
+        row_hi += [self.give_range[1][givers], self.take_range[1][takers]]
+        r += len(givers) + len(takers)
+        if len(free):  # free windows: c - out - L in [0, k] and c + in - L in [0, k]
+            window_col = np.full(topics, -1)
+            window_col[free] = n_out + n_in + np.arange(len(free))
+            for t, count, col, sign in ((gt, gc, np.arange(n_out), -1.0),
+                                        (at, ac, n_out + np.arange(n_in), 1.0)):
+                mine = np.flatnonzero(window_col[t] >= 0)
+                own = r + np.arange(len(mine))
+                rows += [own, own]
+                cols += [col[mine], window_col[t[mine]]]
+                vals += [np.full(len(mine), sign), -np.ones(len(mine))]
+                row_lo.append(-count[mine])
+                row_hi.append(k - count[mine])
+                r += len(mine)
+        arcs: list[tuple[int, int, int]] = []
+        if self.refined:
+            r, width, arcs = self._refine(gt, gb, n_out, r, width, rows, cols, vals, row_lo,
+                                          row_hi)
+            lo = np.concatenate([lo, np.zeros(width - len(lo))])
+            hi = np.concatenate([hi, np.ones(width - len(hi))])
+            cost = np.concatenate([cost, np.zeros(width - len(cost))])
+        if not width:  # nothing can move: the plan is no move, if the brokers are in range
+            empty = np.zeros(0, dtype=np.int64)
+            still = (np.concatenate(row_lo) <= 0).all() and (np.concatenate(row_hi) >= 0).all()
+            return (gt, gb, empty, at, ab, empty, [], empty) if still else Verdict(True, None)
+        # each in[t, y] in two parallel arcs: its first replica at cost 1, the others at
+        # 1 + eps (eps * every move < 1/2: the fewest moves first), so that of the optima the
+        # program prefers those spreading a topic over more takers, which partitions realize
+        # more often (a partition gains one replica per taker); still a network matrix
+        rows_all, cols_all, vals_all = (np.concatenate(rows), np.concatenate(cols),
+                                        np.concatenate(vals))
+        first = (cols_all >= n_out) & (cols_all < n_out + n_in)
+        extra = width
+        rows_all = np.concatenate([rows_all, rows_all[first]])
+        vals_all = np.concatenate([vals_all, vals_all[first]])
+        cols_all = np.concatenate([cols_all, cols_all[first] - n_out + extra])
+        lo_in, hi_in = lo[n_out:n_out + n_in].copy(), hi[n_out:n_out + n_in].copy()
+        lo[n_out:n_out + n_in], hi[n_out:n_out + n_in] = np.minimum(lo_in, 1), np.minimum(hi_in, 1)
+        lo = np.concatenate([lo, np.maximum(lo_in - 1, 0)])
+        hi = np.concatenate([hi, np.maximum(hi_in - 1, 0)])
+        cost = np.concatenate([cost, np.full(n_in, 1.0 + 0.5 / (self.fewest + 1))])
+        width += n_in
+        matrix = coo_array((vals_all, (rows_all, cols_all)), shape=(r, width)).tocsr()
+        x = _optimum(cost, matrix, np.concatenate(row_lo), np.concatenate(row_hi), lo, hi,
+                     bool(len(free)), seconds)
+        if x is None:
+            return None
+        if isinstance(x, bool):  # False: infeasible
+            return Verdict(True, None)
+        x = np.rint(x).astype(np.int64)
+        into = x[n_out:n_out + n_in] + x[extra:extra + n_in]
+        if int(into.sum()) > self.fewest:
+            return Verdict(True, None)
+        return gt, gb, x[:n_out], at, ab, into, arcs, x
+
+    @cached_property
+    def _leaving(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per topic, its partitions that can lose a replica (only they gain one); and, as
+        sorted keys ``topic * n + broker`` and counts, how many of them hold each broker (such
+        a partition cannot gain it). Computed once, when the program is first built."""
+        import numpy as np
+        table, order = self.table, self.order
+        index = {b: i for i, b in enumerate(order)}
+        giver = self.giver.tolist()
+        leaves = [i for i, members in enumerate(table.replicas)
+                  if any(b not in index or giver[index[b]] for b in members)]
+        topic_of = np.asarray(table.topic_of, dtype=np.int64)
+        moving = cells([table.replicas[i] for i in leaves], [table.topic_of[i] for i in leaves],
+                       order)
+        return (np.bincount(topic_of[leaves], minlength=len(table.topics)),
+                moving.topic * len(order) + moving.broker, moving.count)
+
+    def _refine(self, gt: np.ndarray, gb: np.ndarray, n_out: int, r: int, width: int,
+                rows: list, cols: list, vals: list, row_lo: list, row_hi: list
+                ) -> tuple[int, int, list[tuple[int, int, int]]]:
+        """The refined topics at partition level: a column per replica on a giver (it leaves)
+        and per taker a partition does not hold (a replica arrives), a row per partition
+        (arrivals = departures + its replicas outside the targets) and per cell (the topic's
+        column is the sum of its partitions'). Returns the rows and columns now, and each
+        partition column's (column, partition, broker index; ``-1 - index``: it leaves)."""
+        import numpy as np
+        table, order = self.table, self.order
+        index = {b: i for i, b in enumerate(order)}
+        takers = self.takers.tolist()
+        taker_pos = {y: i for i, y in enumerate(takers)}
+        movable_pos = {t: i for i, t in enumerate(self.movable.tolist())}
+        out_col = {(t, b): i for i, (t, b) in enumerate(zip(gt.tolist(), gb.tolist(),
+                                                            strict=True)) if t in self.refined}
+        links: dict[int, list[int]] = {}
+        """Column of a topic's cell -> the partition columns that add up to it."""
+        arcs: list[tuple[int, int, int]] = []
+        entries_r: list[int] = []
+        entries_c: list[int] = []
+        entries_v: list[float] = []
+        low: list[float] = []
+        high: list[float] = []
+        for t in sorted(self.refined):
+            if t not in movable_pos:
+                continue
+            first = n_out + movable_pos[t] * len(takers)
+            for p in range(bisect_left(table.topic_of, t), bisect_right(table.topic_of, t)):
+                members = table.replicas[p]
+                where = [index.get(b) for b in members]
+                outside = sum(1 for w in where if w is None)
+                leaving = [w for w in where if w is not None and self.giver[w]]
+                if not leaving and not outside:
+                    continue
+                for w in leaving:
+                    links.setdefault(out_col[(t, w)], []).append(width)
+                    arcs.append((width, p, -1 - w))
+                    entries_r.append(r)
+                    entries_c.append(width)
+                    entries_v.append(-1.0)
+                    width += 1
+                for y in takers:
+                    if y in where:
+                        continue
+                    links.setdefault(first + taker_pos[y], []).append(width)
+                    arcs.append((width, p, y))
+                    entries_r.append(r)
+                    entries_c.append(width)
+                    entries_v.append(1.0)
+                    width += 1
+                low.append(outside)
+                high.append(outside)
+                r += 1
+        for col, parts in links.items():
+            entries_r += [r] * (len(parts) + 1)
+            entries_c += [col, *parts]
+            entries_v += [1.0] + [-1.0] * len(parts)
+            low.append(0)
+            high.append(0)
+            r += 1
+        rows.append(np.array(entries_r, dtype=np.int64))
+        cols.append(np.array(entries_c, dtype=np.int64))
+        vals.append(np.array(entries_v))
+        row_lo.append(np.array(low))
+        row_hi.append(np.array(high))
+        return r, width, arcs
+
+    def _realize(self, gt: np.ndarray, gb: np.ndarray, out: np.ndarray, at: np.ndarray,
+                 ab: np.ndarray, into: np.ndarray, arcs: list[tuple[int, int, int]],
+                 x: np.ndarray) -> tuple[dict[int, Replicas], set[int]]:
+        """The partition-level plan of an integral solution: refined topics as their
+        partition columns say, the others by a max flow each from their givers through their
+        partitions to their takers; and the topics whose flow does not carry everything."""
+        order, table = self.order, self.table
+        lost: dict[int, list[int]] = {}
+        gained: dict[int, list[int]] = {}
+        for col, p, b in arcs:
+            if x[col]:
+                if b < 0:
+                    lost.setdefault(p, []).append(order[-1 - b])
+                else:
+                    gained.setdefault(p, []).append(order[b])
+        for p, held in enumerate(table.replicas) if arcs else ():
+            if p in gained:  # replicas outside the targets leave too
+                lost.setdefault(p, []).extend(a for a in held if a not in self.inside)
+        leaving: dict[int, dict[int, int]] = {}
+        for t, b, v in zip(gt.tolist(), gb.tolist(), out.tolist(), strict=True):
+            if v and t not in self.refined:
+                leaving.setdefault(t, {})[order[b]] = v
+        arriving: dict[int, dict[int, int]] = {}
+        for t, b, v in zip(at.tolist(), ab.tolist(), into.tolist(), strict=True):
+            if v and t not in self.refined:
+                arriving.setdefault(t, {})[order[b]] = v
+        failed: set[int] = set()
+        for t, takes in arriving.items():
+            if not self._carry(t, leaving.get(t, {}), takes, lost, gained):
+                failed.add(t)
+        final: dict[int, Replicas] = {}
+        for p, gone in lost.items():
+            members = list(table.replicas[p])
+            for a, b in zip(sorted(gone), sorted(gained[p]), strict=True):
+                members[members.index(a)] = b
+            final[p] = tuple(members)
+        return final, failed
+
+    def _carry(self, t: int, gives: dict[int, int], takes: dict[int, int],
+               lost: dict[int, list[int]], gained: dict[int, list[int]]) -> bool:
+        """Topic ``t``'s max flow (Dinic): giver -> partition holding it (1) -> taker the
+        partition does not hold (1) -> sink; what each partition loses and gains goes into
+        ``lost`` and ``gained``. False when the flow does not carry every arrival."""
+        import numpy as np
+        from scipy.sparse import csr_array
+        from scipy.sparse.csgraph import maximum_flow
+        table = self.table
+        gives = dict(gives)
+        mine = range(bisect_left(table.topic_of, t), bisect_right(table.topic_of, t))
+        for p in mine:
+            for a in table.replicas[p]:
+                if a not in self.inside:
+                    gives[a] = gives.get(a, 0) + 1
+        parts = [p for p in mine if any(a in gives for a in table.replicas[p])]
+        giver_ids, taker_ids = sorted(gives), sorted(takes)
+        g_node = {g: 2 + i for i, g in enumerate(giver_ids)}
+        p_node = {p: 2 + len(giver_ids) + i for i, p in enumerate(parts)}
+        y_node = {y: 2 + len(giver_ids) + len(parts) + i for i, y in enumerate(taker_ids)}
+        edges: list[tuple[int, int, int]] = [(0, g_node[g], gives[g]) for g in giver_ids]
+        edges += [(y_node[y], 1, takes[y]) for y in taker_ids]
+        for p in parts:
+            members = table.replicas[p]
+            edges += [(g_node[a], p_node[p], 1) for a in members if a in gives]
+            edges += [(p_node[p], y_node[y], 1) for y in taker_ids if y not in members]
+        size = 2 + len(giver_ids) + len(parts) + len(taker_ids)
+        tails, heads, caps = zip(*edges, strict=True)
+        flow = maximum_flow(csr_array((np.array(caps, dtype=np.int32), (tails, heads)),
+                                      shape=(size, size)), 0, 1)
+        if flow.flow_value != sum(takes.values()):
+            return False
+        carried = flow.flow.tocoo()
+        giver_of = {v: g for g, v in g_node.items()}
+        part_of = {v: p for p, v in p_node.items()}
+        taker_of = {v: y for y, v in y_node.items()}
+        for i, j, v in zip(carried.row.tolist(), carried.col.tolist(), carried.data.tolist(),
+                           strict=True):
+            if v > 0 and i in giver_of and j in part_of:
+                lost.setdefault(part_of[j], []).append(giver_of[i])
+            elif v > 0 and i in part_of and j in taker_of:
+                gained.setdefault(part_of[i], []).append(taker_of[j])
+        return True
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """``values`` at ``wanted`` in the sorted ``keys`` (0 where absent)."""
+    import numpy as np
+    if not len(keys):
+        return np.zeros(len(wanted), dtype=np.int64)
+    where = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[where] == wanted, values[where], 0)
+
+
+def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray,
+             col_low: np.ndarray, col_high: np.ndarray, windows: bool, seconds: float
+             ) -> np.ndarray | bool | None:
+    """An integral optimum (HiGHS): the dual simplex alone when every window is fixed (a
+    network matrix: its basic optimum is integral), branch and bound otherwise or when the
+    simplex's answer is fractional. False when there is none; None out of time."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+    from scipy.sparse import vstack
+    if not windows:
+        upper, lower = np.isfinite(high), np.isfinite(low)
+        found = linprog(cost, A_ub=vstack([matrix[upper], -matrix[lower]]),  # type: ignore[index]
+                        b_ub=np.concatenate([high[upper], -low[lower]]),
+                        bounds=np.column_stack([col_low, col_high]), method="highs-ds",
+                        options={"time_limit": seconds})
+        if found.status == 2:
+            return False
+        if found.status == 1:
+            return None
+        if found.status == 0 and found.x is not None and \
+                np.abs(found.x - np.rint(found.x)).max(initial=0.0) < 1e-6:
+            return found.x
+    found = milp(cost, constraints=LinearConstraint(matrix, low, high),
+                 integrality=np.ones(len(cost)), bounds=Bounds(col_low, col_high),
+                 options={"time_limit": seconds})
+    if found.status == 2:
+        return False
+    return None if found.status != 0 or found.x is None else found.x

@@ -1,0 +1,197 @@
+"""Topic spreads at any size: a plan's worst topic spread, and a lower bound on the least worst
+topic spread of the plans with the fewest moves (the certificate of the default objective). Pure.
+
+Counts are kept per (topic, target broker) cell, sparse, computed with numpy (imported where it
+is used: Spark's executors import this module through the balancing core and may lack it), so a
+million partitions on a thousand brokers cost a second, not a pass over every topic and broker.
+
+**The bound.** Let ``now_b`` be broker ``b``'s replicas today, ``[lo_b, hi_b]`` its balanced
+range (:meth:`kadmin.balance.targets.Group.bounds`, ``hi_b - lo_b <= 1``), and ``F`` the least
+``sum_b max(0, end_b - now_b)`` over end states within the ranges
+(:func:`kadmin.balance.bound.fewest_to_ranges`). Every plan arriving at ``end`` moves
+``sum_b arrivals_b >= sum_b max(0, end_b - now_b) >= F`` replicas (``end_b = kept_b +
+arrivals_b`` and ``kept_b <= now_b``). So when some plan makes exactly ``F`` moves, the fewest
+there are, *every* plan of the fewest moves makes both inequalities equalities: each broker
+either only takes (``arrivals_b = end_b - now_b <= hi_b - now_b``) or only gives (``now_b -
+kept_b = now_b - end_b <= now_b - lo_b``). Hence in every such plan topic ``t``'s end count on
+``b`` lies in the box ``[c_tb - give_b, c_tb + take_b]`` (clipped to ``[0, P_t]``: a partition
+holds a broker once), with ``give_b = max(0, now_b - lo_b)``, ``take_b = max(0, hi_b -
+now_b)``. A topic's spread is its max minus its min over the targets, and its ``R_t`` replicas
+average ``R_t / n``, so
+
+    spread_t >= max(max_b low_tb, ceil(R_t / n)) - min(min_b high_tb, floor(R_t / n)),
+
+and the worst topic spread of every plan of the fewest moves is at least the largest of these.
+Without such a plan (racks can make the fewest moves exceed ``F``) only the mean term is
+certain: ``spread_t >= 1`` when ``n`` does not divide ``R_t``.
+
+**The budget bound.** Within spread ``k`` a topic's least count ``L_t`` is at most its mean,
+so every count ends at most ``floor(R_t / n) + k`` and at least ``ceil(R_t / n) - k``. In a
+plan of ``F`` moves broker ``b`` must then give at least ``sum_t max(0, c_tb - floor(R_t / n)
+- k)`` and take at least ``sum_t max(0, ceil(R_t / n) - k - c_tb)``: neither may exceed
+``give_b`` (``take_b``), and the gives of all brokers together may not exceed the ``F`` minus
+the replicas outside the targets that leave anyway (the takes, ``F``). The least ``k`` that
+passes is a bound on the worst topic spread: it couples the topics through the brokers, where
+the per-topic bound sees each topic alone (a grown cluster whose old brokers hold many topics
+three times each, and give only a few replicas, cannot bring them all to two).
+
+A plan of the fewest moves whose worst topic spread meets the bound is the lexicographic
+optimum (moves, then worst topic spread): no plan of as few moves does better. On skewed
+clusters the bound is tight because the brokers that must take (or stay) already hold some
+topic several times, and taking never lowers a count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING
+
+from kadmin.balance.table import PartitionTable
+from kadmin.model import Replicas
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class Cells:
+    """Replicas per (topic, target broker), only the cells that hold some, sorted by topic."""
+
+    topic: np.ndarray
+    broker: np.ndarray
+    """Index into the sorted targets."""
+    count: np.ndarray
+
+
+def cells(replicas: Sequence[Replicas], topic_of: Sequence[int], targets: Sequence[int]) -> Cells:
+    """The cells of ``replicas`` (partition ``i`` of topic ``topic_of[i]``) on ``targets``
+    (sorted); replicas elsewhere are not counted."""
+    import numpy as np
+    lengths = np.fromiter(map(len, replicas), dtype=np.int64, count=len(replicas))
+    flat = np.fromiter(chain.from_iterable(replicas), dtype=np.int64, count=int(lengths.sum()))
+    topic = np.repeat(np.asarray(topic_of, dtype=np.int64), lengths)
+    order = np.asarray(targets, dtype=np.int64)
+    at = np.minimum(np.searchsorted(order, flat), len(order) - 1)
+    inside = order[at] == flat
+    keys, count = np.unique(topic[inside] * len(order) + at[inside], return_counts=True)
+    return Cells(keys // len(order), keys % len(order), count)
+
+
+def per_topic(c: Cells, values: np.ndarray, topics: int, fill: int, reduce: str
+               ) -> np.ndarray:
+    """``values`` (one per cell) reduced per topic with numpy's ``maximum``/``minimum``;
+    ``fill`` for topics with no cell."""
+    import numpy as np
+    out = np.full(topics, fill, dtype=np.int64)
+    if len(values):
+        starts = np.flatnonzero(np.r_[True, c.topic[1:] != c.topic[:-1]])
+        out[c.topic[starts]] = getattr(np, reduce).reduceat(values, starts)
+    return out
+
+
+def topic_spreads(table: PartitionTable, final: Mapping[int, Replicas],
+                  targets: Collection[int]) -> np.ndarray:
+    """Each topic's spread over ``targets`` once ``final`` (changed lists by partition) is
+    made: max minus min of its counts, the min 0 unless it holds every target."""
+    import numpy as np
+    order = sorted(targets)
+    after = [final.get(i, r) for i, r in enumerate(table.replicas)] if final else table.replicas
+    c = cells(after, table.topic_of, order)
+    topics = len(table.topics)
+    high = per_topic(c, c.count, topics, 0, "maximum")
+    low = per_topic(c, c.count, topics, 0, "minimum")
+    held = np.bincount(c.topic, minlength=topics)
+    return np.where(held == len(order), high - low, high)
+
+
+def worst_spread(table: PartitionTable, final: Mapping[int, Replicas],
+                 targets: Collection[int]) -> int:
+    """The largest topic spread over ``targets`` once ``final`` is made (0 for no topic)."""
+    spreads = topic_spreads(table, final, targets)
+    return int(spreads.max()) if len(spreads) else 0
+
+
+def least_spreads(table: PartitionTable, targets: Collection[int],
+                  bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None
+                  ) -> np.ndarray:
+    """Per topic, the lower bound of the module docstring on its spread in every plan of the
+    fewest moves that ends within ``bounds``. ``now``: replicas per target today, given only
+    when some plan of ``F`` moves is known (else only the mean term holds, as without
+    ``bounds``)."""
+    import numpy as np
+    order = sorted(targets)
+    n = len(order)
+    topics = len(table.topics)
+    sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
+    topic_of = np.asarray(table.topic_of, dtype=np.int64)
+    replicas = np.bincount(topic_of, weights=sizes, minlength=topics).astype(np.int64)
+    partitions = np.bincount(topic_of, minlength=topics)
+    floor, ceil = replicas // n, -(-replicas // n)
+    if bounds is None or now is None:
+        return ceil - floor
+    held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
+    give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
+    take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
+    c = cells(table.replicas, table.topic_of, order)
+    low = np.maximum(0, c.count - give[c.broker])
+    high = np.minimum(c.count + take[c.broker], partitions[c.topic])
+    most_low = per_topic(c, low, topics, 0, "maximum")
+    least_high = per_topic(c, high, topics, np.iinfo(np.int64).max, "minimum")
+    # brokers not holding the topic: low 0, high min(take_b, P_t); the smallest take_b among
+    # them is the smallest take overall unless the topic holds every broker that has it
+    smallest = int(take.min())
+    spare = np.flatnonzero(take == smallest)
+    holding = np.bincount(c.topic[take[c.broker] == smallest], minlength=topics)
+    absent = np.minimum(smallest, partitions)
+    crowded = np.flatnonzero(holding >= len(spare))
+    if len(crowded):
+        by_take = np.argsort(take, kind="stable")
+        starts = np.searchsorted(c.topic, crowded)
+        ends = np.searchsorted(c.topic, crowded, side="right")
+        for t, s, e in zip(crowded.tolist(), starts.tolist(), ends.tolist(), strict=True):
+            mine = set(c.broker[s:e].tolist())
+            other = next((int(take[b]) for b in by_take if int(b) not in mine), None)
+            absent[t] = partitions[t] if other is None else min(other, int(partitions[t]))
+    least_high = np.minimum(least_high, absent)
+    return np.maximum(most_low, ceil) - np.minimum(least_high, floor)
+
+
+def least_spread(table: PartitionTable, targets: Collection[int],
+                 bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None,
+                 reached: int) -> int:
+    """The worst topic spread no plan of the fewest moves within ``bounds`` goes below (``now``
+    as for :func:`least_spreads`): the largest per-topic bound, raised while the budget bound
+    of the module docstring refuses it, up to ``reached`` (a spread some such plan has)."""
+    import numpy as np
+    per_topic_bound = least_spreads(table, targets, bounds, now)
+    k = int(per_topic_bound.max(initial=0))
+    if bounds is None or now is None or k >= reached:
+        return min(k, reached)
+    from kadmin.balance.targets import fewest_to_ranges
+    order = sorted(targets)
+    n = len(order)
+    topics = len(table.topics)
+    sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
+    replicas = np.bincount(np.asarray(table.topic_of, dtype=np.int64), weights=sizes,
+                           minlength=topics).astype(np.int64)
+    floor, ceil = replicas // n, -(-replicas // n)
+    held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
+    give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
+    take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
+    c = cells(table.replicas, table.topic_of, order)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in order}, bounds, int(sizes.sum()))
+    leaving = fewest - (int(sizes.sum()) - int(c.count.sum()))
+    """Replicas the targets give in a plan of ``F`` moves (the rest come from outside)."""
+    while k < reached:
+        gives = np.bincount(c.broker, weights=np.maximum(0, c.count - floor[c.topic] - k),
+                            minlength=n)
+        least = np.maximum(0, ceil - k)
+        takes = least.sum() - np.bincount(c.broker, weights=np.minimum(c.count, least[c.topic]),
+                                          minlength=n)
+        if (gives <= give).all() and (takes <= take).all() and gives.sum() <= leaving \
+                and takes.sum() <= fewest:
+            return k
+        k += 1
+    return k

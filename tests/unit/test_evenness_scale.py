@@ -1,0 +1,234 @@
+"""The default objective at any size (issue 17): the topic-spread bound of
+:mod:`kadmin.balance.spreads` never exceeds the integer program's least spread, and a plan that
+meets it is the lexicographic optimum; clusters too large for the exact program are proven by
+it, or say how far from proven they are."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from balance_oracle import fewest_moves, least_topic_spread, share_bounds
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from test_balance import Cluster, after, check_valid
+from test_goals import topic_table, topical, uniform, within_shares, worst_topic
+
+from kadmin.balance import evenness
+from kadmin.balance.aggregate import Aggregate
+from kadmin.balance.metrics import replica_moves
+from kadmin.balance.rebalance import rebalance
+from kadmin.balance.replicas import replica_counts
+from kadmin.balance.spreads import least_spread, least_spreads, topic_spreads, worst_spread
+from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import fewest_to_ranges
+from kadmin.model import InvalidInput
+from kadmin.placement import PlacementOptions, place
+from kadmin.synthetic import synthetic_cluster
+
+
+@pytest.fixture()
+def no_program() -> Iterator[None]:
+    """The exact programs switched off: what the certificate proves alone."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "DEFAULT_LIMIT", 0)
+        patch.setattr(evenness, "LIMIT", 0)
+        yield
+
+
+@settings(max_examples=150)
+@given(st.one_of(topical(), topical(racks=True)))
+def test_the_bound_holds_and_a_plan_meeting_it_is_the_lexicographic_optimum(
+        c: tuple[Cluster, list[int]]) -> None:
+    """Adds, drains, skew, mixed replication factors, racks of equal size, the partition
+    program switched off: the bound (and what the topic x broker program refutes) never
+    exceeds the integer program's least worst spread among plans of the fewest moves, and
+    whenever the result is ``exact`` its spread is that least spread."""
+    (parts, targets, rack_of), topics = c
+    table = topic_table(parts, topics)
+    moves = fewest_moves(table.replicas, targets, rack_of)
+    assume(moves is not None)
+    assert moves is not None
+    least = least_topic_spread(table.replicas, targets, table.topic_of, moves, rack_of)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "DEFAULT_LIMIT", 0)
+        result = rebalance(table, targets, rack_of)
+    goal = result.topics
+    assume(goal is not None)  # racks a move_replicas cannot place: no goal pursued
+    assert goal is not None and goal.least is not None
+    new = after(table.replicas, result.final)
+    check_valid(table.replicas, new, targets, rack_of)
+    assert worst_topic(new, table.topic_of, targets) == goal.spread
+    if result.replica_moves == moves:
+        assert goal.least <= least <= goal.spread
+    if goal.exact:
+        assert result.replica_moves == moves and goal.spread == least
+
+
+def test_topic_spreads_count_only_the_targets() -> None:
+    """Replicas on a drained broker do not count; a topic on fewer brokers than the targets
+    has a minimum of 0; a topic on every target its true minimum."""
+    table = PartitionTable(("a", "b"), [0, 0, 1, 1], [0, 1, 0, 1],
+                           [(0, 1), (0, 9), (0, 1), (1, 2)])
+    assert topic_spreads(table, {}, [0, 1, 2]).tolist() == [2, 1]
+    assert topic_spreads(table, {1: (0, 2)}, [0, 1, 2]).tolist() == [1, 1]
+    assert worst_spread(table, {1: (2, 1), 2: (0, 2)}, [0, 1, 2]) == 1
+
+
+def test_the_bound_without_a_plan_of_the_balance_bound_is_the_mean_term() -> None:
+    """Without knowing that some plan makes the balance bound's moves, only divisibility is
+    certain: 1 for a topic whose replicas do not divide over the targets."""
+    table = PartitionTable(("a", "b"), [0, 0, 1], [0, 1, 0], [(0, 1), (0, 1), (0, 1, 2)])
+    assert least_spreads(table, [0, 1, 2], None, None).tolist() == [1, 0]
+    # with the balance bound met: brokers 0 and 1 hold 3 and end at 2 or 3, broker 2 (1 now)
+    # may take 1 only; topic a keeps at least 2 - 1 = 1 on brokers 0, 1 and at most 1 on 2
+    bounds = {0: (2, 3), 1: (2, 3), 2: (2, 3)}
+    assert least_spreads(table, [0, 1, 2], bounds, {0: 3, 1: 3, 2: 1}).tolist() == [1, 0]
+
+
+def skewed(old: int, new: int, topics: int) -> tuple[PartitionTable, list[int]]:
+    """The skewed shape of bench/bench_rebalance.py, smaller."""
+    cluster = synthetic_cluster(brokers=old, topics=topics, partitions=10, replication_factor=3,
+                                seed=1)
+    return PartitionTable.from_topics(cluster.topics, sorted(cluster.topics)), \
+        list(range(old + new))
+
+
+def test_a_skewed_cluster_beyond_the_program_is_proven_by_the_bound() -> None:
+    """110 brokers, 30,000 partitions (3.3M partition-broker pairs, far beyond the exact
+    program): the plan makes the balance bound's moves and its worst topic spread meets the
+    bound, so it is the lexicographic optimum, said so."""
+    table, targets = skewed(100, 10, 3000)
+    assert evenness.arcs(table, targets) > evenness.LIMIT
+    result = rebalance(table, targets)
+    goal = result.topics
+    assert result.replica_moves == result.lower_bound
+    assert goal is not None and goal.exact and goal.least == goal.spread
+    assert goal.spread == worst_spread(table, result.final, targets) >= 2
+
+
+def test_a_cluster_the_bound_does_not_settle_says_how_far_it_may_be(no_program: None) -> None:
+    """A grown cluster (balanced, then brokers added) where the bound is below what the plan
+    reaches: the goal is not exact, and carries the bound, so the gap is known."""
+    cluster = synthetic_cluster(brokers=20, topics=400, partitions=10, replication_factor=3,
+                                seed=1)
+    grown = place(cluster.topics, sorted(cluster.topics),
+                  [cluster.brokers[b] for b in sorted(cluster.brokers)], PlacementOptions())
+    table = PartitionTable.from_topics(grown, sorted(grown))
+    result = rebalance(table, list(range(24)))
+    goal = result.topics
+    assert goal is not None and goal.least is not None
+    assert goal.least <= goal.spread == worst_spread(table, result.final, range(24))
+    assert goal.exact == (goal.least == goal.spread)
+
+
+def test_a_topic_spread_the_fewest_moves_already_keep_needs_no_program(no_program: None) -> None:
+    """``--topic-spread N`` at or above what a plan of the balance bound's moves reaches: that
+    plan is the answer at any size (no plan moves fewer); below it, beyond the program, the
+    one-line error."""
+    table, targets = skewed(100, 10, 300)
+    plain = rebalance(table, targets)
+    assert plain.topics is not None
+    result = rebalance(table, targets, topic_spread=plain.topics.spread)
+    goal = result.topics
+    assert goal is not None and goal.exact and goal.reachable
+    assert result.replica_moves == goal.fewest == goal.plain_bound == plain.lower_bound
+    with pytest.raises(InvalidInput, match=r"--topic-spread: .* more than the exact program"):
+        rebalance(table, targets, topic_spread=0)
+
+
+@settings(max_examples=150)
+@given(topical(), st.integers(0, 3))
+def test_the_topic_broker_program_refutes_only_what_the_integer_program_refutes(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    """Where some plan makes the balance bound's moves ``F``: the aggregate program refutes
+    spread ``k`` only when the integer program finds no plan of ``F`` moves within ``k``, and
+    a plan it realizes is valid, makes ``F`` moves, balances the brokers and keeps every topic
+    within ``k``."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = replica_counts(table.replicas)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, parts)))
+    assume(fewest_moves(table.replicas, targets) == fewest)
+    verdict = Aggregate(table, targets, bounds, now, fewest).within(k, time.monotonic() + 60)
+    assert verdict is not None
+    within = fewest_moves(table.replicas, targets, topics=table.topic_of, topic_spread=k)
+    if verdict.refuted:
+        assert within is None or within > fewest
+    elif verdict.final is not None:
+        new = after(table.replicas, verdict.final)
+        check_valid(table.replicas, new, targets, None)
+        assert replica_moves(table.replicas, verdict.final) == fewest == within
+        assert worst_topic(new, table.topic_of, targets) <= k
+        assert within_shares(new, targets, None)
+
+
+def test_a_grown_cluster_beyond_the_partition_program_is_proven_by_the_topic_broker_program(
+        ) -> None:
+    """20 brokers balanced by placement, 4 added, 4,000 partitions (96,000 partition-broker
+    pairs, beyond the partition program's default): the bound alone leaves a gap; the topic x
+    broker program closes it (refutes the spreads below the plan's, or realizes a better
+    plan), so the result is proven."""
+    cluster = synthetic_cluster(brokers=20, topics=400, partitions=10, replication_factor=3,
+                                seed=1)
+    grown = place(cluster.topics, sorted(cluster.topics),
+                  [cluster.brokers[b] for b in sorted(cluster.brokers)], PlacementOptions())
+    table = PartitionTable.from_topics(grown, sorted(grown))
+    targets = list(range(24))
+    assert evenness.arcs(table, targets) > evenness.DEFAULT_LIMIT
+    result = rebalance(table, targets)
+    goal = result.topics
+    assert result.replica_moves == result.lower_bound
+    assert goal is not None and goal.exact and goal.least == goal.spread
+    assert goal.spread == worst_spread(table, result.final, targets)
+
+
+@settings(max_examples=200)
+@given(topical(), st.one_of(st.none(), st.lists(st.integers(1, 4), min_size=9, max_size=9)))
+def test_the_budget_bound_never_exceeds_the_integer_programs_least(
+        c: tuple[Cluster, list[int]], capacity: list[int] | None) -> None:
+    """Where some plan makes the balance bound's moves (brokers alike, or of different
+    capacities): the bound with the brokers' budgets
+    (:func:`kadmin.balance.spreads.least_spread`) is at most the integer program's least worst
+    spread among plans of those moves."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    weights = None if capacity is None else {b: capacity[b] for b in targets}
+    bounds = share_bounds(sum(map(len, parts)), targets, weights)
+    now = replica_counts(table.replicas)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, parts)))
+    assume(fewest_moves(table.replicas, targets, weights=weights) == fewest)
+    least = least_topic_spread(table.replicas, targets, table.topic_of, fewest,
+                               weights=weights)
+    assert least_spread(table, targets, bounds, now, 1 << 20) <= least
+    assert least_spread(table, targets, bounds, None, 1 << 20) <= least
+
+
+@settings(max_examples=150)
+@given(topical(), st.integers(0, 3))
+def test_a_topic_spread_the_programs_beyond_their_size_settle_is_the_integer_programs(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    """``--topic-spread k`` with the partition program switched off: either the one-line
+    error, or a plan the bound or the topic x broker program proves, with the integer
+    program's fewest moves within ``k``."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "LIMIT", 0)
+        try:
+            result = rebalance(table, targets, topic_spread=k)
+        except InvalidInput as error:
+            assert "more than the exact program takes" in str(error)
+            return
+    goal = result.topics
+    assume(goal is not None)
+    assert goal is not None and goal.exact and goal.reachable
+    new = after(table.replicas, result.final)
+    check_valid(table.replicas, new, targets, None)
+    assert worst_topic(new, table.topic_of, targets) <= k
+    assert result.replica_moves == goal.fewest == fewest_moves(
+        table.replicas, targets, topics=table.topic_of, topic_spread=k)
