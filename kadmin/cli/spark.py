@@ -32,6 +32,7 @@ from kadmin.cli.common import (
     TargetBrokersOpt,
     TopicsFileOpt,
     TopicsOpt,
+    TopicSpreadOpt,
     named_output,
 )
 from kadmin.embedded import SPARK_EXTRA_HINT
@@ -121,6 +122,7 @@ def rebalance(
     max_moves: MaxMovesOpt = None,
     disable_rack_aware: RackOpt = False,
     capacity: CapacityOpt = None,
+    topic_spread: TopicSpreadOpt = None,
     master: MasterOpt = "local[*]",
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
@@ -140,7 +142,7 @@ def rebalance(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         leaders=leaders, max_moves=max_moves, rack_aware=not disable_rack_aware,
-        capacity=capacity)
+        capacity=capacity, topic_spread=topic_spread)
     with needs_pyspark(), render.planner_progress() as progress:
         figures = spark_rebalance(cluster, out_dir, request,
                                   SparkRun(master, batch_size, max_znode_bytes, force, verbose),

@@ -37,8 +37,8 @@ from kadmin.sizes import moved_bytes
 @dataclass(frozen=True)
 class RebalanceRequest:
     """What to balance: the options ``kadmin plan rebalance`` and ``kadmin spark rebalance``
-    share. Spark honours all but ``replication_factor``, ``max_leader_changes``, ``by_bytes``,
-    ``topic_spread`` and ``even_topics`` (its command has no option for them)."""
+    share. Spark honours all but ``replication_factor``, ``max_leader_changes``, ``by_bytes``
+    and ``even_topics`` (its command has no option for them)."""
 
     topics: TopicSelection = field(default_factory=TopicSelection)
     """No topic option given: every topic."""
@@ -238,4 +238,4 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
                       manifest.planned.partial, manifest.before, manifest.after,
                       written=out_dir / MANIFEST_FILE, folder=True,
                       drained={b: (n, None) for b, n in manifest.drained.items()},
-                      limits=request.limit_words)
+                      limits=request.limit_words, topic_goal=manifest.topic_goal)
