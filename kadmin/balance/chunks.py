@@ -59,6 +59,9 @@ class Context:
     rack_of: Mapping[int, str] | None
     weights: Mapping[int, int] | None = None
     """Broker capacities (``--capacity``): the driver's quotas follow their shares."""
+    even_topics: bool = True
+    """The default objective (topics as even as the fewest moves allow); False
+    (``--no-even-topics``): the fewest moves and balanced brokers only, no topic looked at."""
 
 
 @dataclass(frozen=True)
@@ -210,7 +213,7 @@ class Part:
         table = self.table
         now = PartitionTable(table.topics, table.topic_of, table.ids, self.replicas())
         final, _ = move_replicas(now, context.targets, share, context.rack_of,
-                                 single_copies=single_copies)
+                                 single_copies=single_copies, even_topics=context.even_topics)
         return self._with(final)
 
     def windowed(self, asked: int, brokers: int) -> tuple[tuple[int, int], ...]:
@@ -464,7 +467,8 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: b
     report(f"{moves:,} replica move(s) planned (lower bound {bound:,})"
            + (f"; {unplaced:,} could not be placed" if unplaced else ""))
     topics = None
-    if not unplaced and (topic_spread is not None or (exact_topics and max_moves is None)):
+    if not unplaced and (topic_spread is not None
+                         or (context.even_topics and exact_topics and max_moves is None)):
         topics = run.even(topic_spread)
         moves = sum(c.moves for c in run.state)
         if topics is not None and topic_spread is not None:
@@ -634,7 +638,7 @@ class _Run:
         final, unmet = move_replicas(table, context.targets,
                                      replica_quota(total, context.targets, context.rack_of,
                                                    weights=context.weights),
-                                     context.rack_of)
+                                     context.rack_of, even_topics=context.even_topics)
         self._replace(picked, lambda k, p: final.get(k, p.original), "replica moves, tail")
         return unmet
 

@@ -37,8 +37,8 @@ from kadmin.sizes import moved_bytes
 @dataclass(frozen=True)
 class RebalanceRequest:
     """What to balance: the options ``kadmin plan rebalance`` and ``kadmin spark rebalance``
-    share. Spark honours all but ``replication_factor``, ``max_leader_changes``, ``by_bytes``
-    and ``even_topics`` (its command has no option for them)."""
+    share. Spark honours all but ``replication_factor``, ``max_leader_changes`` and
+    ``by_bytes`` (its command has no option for them)."""
 
     topics: TopicSelection = field(default_factory=TopicSelection)
     """No topic option given: every topic."""
@@ -230,6 +230,7 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
     its figures are the manifest's."""
     from kadmin.spark.rebalance import run_rebalance  # pyspark starts a JVM: only here
 
+    request.check()
     manifest = run_rebalance(cluster_dir, out_dir, request, master=run.master,
                              batch_size=run.batch_size, max_znode_bytes=run.max_znode_bytes,
                              force=run.force, verbose=run.verbose, progress=progress)

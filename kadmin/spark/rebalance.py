@@ -182,7 +182,8 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             drained = {b: sum(c.replicas.get(b, 0) for c in counts)
                        for b in sorted(holding - set(scope.targets))}  # before plan() runs
             context = Context(scope.targets, scope.rack_of, None if options.capacity is None
-                              else read_capacities(options.capacity).weights(scope.targets))
+                              else read_capacities(options.capacity).weights(scope.targets),
+                              options.even_topics)
             exact = _exact_topics(sc, counts, options, len(scope.targets), stages)
             parts.share(context)
             result = plan(parts, counts, context,
@@ -259,7 +260,7 @@ def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: Rebalance
                 f"partitions over {targets:,} brokers is more than the exact program takes "
                 f"({evenness.LIMIT:,} partition-broker pairs); select fewer topics (--topics) "
                 f"or fewer brokers (--brokers)")
-    elif options.max_moves is not None or not any(
+    elif not options.even_topics or options.max_moves is not None or not any(
             c.partitions * targets <= evenness.DEFAULT_LIMIT for c in counts):
         return False
     with stages("check the executors for the exact program"):

@@ -20,7 +20,8 @@ def _option_help(text: str, option: str) -> str:
     return " ".join(w for w in words if w)
 
 
-@pytest.mark.parametrize("option", ["--topic-spread", "--capacity", "--max-moves"])
+@pytest.mark.parametrize("option", ["--topic-spread", "--capacity", "--max-moves",
+                                    "--even-topics"])
 def test_spark_rebalance_says_what_plan_rebalance_says(kadmin, monkeypatch, option):
     monkeypatch.setenv("COLUMNS", "200")
     plan = kadmin("plan", "rebalance", "--help")
@@ -34,3 +35,9 @@ def test_a_negative_topic_spread_is_refused_before_spark_starts(kadmin, tmp_path
     run = kadmin("spark", "rebalance", "--cluster", str(tmp_path), "--out", "o",
                  "--topic-spread", "-1")
     assert run.code == 2 and "--topic-spread" in run.err and not (tmp_path / "o").exists()
+
+
+def test_topic_spread_without_even_topics_is_refused_before_spark_starts(kadmin, tmp_path):
+    run = kadmin("spark", "rebalance", "--cluster", str(tmp_path), "--out", "o",
+                 "--topic-spread", "1", "--no-even-topics")
+    assert run.code == 2 and "--no-even-topics" in run.err and not (tmp_path / "o").exists()

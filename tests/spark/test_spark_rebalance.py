@@ -72,7 +72,8 @@ def single_machine(cluster: Path, options: Options) -> tuple[Rebalance, Balance,
     table = PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics))
     scope = scope_of(snapshot.brokers, replica_counts(table.replicas), options.brokers,
                      options.remove, options.rack_aware)
-    result = rebalance(table, scope.targets, scope.rack_of, leaders=options.leaders)
+    result = rebalance(table, scope.targets, scope.rack_of, leaders=options.leaders,
+                       even_topics=options.even_topics)
     after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
     return (result, balance(table.replicas, table.topic_of, table.topics, scope.targets),
             balance(after, table.topic_of, table.topics, scope.targets))
@@ -93,6 +94,7 @@ CASES = {
     "new brokers, skew, mixed rf": ("grown", Options()),
     "drain": ("grown", Options(remove=[2, 13])),
     "equal racks": ("racked", Options(brokers=list(range(12)))),
+    "no topic looked at (--no-even-topics)": ("grown", Options(even_topics=False)),
 }
 
 

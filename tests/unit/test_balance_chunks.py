@@ -56,9 +56,9 @@ def chunked(topics: dict[str, TopicAssignment], cuts: Sequence[int]) -> list[Par
 
 
 def run_chunked(tables: Sequence[PartitionTable], targets: Sequence[int],
-                rack_of: dict[int, str] | None = None, **options: object
-                ) -> tuple[ListParts, object]:
-    context = Context(tuple(targets), rack_of)
+                rack_of: dict[int, str] | None = None, even_topics: bool = True,
+                **options: object) -> tuple[ListParts, object]:
+    context = Context(tuple(targets), rack_of, even_topics=even_topics)
     parts = ListParts(tables, context)
     return parts, plan(parts, [p.counts() for p in parts.parts], context, **options)  # type: ignore[arg-type]
 
@@ -230,13 +230,15 @@ def small_clusters(draw: st.DrawFn) -> tuple[dict[str, TopicAssignment], list[in
 
 
 @settings(max_examples=150)
-@given(small_clusters())
-def test_chunked_moves_equal_the_single_machine_moves(case) -> None:
+@given(small_clusters(), st.booleans())
+def test_chunked_moves_equal_the_single_machine_moves(case, even_topics: bool) -> None:
+    """With the default objective and without it (--no-even-topics): the same fewest moves."""
     topics, targets, cuts = case
     whole = PartitionTable.from_topics(topics, sorted(topics))
-    single = rebalance(whole, targets, leaders=False)
+    single = rebalance(whole, targets, leaders=False, even_topics=even_topics)
     assume(single.unplaced == 0)
-    parts, result = run_chunked(chunked(topics, cuts), targets, leaders=False)
+    parts, result = run_chunked(chunked(topics, cuts), targets, even_topics=even_topics,
+                                leaders=False)
     after = parts.replicas()
     check_valid(whole.replicas, after, targets, None)
     assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves
