@@ -7,9 +7,25 @@ stay with the tasks. The rounds (see :mod:`kadmin.balance.quotas` for why they m
 
 1. replicas: the fixed quota of the selected topics, split over the chunks, met by
    ``move_replicas`` in each, one copy per unit, again on what is left until all is met;
-2. with ``max_moves``: each chunk keeps its share of the budget, its most loaded brokers
+2. topics (:class:`Even`), as ``plan rebalance`` does them (:func:`kadmin.balance.evenness.even_topics`,
+   the exact program) but chunk by chunk: a chunk holds whole topics, so each topic's spread is
+   the chunk's business, and only the brokers' counts tie the chunks together. By default each
+   chunk small enough for the program (and whose executors have scipy) runs the lexicographic
+   objective with every broker held to the count the rounds left it there, so the moves stay
+   the bound (elsewhere the local search of :mod:`kadmin.balance.topics` the rounds ran stays).
+   With ``--topic-spread N`` the driver first asks each chunk what its topics allow a broker
+   to hold under spreads ``N, N+1...`` (:class:`Window`), takes the least ``k >= N`` for which
+   counts per chunk and broker exist within those windows that keep each broker within its
+   balanced range (:func:`kadmin.balance.quotas.compatible`; no plan reaches a smaller
+   spread), and each chunk runs the program held to its counts: the fewest moves that keep
+   its topics within ``k``. A chunk that cannot meet its counts ends as near them as it can
+   (within :data:`SLACKS`) and is held there while the other chunks' counts are chosen again
+   to make room; rounds of this end when every chunk met its counts (at most
+   ``MAX_ROUNDS``, then each chunk keeps the counts the replica rounds left it, which it
+   always meets). See :class:`TopicsPlanned` for what that proves of the whole;
+4. with ``max_moves``: each chunk keeps its share of the budget, its most loaded brokers
    relieved first (the core's ``cut_moves``);
-3. with ``leaders``: the fixed quota of preferred leaders over the planned replica lists, met by
+5. with ``leaders``: the fixed quota of preferred leaders over the planned replica lists, met by
    ``order_leaders`` in each chunk the same way.
 
 Units the rounds leave (rare, see :mod:`kadmin.balance.quotas`) are met on the driver by the same
@@ -19,16 +35,19 @@ core functions over a bounded sample of the partitions concerned: the tail.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
+from kadmin.balance import evenness, quotas
+from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import Balance, balance, leader_changes, replica_moves
-from kadmin.balance.quotas import Chunk, Round, budgets, leader_quota, meet, replica_quota
+from kadmin.balance.quotas import MAX_ROUNDS, Chunk, Round, budgets, leader_quota, meet, replica_quota
 from kadmin.balance.rebalance import cut_moves
-from kadmin.balance.replicas import move_replicas, replica_counts
+from kadmin.balance.replicas import leader_kept, move_replicas, replica_counts
+from kadmin.balance.spreads import worst_spread
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.targets import Quota
+from kadmin.balance.targets import Quota, groups_of
 from kadmin.model import PartitionMove, Replicas
 
 
@@ -40,6 +59,9 @@ class Context:
     rack_of: Mapping[int, str] | None
     weights: Mapping[int, int] | None = None
     """Broker capacities (``--capacity``): the driver's quotas follow their shares."""
+    even_topics: bool = True
+    """The default objective (topics as even as the fewest moves allow); False
+    (``--no-even-topics``): the fewest moves and balanced brokers only, no topic looked at."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +86,28 @@ class Cut:
     budget: int
 
 
+SLACKS = (0, 1, 2, 4, 8)
+"""How far from the counts the driver gave it a chunk's topic step may end, tried in turn."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """Say what the chunk's topics allow each broker under spreads ``asked``, ``asked + 1``...
+    (:meth:`Part.windowed`)."""
+
+    asked: int
+
+
+@dataclass(frozen=True)
+class Even:
+    """The chunk's topics evened by the exact program from the plan the rounds made, every
+    target broker ending with ``counts`` (None: the counts of that plan): ``asked``,
+    ``--topic-spread``; None, the default objective."""
+
+    asked: int | None
+    counts: Mapping[int, int] | None = None
+
+
 @dataclass(frozen=True)
 class Replace:
     """Plan these replica lists (by partition index) instead."""
@@ -71,7 +115,7 @@ class Replace:
     lists: Mapping[int, Replicas]
 
 
-Step = Move | Lead | Cut | Replace
+Step = Move | Lead | Cut | Replace | Window | Even
 
 
 @dataclass(frozen=True)
@@ -94,6 +138,17 @@ class Counts:
     leaders: Mapping[int, int]
     moves: int
     """Replica moves planned in the chunk so far."""
+    topics: TopicGoal | None = None
+    """After :class:`Even`: what the chunk's program did (None: it did not run)."""
+    least: int = 0
+    """The least worst topic spread the chunk's topics allow (0 when each divides evenly over
+    the targets, else 1)."""
+    windows: tuple[tuple[int, int], ...] = ()
+    """After :class:`Window`: :meth:`Part.windowed`."""
+    relaxed: int | None = None
+    """After :class:`Window`: :meth:`Part.relaxation`."""
+    failed: bool = False
+    """:class:`Even` found no plan with the counts it was given (the chunk is unchanged)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +171,14 @@ class Part:
     """The chunk as read: its topics in name order and their current replicas."""
     changed: Mapping[int, Replicas]
     """New replica lists of the partitions planned to change, by index in ``table``."""
+    topics: TopicGoal | None = None
+    """What :meth:`evened` did (None: not run)."""
+    least: int = 0
+    windows: tuple[tuple[int, int], ...] = ()
+    relaxed: int | None = None
+    failed: bool = False
+    base: Mapping[int, Replicas] | None = None
+    """The plan of the rounds, which every :class:`Even` starts from (None: ``changed``)."""
 
     def replicas(self) -> list[Replicas]:
         """Every partition's replica list as planned so far."""
@@ -127,7 +190,8 @@ class Part:
         for members in now:
             leaders[members[0]] = leaders.get(members[0], 0) + 1
         return Counts(len(now), replica_counts(now), leaders,
-                      replica_moves(self.table.replicas, self.changed))
+                      replica_moves(self.table.replicas, self.changed), self.topics, self.least,
+                      self.windows, self.relaxed, self.failed)
 
     def step(self, step: Step, context: Context) -> Part:
         if isinstance(step, Move):
@@ -136,6 +200,11 @@ class Part:
             return self.led(step.share, context)
         if isinstance(step, Replace):
             return self._with(step.lists)
+        if isinstance(step, Even):
+            return self.evened(step.asked, step.counts, context)
+        if isinstance(step, Window):
+            return replace(self, windows=self.windowed(step.asked, len(context.targets)),
+                           relaxed=self.relaxation(step.asked, context))
         return self.cut(step.budget)
 
     def moved(self, share: Quota, context: Context, single_copies: bool) -> Part:
@@ -144,8 +213,98 @@ class Part:
         table = self.table
         now = PartitionTable(table.topics, table.topic_of, table.ids, self.replicas())
         final, _ = move_replicas(now, context.targets, share, context.rack_of,
-                                 single_copies=single_copies)
+                                 single_copies=single_copies, even_topics=context.even_topics)
         return self._with(final)
+
+    def windowed(self, asked: int, brokers: int) -> tuple[tuple[int, int], ...]:
+        """For spreads ``k = asked, asked + 1, ...``: the least and the most replicas any one
+        of ``brokers`` (``n``) target brokers can hold of the chunk's topics when every topic
+        is within ``k``: the sums over topics of ``max(0, ceil((R - (n - 1) k) / n))`` and
+        ``min(P, floor((R + (n - 1) k) / n))`` (``R`` replicas and ``P`` partitions of the
+        topic; the least count ``m`` leaves at most ``m + k`` on each other broker, so ``R <=
+        m + (n - 1)(m + k)``, and likewise the most; no broker holds a partition twice). Up to
+        the spread where neither changes any more."""
+        sizes: dict[int, tuple[int, int]] = {}
+        for t, members in zip(self.table.topic_of, self.table.replicas, strict=True):
+            replicas, partitions = sizes.get(t, (0, 0))
+            sizes[t] = (replicas + len(members), partitions + 1)
+        every = sum(p for _, p in sizes.values())
+        out = []
+        for k in range(asked, asked + 64):
+            low = high = 0
+            for replicas, partitions in sizes.values():
+                low += max(0, -(-(replicas - (brokers - 1) * k) // brokers))
+                high += min(partitions, (replicas + (brokers - 1) * k) // brokers)
+            out.append((low, high))
+            if low == 0 and high == every:
+                break
+        return tuple(out)
+
+    def relaxation(self, asked: int, context: Context) -> int | None:
+        """The fewest moves that keep the chunk's topics within ``asked`` whatever the brokers'
+        counts (the exact program without broker bounds): every plan that keeps them within
+        ``asked`` makes at least that many in this chunk, so the sum over the chunks is a lower
+        bound of the whole plan's moves. None when no plan does, or out of time."""
+        try:
+            found = evenness.fewest_moves_within(self.table, context.targets, None, asked,
+                                                 context.rack_of,
+                                                 seconds=evenness.ASKED_SECONDS)
+        except evenness.OutOfTime:
+            return None
+        return None if found is None else found.moves
+
+    def evened(self, asked: int | None, counts: Mapping[int, int] | None, context: Context
+               ) -> Part:
+        """The chunk's topics by ``plan rebalance``'s exact program
+        (:mod:`kadmin.balance.evenness`) over the chunk as read, each target broker ending
+        with exactly ``counts`` (None: the counts of the rounds' plan, which then stays the
+        fallback), so the brokers end as the driver says; the moves are the fewest for those
+        counts, with ``asked`` the fewest that also keep every topic within ``asked`` (with
+        ``counts`` None, the smallest spread above it the chunk reaches, when it does not
+        reach ``asked``). Given ``counts`` that no plan within ``asked`` meets, the nearest
+        counts that one does, each within :data:`SLACKS` of them (the driver then holds the
+        chunk to those and moves the others' to fit); none either: the chunk is left as the
+        rounds planned it and marked ``failed``. Unchanged where the default
+        objective finds the chunk too large for the program."""
+        table, targets = self.table, context.targets
+        base = self.changed if self.base is None else self.base
+        start = Part(table, base)
+        least = evenness._least_possible(table, targets)
+        left = replace(self, changed=base, topics=None, least=least, base=base, failed=False)
+        now = replica_counts(start.replicas())
+        given = counts is not None and any(counts.get(b, 0) != now.get(b, 0) for b in targets)
+        want = counts if counts is not None and given else now
+        bounds = {b: (want.get(b, 0), want.get(b, 0)) for b in targets}
+        moves = replica_moves(table.replicas, base)
+        if not given:
+            evened = evenness.even_topics(table, targets, bounds, context.rack_of, base, moves,
+                                          asked)
+            if evened is None:
+                return left
+            final, goal = evened
+        else:
+            assert asked is not None
+            exact, found = True, None
+            for slack in SLACKS:
+                bounds = {b: (max(0, want.get(b, 0) - slack), want.get(b, 0) + slack)
+                          for b in targets}
+                try:
+                    found = evenness.fewest_moves_within(table, targets, bounds, asked,
+                                                         context.rack_of,
+                                                         seconds=evenness.ASKED_SECONDS)
+                except evenness.OutOfTime as out:
+                    found, exact = out.best, False
+                if found is not None:
+                    break
+            if found is None:
+                return replace(left, failed=True)
+            final = found.final
+            goal = TopicGoal(asked, worst_spread(table, final, targets), moves,
+                             found.moves, exact)
+        before = table.replicas
+        lists = {i: leader_kept(before[i], list(r)) for i, r in final.items()}
+        return replace(left, changed={i: r for i, r in sorted(lists.items()) if r != before[i]},
+                       topics=goal)
 
     def led(self, share: Quota, context: Context) -> Part:
         """``share`` of preferred leaders met by reordering the planned replica lists."""
@@ -163,7 +322,7 @@ class Part:
             for b in set(before[i]) - set(new):
                 gives[b] = gives.get(b, 0) + 1
         kept = cut_moves(before, self.changed, Quota(gives, {}, frozenset(), frozenset()), budget)
-        return Part(self.table, kept)
+        return replace(self, changed=kept)
 
     def picked(self, brokers: Collection[int], limit: int) -> list[Picked]:
         """Up to ``limit`` partitions, in plan order: first those whose list as read or as
@@ -187,7 +346,8 @@ class Part:
         before = self.table.replicas
         changed = dict(self.changed)
         changed.update(final)
-        return Part(self.table, {i: r for i, r in sorted(changed.items()) if r != before[i]})
+        return replace(self, changed={i: r for i, r in sorted(changed.items())
+                                      if r != before[i]})
 
     def moves(self) -> list[PartitionMove]:
         """The chunk's plan entries, in plan order."""
@@ -216,6 +376,63 @@ class Parts(Protocol):
 
 
 @dataclass(frozen=True)
+class TopicsPlanned:
+    """What the chunks' topic step did, added up; :meth:`goal` says it in ``plan
+    rebalance``'s words (:class:`~kadmin.balance.evenness.TopicGoal`).
+
+    What is proven. Each chunk's program is exact for the counts the driver's quotas leave
+    on each broker in that chunk; those quotas are a decomposition (each broker's units split
+    over the chunks near proportionally, :mod:`kadmin.balance.quotas`), and another split
+    could let the chunks together move fewer replicas or reach a smaller spread. So the sum
+    over the chunks is proven the fewest only when it meets a bound no plan can beat: with
+    ``--topic-spread N``, moves equal to the larger of the plain lower bound (brokers balanced,
+    no topic constraint) and the sum of each chunk's fewest moves within ``N`` with its
+    brokers' counts free (:meth:`Part.relaxation`; the chunks hold disjoint topics, so no plan
+    within ``N`` moves fewer); by default, a worst topic spread equal to the least the topics allow (0,
+    or 1 where a topic does not divide evenly over the targets), the moves being the plain
+    bound already. Elsewhere the goal says ``exact`` False and the summary says the figure
+    is the chunks' and not proven the fewest (or least) overall."""
+
+    asked: int | None
+    chunks: int
+    """Chunks the program ran on (the default objective skips those too large for it)."""
+    of: int
+    """Chunks in all."""
+    spread: int
+    """The worst topic spread of the chunks it ran on."""
+    proven: bool
+    """Every chunk's program answered within its time (exact for its counts)."""
+    least: int
+    """The least worst topic spread the topics allow."""
+    moves: int
+    """Replica moves after the topic step (before any ``--max-moves`` cut)."""
+    floor: int = 0
+    """With ``asked``: no plan of balanced brokers keeps every topic within a smaller spread
+    than this (:meth:`_Run.compatible_counts`); ``asked`` when it is reachable for all that
+    the chunks' windows say."""
+    relaxed: int | None = None
+    """With ``asked``: the sum over chunks of :meth:`Part.relaxation`, a lower bound of the
+    moves of every plan that keeps each topic within ``asked`` (None: some chunk has none)."""
+
+    def lower_bound(self, plain_bound: int, worst: int) -> int:
+        """The lower bound the summary prints: with ``asked`` reached, the larger of the plain
+        bound and :attr:`relaxed` (no plan keeping the topics within ``asked`` moves fewer),
+        else the plain bound."""
+        if self.asked is None or worst > self.asked or self.relaxed is None:
+            return plain_bound
+        return max(plain_bound, self.relaxed)
+
+    def goal(self, plain_bound: int, worst: int) -> TopicGoal:
+        """The goal reached, ``worst`` being the plan's worst topic spread over every chunk."""
+        if self.asked is not None:
+            return TopicGoal(self.asked, worst, plain_bound, self.moves,
+                             worst <= self.floor
+                             and self.moves == self.lower_bound(plain_bound, worst),
+                             chunked=True)
+        return TopicGoal(None, worst, plain_bound, None, worst <= self.least, chunked=True)
+
+
+@dataclass(frozen=True)
 class Planned:
     lower_bound: int
     unplaced: int
@@ -224,13 +441,19 @@ class Planned:
     """``max_moves`` cut the plan short: running again continues."""
     rounds: int
     """Rounds of tasks over the chunks, all kinds together."""
+    topics: TopicsPlanned | None = None
+    """What the topic step did (None: it did not run)."""
 
 
 def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: bool = True,
-         max_moves: int | None = None, report: Callable[[str], None] = lambda _: None
+         max_moves: int | None = None, topic_spread: int | None = None,
+         exact_topics: bool = True, report: Callable[[str], None] = lambda _: None
          ) -> Planned:
     """Rebalance the chunks (see the module docstring); ``counts`` are each chunk's counts as
-    read. The chunks end with the plan; the result says how it relates to the bound."""
+    read. The chunks end with the plan; the result says how it relates to the bound.
+    ``topic_spread``: ``--topic-spread`` (every chunk must be small enough for the exact
+    program, :data:`kadmin.balance.evenness.LIMIT`); ``exact_topics``: the default objective
+    may run the exact program where a chunk is small enough (the executors have scipy)."""
     run = _Run(parts, list(counts), context)
     total = _added(c.replicas for c in run.state)
     bound = replica_quota(total, context.targets, context.rack_of,
@@ -243,6 +466,14 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: b
     moves = sum(c.moves for c in run.state)
     report(f"{moves:,} replica move(s) planned (lower bound {bound:,})"
            + (f"; {unplaced:,} could not be placed" if unplaced else ""))
+    topics = None
+    if not unplaced and (topic_spread is not None
+                         or (context.even_topics and exact_topics and max_moves is None)):
+        topics = run.even(topic_spread)
+        moves = sum(c.moves for c in run.state)
+        if topics is not None and topic_spread is not None:
+            report(f"{moves:,} replica move(s) keep every topic within spread "
+                   f"{topics.spread if topics.spread > topic_spread else topic_spread}")
     partial = max_moves is not None and moves > max_moves
     if max_moves is not None and partial:
         shares = budgets(max_moves, [c.moves for c in run.state])
@@ -258,7 +489,7 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: b
         if led.unmet:
             run.leader_tail()
         report("preferred leaders balanced")
-    return Planned(bound, unplaced, partial, run.done)
+    return Planned(bound, unplaced, partial, run.done, topics)
 
 
 TAIL_PARTITIONS = 200_000
@@ -293,6 +524,97 @@ class _Run:
 
         return run
 
+    def even(self, asked: int | None) -> TopicsPlanned | None:
+        """The topic step (:class:`Even`): with ``asked``, on every chunk with the counts of
+        :meth:`compatible_counts`; else on the chunks small enough for the default
+        objective's program, each with its own counts. None when no chunk is small enough."""
+        targets = self.context.targets
+        if asked is None:
+            small = [c.partitions * len(targets) <= evenness.DEFAULT_LIMIT for c in self.state]
+            if not any(small):
+                return None
+            self.apply([Even(None) if s else None for s in small], "topics")
+            return self._topics(None, small, 0)
+        spread, counts = self.compatible_counts(asked)
+        near: list[Mapping[int, int]] = [{b: c.replicas.get(b, 0) for b in targets}
+                                         for c in self.state]
+        boxes = [c.windows[min(spread - asked, len(c.windows) - 1)] for c in self.state]
+        solved: list[Mapping[int, int] | None] = [None] * len(self.state)
+        fixed: dict[int, Mapping[int, int]] = {}
+        for number in range(1, MAX_ROUNDS + 2):
+            if number > MAX_ROUNDS:  # every chunk with the counts its rounds left: always met
+                fixed, counts = dict(enumerate(near)), near
+            steps: list[Step | None] = [None if solved[c] == counts[c] else
+                                        Even(spread, counts[c]) for c in range(len(counts))]
+            self.apply(steps, f"topics, round {number}")
+            reached = list(counts)
+            for c, step in enumerate(steps):
+                if step is None:
+                    continue
+                state = self.state[c]
+                if state.failed:  # left as the rounds planned it: held there
+                    fixed[c] = reached[c] = near[c]
+                else:
+                    reached[c] = solved[c] = {b: state.replicas.get(b, 0) for b in targets}
+            if reached == counts:
+                break
+            again, held = None, False
+            for c in range(len(counts)):  # held to what it reached while the others can make
+                # room (those asked again with new counts)
+                if reached[c] == counts[c] or c in fixed:
+                    continue
+                prefer = [{**fixed, c: reached[c]}.get(d, counts[d]) for d in range(len(counts))]
+                found = quotas.compatible(prefer, boxes, self.ranges(), {*fixed, c})
+                if found is not None:
+                    fixed[c], again, held = reached[c], found, True
+            if not held:  # none can be held: every count as near what the chunks reached
+                fixed = {c: n for c, n in fixed.items() if self.state[c].failed}
+                again = quotas.compatible(reached, boxes, self.ranges(), set(fixed))
+            counts = near if again is None else list(again)
+            if again is None:
+                fixed = dict(enumerate(near))
+        return self._topics(asked, [True] * len(self.state), spread)
+
+    def compatible_counts(self, asked: int) -> tuple[int, list[Mapping[int, int]]]:
+        """The least spread ``k >= asked`` for which the chunks' counts can be chosen within
+        what their topics allow (:func:`kadmin.balance.quotas.compatible`, near the counts the
+        rounds left), and those counts. No plan of balanced brokers reaches a smaller spread
+        (the windows are necessary conditions). Without any such ``k``, ``asked`` and the
+        rounds' counts."""
+        targets = self.context.targets
+        self.apply([Window(asked)] * len(self.state), "topic windows")
+        near = [{b: c.replicas.get(b, 0) for b in targets} for c in self.state]
+        longest = max(len(c.windows) for c in self.state)
+        for j in range(longest):
+            boxes = [c.windows[min(j, len(c.windows) - 1)] for c in self.state]
+            found = quotas.compatible(near, boxes, self.ranges())
+            if found is not None:
+                return asked + j, list(found)
+        return asked, list(near)
+
+    def ranges(self) -> dict[int, tuple[int, int]]:
+        """Each target broker's balanced range of replicas (as ``plan rebalance``'s)."""
+        context = self.context
+        total = _added(c.replicas for c in self.state)
+        inside = {b: total.get(b, 0) for b in context.targets}
+        outside = {b: n for b, n in total.items() if b not in inside}
+        out: dict[int, tuple[int, int]] = {}
+        for group in groups_of(context.targets, inside, outside, context.rack_of,
+                               context.weights):
+            out.update(group.bounds())
+        return out
+
+    def _topics(self, asked: int | None, ran: Sequence[bool], floor: int) -> TopicsPlanned:
+        goals = [c.topics for c, r in zip(self.state, ran, strict=True) if r]
+        done = [g for g in goals if g is not None]
+        return TopicsPlanned(asked, len(done), len(self.state),
+                             max((g.spread for g in done), default=0),
+                             all(g.exact for g in done) and len(done) == len(goals),
+                             max((c.least for c in self.state), default=0),
+                             sum(c.moves for c in self.state), floor,
+                             None if any(c.relaxed is None for c in self.state)
+                             else sum(c.relaxed or 0 for c in self.state))
+
     def _picked(self, share: Quota) -> list[list[Picked]]:
         brokers = set(share.give) | set(share.take)
         return self.parts.pick(brokers, max(1, TAIL_PARTITIONS // len(self.state)))
@@ -316,7 +638,7 @@ class _Run:
         final, unmet = move_replicas(table, context.targets,
                                      replica_quota(total, context.targets, context.rack_of,
                                                    weights=context.weights),
-                                     context.rack_of)
+                                     context.rack_of, even_topics=context.even_topics)
         self._replace(picked, lambda k, p: final.get(k, p.original), "replica moves, tail")
         return unmet
 

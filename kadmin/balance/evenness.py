@@ -405,6 +405,10 @@ class TopicGoal:
     least: int | None = None
     """Default objective: the least worst topic spread proven possible for plans of these
     moves (``spread`` when ``exact``; else the gap is ``spread - least``)."""
+    chunked: bool = False
+    """Planned in chunks of whole topics (``spark rebalance``): each chunk exact for the
+    broker counts the driver gave it, the whole ``exact`` only where it meets a bound
+    (:class:`kadmin.balance.chunks.TopicsPlanned`)."""
 
     @property
     def reachable(self) -> bool:

@@ -68,9 +68,8 @@ class _LeaderProblem:
         """Partitions whose leader was handed on, and to whom."""
         self.led: dict[int, list[int]] = {}
         """Partitions each broker leads, in partition order; stale entries are skipped."""
-        self.found: dict[tuple[int, int], int] = {}
-        self.finders: dict[tuple[int, int], Iterator[int]] = {}
-        """Per hop of cost 1, the witness last found and how far the search for one got."""
+        self.index: dict[int, dict[int, list[int]]] = {}
+        """Per broker, :meth:`_index` once built."""
         self.touched: set[int] = set()
         self.cursors: dict[tuple[int, int], Iterator[int]] = {}
         """Per giver and hop cost, how far its partitions have been tried: a partition none of
@@ -104,6 +103,11 @@ class _LeaderProblem:
             self.changed.add(p)
         self.leader[p] = y
         self.led.setdefault(y, []).append(p)
+        index = self.index.get(y)
+        if index is not None and y == was:  # handed back: a witness of y's hops of cost 1 again
+            for z in self.replicas[p]:
+                if z != y:
+                    index.setdefault(z, []).append(p)
 
     def cheapest(self, exhausted: int | None) -> int | None:
         """While no leadership was taken from a partition's leader of today, no handover gives
@@ -209,21 +213,39 @@ class _LeaderProblem:
 
     def _witness(self, x: int, y: int, overlay: Mapping[int, int]) -> int | None:
         """A partition ``x`` leads as its leader of today with ``y`` among its replicas (a hop
-        of cost 1), resuming where the last search for one stopped."""
-        before, replicas = self.before, self.replicas
-        key = (x, y)
-        p = self.found.get(key)
-        if p is not None and overlay.get(p, self.lead(p)) == x:
-            return p
-        finder = self.finders.get(key)
-        if finder is None:
-            finder = self.finders[key] = iter(self.led.get(x, []))
-        for p in finder:
-            if before[p] == x and y in replicas[p] and overlay.get(p, self.lead(p)) == x:
-                self.found[key] = p
+        of cost 1), from ``x``'s index of them by replica (:meth:`_index`): one that ``x``
+        no longer leads is dropped for good (it comes back by :meth:`hand` if handed back)."""
+        candidates = self._index(x).get(y)
+        if not candidates:
+            return None
+        lead = self.lead
+        for k in range(len(candidates) - 1, -1, -1):
+            p = candidates[k]
+            if lead(p) != x:
+                if k == len(candidates) - 1:
+                    candidates.pop()
+                continue
+            if overlay.get(p, x) == x:
                 return p
-        del self.finders[key]  # the list may have grown since: start over next time
         return None
+
+    def _index(self, x: int) -> dict[int, list[int]]:
+        """The partitions ``x`` leads as their leader of today, by each other replica: the
+        witnesses of its hops of cost 1, built when a path first takes one."""
+        index = self.index.get(x)
+        if index is None:
+            index = self.index[x] = {}
+            before, replicas, lead = self.before, self.replicas, self.lead
+            for p in dict.fromkeys(self.led.get(x, ())):
+                if before[p] == x and lead(p) == x:
+                    for z in replicas[p]:
+                        if z != x:
+                            found = index.get(z)
+                            if found is None:
+                                index[z] = [p]
+                            else:
+                                found.append(p)
+        return index
 
     def apply(self, path: Sequence[tuple[int, int, list[int]]]) -> int | None:
         overlay: dict[int, int] = {}

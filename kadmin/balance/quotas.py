@@ -17,7 +17,8 @@ the single-machine result: the counts end balanced and the moves equal the lower
    units between chunks until every chunk gives exactly as much as it takes (a move stays in
    its partition), never more than a chunk holds or has room for. Such a split exists whenever
    a balanced plan at the bound does (that plan, cut by chunk, is one), and the max flow finds
-   one from any start.
+   one from any start. The flow shifts a little of every broker rather than all of one
+   (:func:`_level`): which replicas a chunk moves decides how even its topics end.
 3. Each task meets its chunk's quota with ``move_replicas(single_copies=True)``: one copy per
    unit, so its moves equal the units it met. A chunk can fail units that its counts allowed
    (every partition of a giver may already hold every broker that has room); the driver sees
@@ -27,6 +28,22 @@ the single-machine result: the counts end balanced and the moves equal the lower
 Why the moves still equal the bound: in every round a broker only gives if it must give in the
 end state and only takes if it must take, and every unit met costs exactly one copy; so no
 replica is copied twice or copied back, and the copies add up to the units, the bound.
+
+Why the shares must stay near proportional, measured: the 10M skewed run (1,000,000 topics
+of 10 partitions, RF 3, 900 brokers of which broker ``b`` is in every topic created when the
+cluster had more than ``b`` brokers, 100 new; 100 chunks) ended with a worst topic spread of 10
+where 1M reached 3. Its topics created on brokers 0 to 2 alone hold 10 replicas on each of the
+three. The leveling max flow, whose augmenting paths took the lowest broker ids first, had
+taken every give of broker 1 out of chunk 39 (0 of its 1,657 units) and most of broker 0's out
+of chunks 19 and 25 (109 of 1,768, 48 of 1,591), giving them to other chunks. A chunk that does
+not give from broker 1 keeps all of its replicas, and so each such topic in chunk 39 kept 10
+on broker 1, whatever the task's topic preferences: the moves and the broker spreads were
+right, the topics could not be. At 1M (10 chunks) the worst such cut left broker 0 680 of
+1,609 units, enough to reach every such topic. With the shifts spread over the brokers no
+chunk keeps less than 90% of broker 0, 1 or 2's proportional share at 10M, and chunks 39 and
+25 end at 3, as 1M does (``tests/unit/test_balance_chunks.py``
+``test_the_split_keeps_each_brokers_share_near_proportional`` and
+``test_chunks_even_topics_as_one_machine_does_on_a_skewed_cluster`` fail without it).
 
 Leaders go the same way over the replica lists after the moves (a leadership can move to any
 replica of its partition, and a chain of handovers inside a chunk costs no data).
@@ -41,6 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from math import ceil
 
 from kadmin.balance.metrics import Balance
 from kadmin.balance.targets import Group, Quota, groups_of, quota
@@ -177,6 +195,11 @@ def _proportional(units: Mapping[int, int], caps: Sequence[Mapping[int, int]], n
     return shares
 
 
+SHIFT_FRACTIONS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1)
+"""The phases of :func:`_level`: in each, no chunk shifts more of a broker's units than this
+fraction of its proportional share (then, last, as much as it holds or has room for)."""
+
+
 def _level(gives: list[dict[int, int]], takes: list[dict[int, int]],
            give_caps: Sequence[Mapping[int, int]], take_caps: Sequence[Mapping[int, int]]
            ) -> None:
@@ -184,7 +207,14 @@ def _level(gives: list[dict[int, int]], takes: list[dict[int, int]],
     (gives over takes) to chunks short of gives, one unit of flow being a give shifted from one
     chunk to another (through a giver) or a take shifted the other way (through a taker). The
     flow a max flow cannot carry is cut: the surplus chunk gives less, the short one takes
-    less."""
+    less.
+
+    The shifts are spread over the brokers: the flow runs in phases (:data:`SHIFT_FRACTIONS`),
+    each letting a chunk shift at most that fraction of a broker's proportional share (at
+    least one unit), the flow of one phase kept by the next; so no broker's share in a chunk
+    moves by more than the first fraction that carries the whole surplus, and the last phase
+    (the caps alone) still finds a split whenever one exists. Without the phases the
+    augmenting paths took the lowest broker ids first (see the module docstring, 10M)."""
     n = len(gives)
     givers = sorted({b for row in give_caps for b in row})
     takers = sorted({b for row in take_caps for b in row})
@@ -192,8 +222,8 @@ def _level(gives: list[dict[int, int]], takes: list[dict[int, int]],
     taker_node = {b: 2 + n + len(givers) + i for i, b in enumerate(takers)}
     flow = _MaxFlow(2 + n + len(givers) + len(takers))
     source, sink = 0, 1
-    shifts: list[tuple[int, int, int, int]] = []
-    """(edge, chunk, broker, +1 give / -1 take / +2 give back / -2 take back)"""
+    shifts: list[tuple[int, int, int, int, int, int]] = []
+    """(edge, chunk, broker, +1 give / -1 take / +2 give back / -2 take back, share, cap)"""
     for c in range(n):
         excess = sum(gives[c].values()) - sum(takes[c].values())
         if excess > 0:
@@ -203,17 +233,20 @@ def _level(gives: list[dict[int, int]], takes: list[dict[int, int]],
         for b, cap in give_caps[c].items():
             held = gives[c].get(b, 0)
             if held:
-                shifts.append((flow.add(2 + c, giver_node[b], held), c, b, -1))
+                shifts.append((flow.add(2 + c, giver_node[b], 0), c, b, -1, held, held))
             if cap > held:
-                shifts.append((flow.add(giver_node[b], 2 + c, cap - held), c, b, 1))
+                shifts.append((flow.add(giver_node[b], 2 + c, 0), c, b, 1, held, cap - held))
         for b, cap in take_caps[c].items():
             held = takes[c].get(b, 0)
             if cap > held:
-                shifts.append((flow.add(2 + c, taker_node[b], cap - held), c, b, 2))
+                shifts.append((flow.add(2 + c, taker_node[b], 0), c, b, 2, held, cap - held))
             if held:
-                shifts.append((flow.add(taker_node[b], 2 + c, held), c, b, -2))
-    flow.run(source, sink)
-    for edge, c, b, kind in shifts:
+                shifts.append((flow.add(taker_node[b], 2 + c, 0), c, b, -2, held, held))
+    for fraction in (*SHIFT_FRACTIONS, None):
+        for edge, _, _, _, share, cap in shifts:
+            flow.allow(edge, cap if fraction is None else min(cap, max(1, ceil(share * fraction))))
+        flow.run(source, sink)
+    for edge, c, b, kind, _, _ in shifts:
         units = flow.flow(edge)
         if not units:
             continue
@@ -228,6 +261,87 @@ def _level(gives: list[dict[int, int]], takes: list[dict[int, int]],
             cut = min(row[b], abs(excess))
             row[b] -= cut
             excess += cut if excess < 0 else -cut
+
+
+def compatible(near: Sequence[Mapping[int, int]], boxes: Sequence[tuple[int, int]],
+               ranges: Mapping[int, tuple[int, int]], fixed: Collection[int] = ()
+               ) -> list[dict[int, int]] | None:
+    """Per chunk, each target broker's count to end with for ``--topic-spread``, as near to
+    ``near`` (the counts the rounds left) as allows: every count within its chunk's box
+    (``boxes[c]``: what the chunk's topics allow a broker under the spread, see
+    :meth:`kadmin.balance.chunks.Part.windowed`), each chunk's total kept, each broker's total
+    within its balanced range (``ranges``), and the chunks in ``fixed`` at ``near`` exactly.
+    None when no such counts exist.
+
+    A transportation problem with bounds, solved as a circulation with lower bounds (a max
+    flow from a super source, :class:`_MaxFlow`): source -> chunk (exactly its total),
+    chunk -> broker (the count, within the box), broker -> sink (within its range), sink ->
+    source. It is solved first with every count within 0 of ``near``, then 1, 2, 4, ...
+    of it, then the boxes alone: the first that exists is returned. The boxes are necessary
+    conditions (every plan that keeps each topic within the spread has counts within them),
+    so None proves that no plan with balanced brokers keeps the topics within the spread."""
+    brokers = sorted(ranges)
+    widest = max((max(n.values(), default=0) for n in near), default=0) + 1
+    delta = 0
+    while True:
+        found = _circulation(near, boxes, ranges, brokers, fixed,
+                             None if delta > widest else delta)
+        if found is not None or delta > widest:
+            return found
+        delta = 2 * delta if delta else 1
+
+
+def _circulation(near: Sequence[Mapping[int, int]], boxes: Sequence[tuple[int, int]],
+                 ranges: Mapping[int, tuple[int, int]], brokers: Sequence[int],
+                 fixed: Collection[int], delta: int | None) -> list[dict[int, int]] | None:
+    n = len(near)
+    node = {b: 4 + n + i for i, b in enumerate(brokers)}
+    flow = _MaxFlow(4 + n + len(brokers))
+    source, sink, super_source, super_sink = 0, 1, 2, 3
+    excess = [0] * (4 + n + len(brokers))
+    cells: list[tuple[int, int, int, int]] = []
+    """(edge, chunk, broker, lower bound)"""
+
+    def edge(a: int, b: int, low: int, high: int) -> int | None:
+        if low > high:
+            return None
+        excess[b] += low
+        excess[a] -= low
+        return flow.add(a, b, high - low)
+
+    for c, counts in enumerate(near):
+        total = sum(counts.get(b, 0) for b in brokers)
+        edge(source, 4 + c, total, total)
+        low_box, high_box = boxes[c]
+        for b in brokers:
+            want = counts.get(b, 0)
+            if c in fixed:
+                low, high = want, want
+            elif delta is None:
+                low, high = low_box, high_box
+            else:
+                low, high = max(low_box, want - delta), min(high_box, want + delta)
+            made = edge(4 + c, node[b], low, high)
+            if made is None:
+                return None
+            cells.append((made, c, b, low))
+    for b in brokers:
+        low, high = ranges[b]
+        edge(node[b], sink, low, high)
+    edge(sink, source, 0, sum(sum(c.values()) for c in near))
+    needed = 0
+    for v, units in enumerate(excess):
+        if units > 0:
+            flow.add(super_source, v, units)
+            needed += units
+        elif units < 0:
+            flow.add(v, super_sink, -units)
+    if flow.run(super_source, super_sink) != needed:
+        return None
+    out: list[dict[int, int]] = [{} for _ in near]
+    for made, c, b, low in cells:
+        out[c][b] = low + flow.flow(made)
+    return out
 
 
 class _MaxFlow:
@@ -251,6 +365,13 @@ class _MaxFlow:
 
     def flow(self, edge: int) -> int:
         return self.initial[edge] - self.capacity[edge]
+
+    def allow(self, edge: int, capacity: int) -> None:
+        """Raise an edge's capacity to ``capacity`` (never lower: the flow on it stays)."""
+        more = int(capacity) - self.initial[edge]
+        if more > 0:
+            self.initial[edge] += more
+            self.capacity[edge] += more
 
     def run(self, source: int, sink: int) -> int:
         total = 0

@@ -117,6 +117,9 @@ class RackBalance:
     False: no such plan exists, so each rack is balanced inside (as even as the rule allows)."""
     rack_free_bound: int
     """The lower bound racks aside: the plan's bound exceeds it by what rack diversity costs."""
+    proven: bool = True
+    """False where the cluster is too large for the exact program and the search balancing
+    across racks did not reach the rack-free bound: some plan may still balance across them."""
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -163,7 +166,8 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     the fewest moves the one whose worst topic spread is least, proven by a bound at any size
     where the search's plan meets it, else by the exact programs where they are small enough
     (else the search's plan, with the bound); with ``topic_spread``, the fewest moves that
-    keep every topic within it, which is then the lower bound.
+    keep every topic within it, which is then the lower bound. Neither: the fewest moves and balanced
+    brokers only, no topic looked at (the fastest).
 
     ``kept``: the targets that are not registered (:func:`hold`); the partitions holding one
     are left out, and then so are the exact programs (topics, racks), which know no fixed
@@ -171,6 +175,8 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     held = hold(table, brokers, kept)
     table, brokers = held.free, held.targets
     before = table.replicas
+    prefer_even = even_topics or topic_spread is not None
+    """Whether the broker-level search prefers moves that keep topics even (off: the fastest)."""
     if held.index is not None:
         counts = Counter(replica_counts(before)) + Counter(held.replicas)
         even_topics, topic_spread = False, None
@@ -187,7 +193,17 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
             ranges = _ranges(counts, brokers, None, weights)
     else:
         racks = None if across is None else across[0]
-        moved, unplaced = move_replicas(table, brokers, wanted, rack_of)
+        by_rack = _by_rack(counts, brokers, rack_of, weights)
+        searched = (_searched_across(table, brokers, counts, rack_of, weights, prefer_even)
+                    if by_rack and across is None and held.index is None else None)
+        if searched is not None and searched[1] is not None:
+            racks, (wanted, moved) = searched[0], searched[1]
+            unplaced = 0
+            ranges = _ranges(counts, brokers, None, weights)
+        else:
+            racks = racks if searched is None else searched[0]
+            moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
+                                            even_topics=prefer_even, within_racks=by_rack)
     bound = wanted.units if not unplaced and racks is None else lower_bound(
         before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
@@ -220,9 +236,10 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
     racks than it has, with the fewest moves such plans make (the exact program, rack
     diversity as its per-partition lower bounds); otherwise each rack balanced inside, as the
     broker-level search does. None when racks are equal in size (the search is exact there)
-    or the program is too large (the search's per-rack balance, which may not be the most
-    even). Rack by rack, too, the program gives the fewest moves (the search's may be more
-    when diversity blocks its hops)."""
+    or the program is too large (then :func:`_searched_across` tries the broker-level search
+    across racks, and each rack is balanced inside where it falls short). Rack by rack, too,
+    the program gives the fewest moves (the search's may be more when diversity blocks its
+    hops)."""
     inside = {b: counts.get(b, 0) for b in brokers}
     outside = {b: n for b, n in counts.items() if b not in inside}
     if rack_of is None or len(groups_of(brokers, inside, outside, rack_of, weights)) < 2:
@@ -236,6 +253,30 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
         return RackBalance(True, free), exact
     return RackBalance(False, free), evenness.fewest_moves_within(
         table, brokers, _ranges(counts, brokers, rack_of, weights), None, rack_of)
+
+
+def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
+                     rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None,
+                     even_topics: bool
+                     ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
+    """Racks of unequal size on a cluster too large for the exact program: the broker-level
+    search balancing the whole cluster, no partition losing a rack. Kept (with its quota)
+    only when it meets the rack-free lower bound, which no rack-aware plan can beat: then it
+    is the fewest moves, exactly. Otherwise None beside ``across=False``: each rack is then
+    balanced on its own, which may be less even than some plan reaches (not proven)."""
+    whole = replica_quota(table.replicas, brokers, None, counts, weights)
+    moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics)
+    if unplaced or replica_moves(table.replicas, moved) > whole.units:
+        return RackBalance(False, whole.units, proven=False), None
+    return RackBalance(True, whole.units), (whole, moved)
+
+
+def _by_rack(counts: Mapping[int, int], brokers: Collection[int],
+             rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None) -> bool:
+    """Whether the replica quota balances each rack on its own (racks of unequal size)."""
+    inside = {b: counts.get(b, 0) for b in brokers}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    return rack_of is not None and len(groups_of(brokers, inside, outside, rack_of, weights)) > 1
 
 
 def _ranges(counts: Mapping[int, int], brokers: Collection[int],

@@ -260,6 +260,11 @@ TopicSpreadOpt = Annotated[int | None, typer.Option(
                                   "one broker than on another, brokers still balanced, with "
                                   "the fewest moves that allow it (printed as the lower "
                                   "bound). Default: the least spread the fewest moves allow.")]
+EvenTopicsOpt = Annotated[bool, typer.Option(
+    "--even-topics/--no-even-topics",
+    help="Among the plans with the fewest moves, return one whose worst topic spread is the "
+         "least (the default). --no-even-topics: the fewest moves and balanced brokers only, "
+         "no topic looked at (the fastest on large clusters).")]
 ReassignmentPlanOpt = Annotated[Path | None, typer.Option(
     "--plan", help="Reassignment plan file, or a `kadmin spark` output folder or its "
                    "manifest.json.")]

@@ -19,6 +19,7 @@ from kadmin.cli.common import (
     CapacityOpt,
     ClusterOpt,
     Connection,
+    EvenTopicsOpt,
     ForceOpt,
     JsonOpt,
     LeadersOpt,
@@ -235,6 +236,7 @@ def plan_rebalance(
                                             "(moving a leader's replica counts).")] = None,
     disable_rack_aware: RackOpt = False,
     topic_spread: TopicSpreadOpt = None,
+    even_topics: EvenTopicsOpt = True,
     capacity: CapacityOpt = None,
     sizes_path: SizesOpt = None,
     balance: Annotated[Balance, typer.Option(
@@ -258,7 +260,8 @@ def plan_rebalance(
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         replication_factor=replication_factor, leaders=leaders, max_moves=max_moves,
         max_leader_changes=max_leader_changes, rack_aware=not disable_rack_aware,
-        by_bytes=balance is Balance.BYTES, topic_spread=topic_spread, capacity=capacity)
+        by_bytes=balance is Balance.BYTES, topic_spread=topic_spread, even_topics=even_topics,
+        capacity=capacity)
     request.check()
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
         snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)

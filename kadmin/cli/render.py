@@ -406,7 +406,17 @@ def goal_lines(r: Rebalanced) -> list[str]:
     """What the plan did for topics, racks and capacities, in the words of spec section 7."""
     lines = []
     goal = r.topic_goal
-    if goal is not None and goal.asked is not None:
+    chunked = ("planned chunk by chunk, each exact for the broker counts the driver gave it: "
+               "not proven the {} over the whole")
+    if goal is not None and goal.chunked and not goal.exact:
+        extra = (goal.fewest or 0) - goal.plain_bound
+        lines.append(
+            f"worst topic spread {goal.spread} ({chunked.format('least')})" if goal.asked is None
+            else (f"every topic within spread {goal.asked}" if goal.reachable else
+                  f"topic spread {goal.asked} was not reached: the chunks end at {goal.spread}")
+            + f": {goal.fewest} move(s), {extra} over the {goal.plain_bound} that balance the "
+              f"brokers alone ({chunked.format('fewest' if goal.reachable else 'smallest')})")
+    elif goal is not None and goal.asked is not None:
         extra = (goal.fewest or 0) - goal.plain_bound
         lines.append(
             (f"every topic within spread {goal.asked}" if goal.reachable else
@@ -429,8 +439,13 @@ def goal_lines(r: Rebalanced) -> list[str]:
                             f"over the rack-free bound {r.racks.rack_free_bound}"
                             if r.lower_bound > r.racks.rack_free_bound else ""))
         else:
-            lines.append("racks of unequal size: no plan balances every broker without a "
-                         "partition losing a rack, so each rack is balanced inside"
+            lines.append(("racks of unequal size: no plan balances every broker without a "
+                          "partition losing a rack, so each rack is balanced inside"
+                          if r.racks.proven else
+                          "racks of unequal size: the search found no plan that balances "
+                          "every broker at the rack-free bound without a partition losing a "
+                          "rack (too many partitions for the exact program), so each rack is "
+                          "balanced inside")
                          + (f" ({r.lower_bound - r.racks.rack_free_bound} move(s) over the "
                             f"rack-free bound {r.racks.rack_free_bound})"
                             if r.lower_bound > r.racks.rack_free_bound else ""))

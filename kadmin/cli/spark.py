@@ -18,6 +18,7 @@ from kadmin.cli.common import (
     BatchSizeOpt,
     BrokersOpt,
     CapacityOpt,
+    EvenTopicsOpt,
     JsonOpt,
     JuteMaxBufferOpt,
     LeadersOpt,
@@ -32,6 +33,7 @@ from kadmin.cli.common import (
     TargetBrokersOpt,
     TopicsFileOpt,
     TopicsOpt,
+    TopicSpreadOpt,
     named_output,
 )
 from kadmin.embedded import SPARK_EXTRA_HINT
@@ -121,6 +123,8 @@ def rebalance(
     max_moves: MaxMovesOpt = None,
     disable_rack_aware: RackOpt = False,
     capacity: CapacityOpt = None,
+    topic_spread: TopicSpreadOpt = None,
+    even_topics: EvenTopicsOpt = True,
     master: MasterOpt = "local[*]",
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
@@ -140,7 +144,7 @@ def rebalance(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         leaders=leaders, max_moves=max_moves, rack_aware=not disable_rack_aware,
-        capacity=capacity)
+        capacity=capacity, topic_spread=topic_spread, even_topics=even_topics)
     with needs_pyspark(), render.planner_progress() as progress:
         figures = spark_rebalance(cluster, out_dir, request,
                                   SparkRun(master, batch_size, max_znode_bytes, force, verbose),

@@ -37,8 +37,8 @@ from kadmin.sizes import moved_bytes
 @dataclass(frozen=True)
 class RebalanceRequest:
     """What to balance: the options ``kadmin plan rebalance`` and ``kadmin spark rebalance``
-    share. Spark honours all but ``replication_factor``, ``max_leader_changes``, ``by_bytes``
-    and ``topic_spread`` (its command has no option for them)."""
+    share. Spark honours all but ``replication_factor``, ``max_leader_changes`` and
+    ``by_bytes`` (its command has no option for them)."""
 
     topics: TopicSelection = field(default_factory=TopicSelection)
     """No topic option given: every topic."""
@@ -56,6 +56,9 @@ class RebalanceRequest:
     """Balance bytes per broker (needs partition sizes) instead of replica counts."""
     topic_spread: int | None = None
     """Every selected topic within this spread, with the fewest moves that allow it."""
+    even_topics: bool = True
+    """Among the plans of the fewest moves, the one whose worst topic spread is least (the
+    default objective); False: the fewest moves and balanced brokers only, the fastest."""
     capacity: Path | None = None
     """A capacity file: replica, leader and byte shares follow each broker's capacity."""
 
@@ -69,6 +72,9 @@ class RebalanceRequest:
                                               or self.replication_factor is not None):
             raise InvalidInput("--topic-spread balances replica counts: it does not combine "
                                "with --balance bytes or --replication-factor")
+        if self.topic_spread is not None and not self.even_topics:
+            raise InvalidInput("--topic-spread evens topics out: it does not combine with "
+                               "--no-even-topics")
 
     @property
     def limits(self) -> balancing.Limits:
@@ -187,7 +193,8 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
         result = balancing.rebalance(table, scope.targets, scope.rack_of,
                                      leaders=request.leaders, limits=request.limits,
                                      counts=counts, weights=weights,
-                                     topic_spread=request.topic_spread, kept=scope.unregistered)
+                                     topic_spread=request.topic_spread,
+                                     even_topics=request.even_topics, kept=scope.unregistered)
     else:
         loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
         result = balancing.change_factor(table, request.replication_factor, scope.targets,
@@ -240,6 +247,7 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
     its figures are the manifest's."""
     from kadmin.spark.rebalance import run_rebalance  # pyspark starts a JVM: only here
 
+    request.check()
     manifest = run_rebalance(cluster_dir, out_dir, request, master=run.master,
                              batch_size=run.batch_size, max_znode_bytes=run.max_znode_bytes,
                              force=run.force, verbose=run.verbose, progress=progress)
@@ -248,4 +256,4 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
                       manifest.planned.partial, manifest.before, manifest.after,
                       written=out_dir / MANIFEST_FILE, folder=True,
                       drained={b: (n, None) for b, n in manifest.drained.items()},
-                      limits=request.limit_words)
+                      limits=request.limit_words, topic_goal=manifest.topic_goal)

@@ -1,13 +1,17 @@
-"""The pipeline both Spark planners share around their own placement or balancing: the input
-side (steps 1 and 2 of :mod:`kadmin.spark.plan`: the checks of a snapshot folder, the scan of
-``topics.jsonl`` and the range sort that makes every Spark partition a contiguous run of topic
-names in order) and step 5, the ordered stream of encoded moves into the plan folder
-(:mod:`kadmin.operations.folder` writes it)."""
+"""The pipeline both Spark planners share around their own placement or balancing: the start
+(:func:`read_source`, every check of the output and the snapshot folder before Spark starts,
+then :func:`spark_job`, the session, the shipped kadmin and the progress), the input side
+(steps 1 and 2 of :mod:`kadmin.spark.plan`: the scan of ``topics.jsonl`` and the range sort
+that makes every Spark partition a contiguous run of topic names in order) and step 5, the
+ordered stream of encoded moves into the plan folder (:mod:`kadmin.operations.folder` writes
+it)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple, cast
@@ -17,12 +21,13 @@ from pyspark import RDD, Broadcast, SparkContext, StorageLevel
 from kadmin import files, plans, snapshots
 from kadmin.model import (
     LIST_LIMIT,
+    Broker,
     InvalidInput,
     TopicAssignment,
     and_more,
 )
 from kadmin.operations import folder
-from kadmin.spark.session import Stages
+from kadmin.spark.session import Progress, Stages, ship_kadmin, spark_session
 from kadmin.spark.tasks import ScanResult, keyed_topics, range_bounds, range_of, scan_split, sort_run
 
 BROKERS_FILE = snapshots.BROKERS_FILE
@@ -37,6 +42,62 @@ BYTES_PER_SPLIT = 16 * 2**20
 
 PARTITIONS_PER_TASK = 100_000
 """Kafka partitions per sorted Spark partition: the unit the driver streams (a few MB of entries)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A snapshot folder checked before Spark starts: what both planners read of it first."""
+
+    cluster_dir: Path
+    selection: frozenset[str] | None
+    """The selected topics (None: every topic)."""
+    brokers: Mapping[int, Broker]
+    """The registered brokers (``brokers.json``)."""
+    fingerprint: dict[str, dict[str, Any]]
+    """:func:`fingerprints`, for the manifest."""
+
+
+def read_source(cluster_dir: Path, out_dir: Path, topics: Sequence[str] | None, *, empty: str,
+                force: bool, batch_size: int, max_znode_bytes: int,
+                check: Callable[[], None] = lambda: None) -> Source:
+    """Every check a Spark planner makes before Spark starts, in order: the output options,
+    the planner's own (``check``), the selection (``empty``: the error for an empty one), the
+    snapshot folder; then its brokers and fingerprints."""
+    check_output(out_dir, force, batch_size, max_znode_bytes)
+    check()
+    selection = selection_of(topics, empty)
+    check_snapshot_folder(cluster_dir, selection)
+    brokers = snapshots.read_brokers(cluster_dir / BROKERS_FILE)
+    return Source(cluster_dir, selection, brokers, fingerprints(cluster_dir))
+
+
+@dataclass(frozen=True)
+class Job:
+    """A started Spark job over a :class:`Source`."""
+
+    sc: SparkContext
+    stages: Stages
+    source: Source
+
+    def sorted_topics(self, *, empty: str | None, ranges_at_least: int, persist: bool = True,
+                      partitions_per_task: int | None = None) -> Sorted:
+        """:func:`sorted_topics` of the source's ``topics.jsonl`` and selection."""
+        return sorted_topics(self.sc, self.source.cluster_dir / TOPICS_FILE,
+                             self.source.selection, self.stages, empty=empty,
+                             ranges_at_least=ranges_at_least, persist=persist,
+                             partitions_per_task=partitions_per_task)
+
+
+@contextmanager
+def spark_job(source: Source, master: str | None, verbose: bool, progress: Progress | None
+              ) -> Iterator[Job]:
+    """The Spark session (:func:`kadmin.spark.session.spark_session`: an active one as it is,
+    else a new one stopped at the end), kadmin shipped to its executors, and the progress of
+    its stages."""
+    with spark_session(master, verbose) as spark:
+        sc = spark.sparkContext
+        ship_kadmin(sc)
+        yield Job(sc, Stages(sc, progress), source)
 
 
 def check_output(out_dir: Path, force: bool, batch_size: int, max_znode_bytes: int) -> None:
@@ -112,12 +173,13 @@ class Sorted(NamedTuple):
 
 def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str] | None,
                   stages: Stages, *, empty: str | None, ranges_at_least: int,
-                  persist: bool = True) -> Sorted:
+                  persist: bool = True, partitions_per_task: int | None = None) -> Sorted:
     """Steps 1 and 2 (scan, then the range partitioning and sort, left to the first action on
     ``ranged``) into at least ``ranges_at_least`` Spark partitions, more for big inputs (one
-    per PARTITIONS_PER_TASK). A line that does not parse is raised here; ``empty`` is the error
-    for a snapshot without topics (None: no error). Without ``persist`` (a caller that reads
-    ``ranged`` once) a second read redoes the sort from Spark's shuffle files."""
+    per ``partitions_per_task``, by default PARTITIONS_PER_TASK). A line that does not parse
+    is raised here; ``empty`` is the error for a snapshot without topics (None: no error).
+    Without ``persist`` (a caller that reads ``ranged`` once) a second read redoes the sort
+    from Spark's shuffle files."""
     source = str(topics_path)
     selected = sc.broadcast(selection)
     splits = max(2 * sc.defaultParallelism, -(-topics_path.stat().st_size // BYTES_PER_SPLIT))
@@ -132,7 +194,8 @@ def sorted_topics(sc: SparkContext, topics_path: Path, selection: frozenset[str]
         raise InvalidInput(empty)
     stages.note(f"{found:,} topic(s) with {partitions:,} partition(s) selected in "
                 f"{topics_path.name}")
-    bounds = range_bounds(scans, max(ranges_at_least, -(-partitions // PARTITIONS_PER_TASK)))
+    per_task = PARTITIONS_PER_TASK if partitions_per_task is None else partitions_per_task
+    bounds = range_bounds(scans, max(ranges_at_least, -(-partitions // per_task)))
     ranged = (lines.mapPartitions(lambda it: keyed_topics(it, selected.value, source))
               .partitionBy(len(bounds) + 1, partial(range_of, bounds))
               .mapPartitions(sort_run, preservesPartitioning=True))

@@ -69,24 +69,14 @@ from typing import Any
 
 from pyspark import RDD, SparkContext, StorageLevel
 
-from kadmin import placement, plans, snapshots
+from kadmin import placement, plans
 from kadmin.model import (
     Broker,
     InvalidInput,
 )
 from kadmin.operations import folder
-from kadmin.spark.pipeline import (
-    BROKERS_FILE,
-    TOPICS_FILE,
-    Sorted,
-    check_output,
-    check_snapshot_folder,
-    fingerprints,
-    selection_of,
-    sorted_topics,
-    write_folder,
-)
-from kadmin.spark.session import Progress, Stages, ship_kadmin, spark_session
+from kadmin.spark.pipeline import Sorted, read_source, spark_job, write_folder
+from kadmin.spark.session import Progress, Stages
 from kadmin.spark.tasks import PlaceTotals, ScanResult, count_run, place_run
 
 
@@ -149,21 +139,19 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
     ``master`` None uses the launcher's (spark-submit's) master; an active SparkSession is used
     as it is and left running. Input errors raise InvalidInput before anything is written.
     """
-    check_output(out_dir, force, batch_size, max_znode_bytes)
-    if options.start_index is not None and options.start_index < 0:
-        raise InvalidInput(f"start index {options.start_index} must be at least 0")
-    selection = selection_of(topics, "no topics to place")
-    check_snapshot_folder(cluster_dir, selection)
-    cluster_brokers = snapshots.read_brokers(cluster_dir / BROKERS_FILE)
-    ring = placement.BrokerRing.of(_target_brokers(cluster_brokers, brokers), options.rack_aware)
-    fingerprint = fingerprints(cluster_dir)
+    def check() -> None:
+        if options.start_index is not None and options.start_index < 0:
+            raise InvalidInput(f"start index {options.start_index} must be at least 0")
 
-    with spark_session(master, verbose) as spark:
-        sc = spark.sparkContext
-        ship_kadmin(sc)
-        stages = Stages(sc, progress)
-        chunks = sorted_topics(sc, cluster_dir / TOPICS_FILE, selection, stages,
-                               empty="no topics to place", ranges_at_least=sc.defaultParallelism)
+    source = read_source(cluster_dir, out_dir, topics, empty="no topics to place", force=force,
+                         batch_size=batch_size, max_znode_bytes=max_znode_bytes, check=check)
+    selection, cluster_brokers = source.selection, source.brokers
+    ring = placement.BrokerRing.of(_target_brokers(cluster_brokers, brokers), options.rack_aware)
+
+    with spark_job(source, master, verbose, progress) as job:
+        sc, stages = job.sc, job.stages
+        chunks = job.sorted_topics(empty="no topics to place",
+                                   ranges_at_least=sc.defaultParallelism)
         try:
             planned = _placed(sc, chunks, selection, ring, options, stages)
         finally:
@@ -176,7 +164,7 @@ def run_plan(cluster_dir: Path, out_dir: Path, *, topics: Sequence[str] | None =
                 unchanged=totals.unchanged, stats=_stats(totals, chunks.scans, cluster_brokers),
                 options=options, target_brokers=ring.ids, all_topics=selection is None,
                 batch_size=batch_size, max_znode_bytes=max_znode_bytes,
-                fingerprint=fingerprint)
+                fingerprint=source.fingerprint)
 
         try:
             return write_folder(out_dir, planned, manifest, batch_size=batch_size,

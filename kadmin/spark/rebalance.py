@@ -13,43 +13,57 @@ make every Spark partition a contiguous run of topics in name order, here a *chu
 task as a :class:`~kadmin.balance.chunks.Part` (persisted between rounds). The balancing itself is
 :func:`kadmin.balance.chunks.plan`: the driver splits the quota over the chunks from their counts
 (a few thousand numbers each) and each task runs the balancing core on its chunk; this module
-only supplies the chunks (:class:`SparkParts`) and the input checks. The encoded moves then
-stream to the driver in topic order and are cut into batch files exactly as ``spark plan`` cuts
-them. Driver memory: the counts matrix (chunks x brokers), one chunk's entries and one window of
-batches; the rare tail (see :mod:`kadmin.balance.quotas`) adds at most ``TAIL_PARTITIONS``.
+only supplies the chunks (:class:`SparkParts`) and the input checks.
+
+Topics (``--topic-spread N``, and the default objective): each task runs ``plan rebalance``'s
+exact program (:mod:`kadmin.balance.evenness`) on its chunk, with the broker counts the driver
+gives it (see :mod:`kadmin.balance.chunks`, step 2). With ``--topic-spread`` chunks are cut small
+enough for the program (:data:`kadmin.balance.evenness.LIMIT` partition-broker pairs: with 1,000
+brokers, 400 partitions a chunk), a topic too large for one is refused, and the executors must
+import numpy and scipy (HiGHS): the driver asks one executor first and, when it cannot, stops
+with one line saying how to ship an environment. The default objective runs the program where a
+chunk is small enough and the executors have scipy, else keeps the local search, so its plan
+depends on the executors' Python (the same Python, the same bytes). Exactness: the per-chunk
+counts are a decomposition, so the sum over chunks is proven the fewest moves (or the least
+spread) only where it meets a bound (:class:`kadmin.balance.chunks.TopicsPlanned`): with
+``--topic-spread`` the larger of the plain bound and the sum of the chunks' relaxations (each
+chunk's fewest moves within ``N``, its brokers free), which is the lower bound the manifest
+records; its ``topic_goal`` says whether the plan meets it (``exact``, and ``proven`` in words).
+Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
+every topic within 1 on all five clusters, at 0 to 8% more moves than the exact minimum (0 and
+proven on the skewed one); on issue 17's cluster (one broker added to 11) the exact minimum,
+proven (tests/spark/test_spark_rebalance.py).
+
+The encoded moves then stream to the driver in topic order and are cut into batch files exactly
+as ``spark plan`` cuts them. Driver memory: the counts matrix (chunks x brokers), one chunk's
+entries and one window of batches; the rare tail (see :mod:`kadmin.balance.quotas`) adds at
+most ``TAIL_PARTITIONS``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from pyspark import RDD, SparkContext, StorageLevel
 
-from kadmin import snapshots
-from kadmin.balance import quotas
+from kadmin.balance import evenness, quotas
 from kadmin.balance.capacity import read_capacities
-from kadmin.balance.chunks import Context, Counts, Part, Picked, Planned, Step, plan
+from kadmin.balance.chunks import Context, Counts, Part, Picked, Planned, Step, TopicsPlanned, plan
+from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.scope import scope_of
-from kadmin.model import InvalidInput, listed
+from kadmin.model import InvalidInput, OperationFailed, listed
 from kadmin.operations import folder
 from kadmin.operations.rebalance import RebalanceRequest
 from kadmin.operations.selection import topic_names
-from kadmin.spark.pipeline import (
-    BROKERS_FILE,
-    TOPICS_FILE,
-    check_output,
-    check_snapshot_folder,
-    fingerprints,
-    selection_of,
-    sorted_topics,
-    write_folder,
-)
-from kadmin.spark.session import Progress, Stages, ship_kadmin, spark_session
-from kadmin.spark.tasks import encode_parts, first_counts, load_part
+from kadmin.spark import pipeline
+from kadmin.spark.failures import SHIP_AN_ENVIRONMENT
+from kadmin.spark.pipeline import read_source, spark_job, write_folder
+from kadmin.spark.session import Progress, Stages
+from kadmin.spark.tasks import encode_parts, exact_program_missing, first_counts, load_part
 
 MIN_CHUNKS = 2
 """Chunks of a small cluster (big ones get one per ``PARTITIONS_PER_TASK`` partitions). A
@@ -82,6 +96,8 @@ class Manifest:
     drained: Mapping[int, int] = field(default_factory=dict)
     """Replicas on each broker outside the targets before the plan (for the summary; not
     written: the manifest's ``elsewhere`` says what stays there)."""
+    topic_goal: TopicGoal | None = None
+    """What the chunks' exact programs did for the topics (None: none ran)."""
 
     def document(self) -> dict[str, Any]:
         return folder.manifest_document(
@@ -104,9 +120,13 @@ class Manifest:
                 "leaders": self.options.leaders,
                 "max_moves": self.options.max_moves,
                 "rack_aware": self.options.rack_aware,
+                "topic_spread": self.options.topic_spread,
                 "batch_size": self.batch_size,
                 "max_znode_bytes": self.max_znode_bytes,
             },
+            topic_goal=None if self.topic_goal is None else {
+                **asdict(self.topic_goal), "reachable": self.topic_goal.reachable,
+                "proven": _proof(self.topic_goal, self.planned.topics)},
             input={name: dict(value) for name, value in self.fingerprint.items()},
         )
 
@@ -125,21 +145,22 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             or options.by_bytes:
         raise InvalidInput("spark rebalance balances replica counts: it does not take "
                            "--replication-factor, --max-leader-changes or --balance bytes")
-    check_output(out_dir, force, batch_size, max_znode_bytes)
-    if options.max_moves is not None and options.max_moves < 0:
-        raise InvalidInput(f"--max-moves must be at least 0, got {options.max_moves}")
-    selection = selection_of(topics, "no topics to balance")
-    check_snapshot_folder(cluster_dir, selection)
-    registered = snapshots.read_brokers(cluster_dir / BROKERS_FILE)
-    fingerprint = fingerprints(cluster_dir)
+    if options.topic_spread is not None and options.topic_spread < 0:
+        raise InvalidInput(f"--topic-spread must be at least 0, got {options.topic_spread}")
 
-    with spark_session(master, verbose) as spark:
-        sc = spark.sparkContext
-        ship_kadmin(sc)
-        stages = Stages(sc, progress)
-        chunks = sorted_topics(sc, cluster_dir / TOPICS_FILE, selection, stages,
-                               empty=None, ranges_at_least=MIN_CHUNKS,
-                               persist=False)  # read once, into the chunks
+    def check() -> None:
+        if options.max_moves is not None and options.max_moves < 0:
+            raise InvalidInput(f"--max-moves must be at least 0, got {options.max_moves}")
+
+    source = read_source(cluster_dir, out_dir, topics, empty="no topics to balance", force=force,
+                         batch_size=batch_size, max_znode_bytes=max_znode_bytes, check=check)
+    selection, registered, fingerprint = source.selection, source.brokers, source.fingerprint
+
+    with spark_job(source, master, verbose, progress) as job:
+        sc, stages = job.sc, job.stages
+        chunks = job.sorted_topics(empty=None, ranges_at_least=MIN_CHUNKS,
+                                   persist=False,  # read once, into the chunks
+                                   partitions_per_task=_per_task(options, registered))
         try:
             loaded = chunks.ranged.mapPartitions(load_part).persist(StorageLevel.MEMORY_AND_DISK)
             with stages("sort topics into chunks"):
@@ -161,26 +182,33 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             drained = {b: sum(c.replicas.get(b, 0) for c in counts)
                        for b in sorted(holding - set(scope.targets))}  # before plan() runs
             context = Context(scope.targets, scope.rack_of, None if options.capacity is None
-                              else read_capacities(options.capacity).weights(scope.targets))
+                              else read_capacities(options.capacity).weights(scope.targets),
+                              options.even_topics)
+            exact = _exact_topics(sc, counts, options, len(scope.targets), stages)
             parts.share(context)
             result = plan(parts, counts, context,
                           leaders=options.leaders, max_moves=options.max_moves,
+                          topic_spread=options.topic_spread, exact_topics=exact,
                           report=stages.note)
             encoded = parts.encoded()
 
             def manifest(written: Sequence[folder.BatchFile], trailers: Sequence[Any]
                          ) -> Manifest:
+                after = quotas.merged([t.after for t in trailers])
                 return Manifest(
                     batches=tuple(written), topics=chunks.found,
                     partitions=sum(t.partitions for t in trailers),
                     replica_moves=sum(t.replica_moves for t in trailers),
-                    lower_bound=result.lower_bound,
+                    lower_bound=result.lower_bound if result.topics is None else
+                    result.topics.lower_bound(result.lower_bound, after.worst_topic_spread),
                     leader_changes=sum(t.leader_changes for t in trailers), planned=result,
                     before=quotas.merged([t.before for t in trailers]),
-                    after=quotas.merged([t.after for t in trailers]), options=options,
+                    after=after, options=options,
                     all_topics=topics is None,
                     targets=scope.targets, batch_size=batch_size,
-                    max_znode_bytes=max_znode_bytes, fingerprint=fingerprint, drained=drained)
+                    max_znode_bytes=max_znode_bytes, fingerprint=fingerprint, drained=drained,
+                    topic_goal=None if result.topics is None else result.topics.goal(
+                        result.lower_bound, after.worst_topic_spread))
 
             try:
                 return write_folder(out_dir, encoded, manifest, batch_size=batch_size,
@@ -190,6 +218,62 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                 encoded.unpersist()
         finally:
             parts.release()
+
+
+def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
+    """What the manifest's ``topic_goal`` proves, in words (see
+    :class:`kadmin.balance.chunks.TopicsPlanned`)."""
+    chunks = "" if topics is None else (
+        f"the exact program ran on {topics.chunks} of {topics.of} chunk(s)"
+        + ("" if topics.proven else ", some out of time") + "; ")
+    if goal.exact:
+        return chunks + ("the fewest moves: they meet the lower bound (the larger of the plain "
+                         "bound and the sum of each chunk's fewest moves within the spread "
+                         "with its brokers free)" if goal.asked is not None
+                         else "the least worst topic spread the topics allow")
+    return chunks + ("each chunk exact for the broker counts the driver gave it, which are a "
+                     "decomposition: not proven the fewest (or least) over the whole")
+
+
+def _per_task(options: RebalanceRequest, registered: Mapping[int, Any]) -> int | None:
+    """Partitions per chunk: with ``--topic-spread`` small enough for the exact program over
+    every target broker (at most ``--brokers``, or every registered broker; a chunk of whole
+    topics may still be larger, and is refused); else the pipeline's."""
+    if options.topic_spread is None:
+        return None
+    brokers = len(options.brokers) if options.brokers else len(registered)
+    return max(1, min(pipeline.PARTITIONS_PER_TASK, evenness.LIMIT // max(1, brokers)))
+
+
+def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: RebalanceRequest,
+                  targets: int, stages: Stages) -> bool:
+    """Whether the tasks may run the exact topic program: ``--topic-spread`` needs it on
+    every chunk (each small enough, and scipy on the executors, or a one-line error);
+    the default objective uses it where a chunk is small enough and the executors have
+    scipy (else the local topic search, and the summary claims no optimum)."""
+    asked = options.topic_spread
+    if asked is not None:
+        largest = max((c.partitions for c in counts), default=0)
+        if largest * targets > evenness.LIMIT:
+            raise InvalidInput(
+                f"--topic-spread: a chunk holds whole topics, and one of {largest:,} "
+                f"partitions over {targets:,} brokers is more than the exact program takes "
+                f"({evenness.LIMIT:,} partition-broker pairs); select fewer topics (--topics) "
+                f"or fewer brokers (--brokers)")
+    elif not options.even_topics or options.max_moves is not None or not any(
+            c.partitions * targets <= evenness.DEFAULT_LIMIT for c in counts):
+        return False
+    with stages("check the executors for the exact program"):
+        missing = sc.parallelize([0], 1).map(exact_program_missing).collect()[0]
+    if missing is None:
+        return True
+    if asked is not None:
+        raise OperationFailed(
+            f"--topic-spread runs an exact program (scipy's HiGHS) in Spark's tasks, and the "
+            f"executors cannot import {missing!r}: " + SHIP_AN_ENVIRONMENT)
+    stages.note(f"the executors cannot import {missing!r}: topics are evened by the local "
+                f"search, not the exact program")
+    return False
 
 
 class SparkParts:

@@ -228,6 +228,23 @@ def load_part(records: Iterable[tuple[str, TopicAssignment]]) -> Iterator[Part |
     yield Part(PartitionTable.of(topics), {})
 
 
+EXACT_PROGRAM_MODULES = ("numpy", "scipy.optimize", "scipy.sparse")
+"""What :mod:`kadmin.balance.evenness`'s exact program imports where it runs."""
+
+
+def exact_program_missing(_: object = None) -> str | None:
+    """The first module of the exact program this Python cannot import (None: it has them
+    all): the driver asks one executor before it hands the program to the tasks."""
+    import importlib
+
+    for name in EXACT_PROGRAM_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return name
+    return None
+
+
 def first_counts(part: Part | str) -> tuple[Counts | None, str | None]:
     return (None, part) if isinstance(part, str) else (part.counts(), None)
 

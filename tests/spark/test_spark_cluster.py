@@ -8,6 +8,7 @@ operator as one line saying how to ship an environment.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import signal
@@ -147,7 +148,10 @@ def test_a_standalone_cluster_whose_executors_have_pyspark_alone_plans_as_local(
         return _folder(out)
 
     on_cluster = run(standalone, tmp_path / "cluster", PYSPARK_PYTHON=str(executor_python))
-    local = run("local[2]", tmp_path / "local")
+    # the same executors' Python, and none of this test run's packages (PYTHONPATH): spark
+    # rebalance's default objective runs the exact topic program only where the executors
+    # have scipy (tests/spark/test_spark_rebalance.py)
+    local = run("local[2]", tmp_path / "local", **BARE_LOCAL, PYSPARK_PYTHON=str(executor_python))
     assert on_cluster == local
     assert len(on_cluster) > 1  # the manifest and some batch files: there was work to do
 
@@ -180,3 +184,34 @@ def test_other_failures_pass_through(spark: SparkSession) -> None:
     with pytest.raises(Exception, match="ZeroDivisionError") as failed, executor_imports():
         job.collect()
     assert not isinstance(failed.value, OperationFailed)
+
+
+BARE_LOCAL = {"PYTHONPATH": ""}
+"""Local workers inherit the driver's environment: without this test run's PYTHONPATH they see
+the executor Python's packages alone (the driver, this venv's Python, finds kadmin itself)."""
+
+
+def test_topic_spread_needs_scipy_on_the_executors(executor_python: Path, grown: Path,
+                                                  kadmin_process: KadminProcesses,
+                                                  tmp_path: Path) -> None:
+    """``--topic-spread`` runs the exact program in the tasks: executors whose Python lacks
+    numpy and scipy stop it before any plan, with one line saying how to ship an environment
+    (exit 1, nothing written); the default objective goes on with the local topic search and
+    says so."""
+    env = {"SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": str(executor_python), **BARE_LOCAL}
+    out = tmp_path / "out"
+    done = kadmin_process.run("spark", "rebalance", "--cluster", str(grown), "--master",
+                              "local[2]", "--topic-spread", "1", "--out", str(out),
+                              timeout=900, env=env)
+    assert done.returncode == 1, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == ("kadmin: error: --topic-spread runs an exact program (scipy's HiGHS) in "
+                    "Spark's tasks, and the executors cannot import 'numpy': "
+                    + SHIP_AN_ENVIRONMENT), done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and not out.exists()
+    done = kadmin_process.run("spark", "rebalance", "--cluster", str(grown), "--master",
+                              "local[2]", "--out", str(out), timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert ("the executors cannot import 'numpy': topics are evened by the local search, not "
+            "the exact program") in done.stderr
+    assert json.loads((out / "manifest.json").read_text())["topic_goal"] is None

@@ -87,13 +87,17 @@ def check_valid(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Seq
 # --- exactness -----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("even_topics", [True, False])
 @settings(max_examples=250)
 @given(clusters())
-def test_moves_are_the_exact_optimum_and_meet_the_spec_bound_when_any_plan_can(c: Cluster) -> None:
+def test_moves_are_the_exact_optimum_and_meet_the_spec_bound_when_any_plan_can(
+        even_topics: bool, c: Cluster) -> None:
+    """Also with topics not looked at (--no-even-topics): the same fewest moves, found by
+    another direct phase."""
     parts, targets, _ = c
     optimum = fewest_moves(parts, targets)
     assume(optimum is not None)
-    result = rebalance(table_of(parts), targets, leaders=False)
+    result = rebalance(table_of(parts), targets, leaders=False, even_topics=even_topics)
     new = after(parts, result.final)
     assert result.unplaced == 0
     check_valid(parts, new, targets, None)
@@ -104,13 +108,16 @@ def test_moves_are_the_exact_optimum_and_meet_the_spec_bound_when_any_plan_can(c
     # ...and the bound is exact whenever a plan can reach it: that is the optimum above
 
 
+@pytest.mark.parametrize("even_topics", [True, False])
 @settings(max_examples=150)
 @given(clusters(racks=True))
-def test_with_equal_racks_moves_are_optimal_and_no_partition_loses_a_rack(c: Cluster) -> None:
+def test_with_equal_racks_moves_are_optimal_and_no_partition_loses_a_rack(
+        even_topics: bool, c: Cluster) -> None:
     parts, targets, rack_of = c
     optimum = fewest_moves(parts, targets, rack_of)
     assume(optimum is not None)
-    result = rebalance(table_of(parts), targets, rack_of, leaders=False)
+    result = rebalance(table_of(parts), targets, rack_of, leaders=False,
+                       even_topics=even_topics)
     new = after(parts, result.final)
     assert result.unplaced == 0
     check_valid(parts, new, targets, rack_of)
@@ -169,14 +176,16 @@ def test_unreachable_bound_is_reported_as_what_it_is() -> None:
 # --- bigger clusters: the bound, spreads, speed-independent properties ---------------------------
 
 
+@pytest.mark.parametrize("even_topics", [True, False])
 @pytest.mark.parametrize(("old", "new", "drain"), [(11, 1, None), (12, 0, 5), (4, 8, None),
                                                    (30, 6, None), (24, 0, 23)])
 def test_realistic_clusters_reach_the_bound_with_spreads_of_one(old: int, new: int,
-                                                               drain: int | None) -> None:
+                                                               drain: int | None,
+                                                               even_topics: bool) -> None:
     snapshot = synthetic_cluster(old, 60, 12, 3, seed=old)
     table = PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics))
     targets = [b for b in range(old + new) if b != drain]
-    result = rebalance(table, targets)
+    result = rebalance(table, targets, even_topics=even_topics)
     new_lists = after(table.replicas, result.final)
     figures = balance(new_lists, table.topic_of, table.topics, targets)
     assert result.replica_moves == result.lower_bound == spec_lower_bound(table.replicas, targets)
