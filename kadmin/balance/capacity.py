@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from kadmin import files
@@ -163,15 +164,18 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def refuse_overfull(total_bytes: int, capacities: Mapping[int, int], brokers: Collection[int]
-                    ) -> None:
+def refuse_overfull(total_bytes: int, capacities: Mapping[int, int], brokers: Collection[int],
+                    others: int = 0) -> None:
     """``--balance bytes`` with capacities: bytes beyond the targets' total capacity cannot be
-    balanced into it (exit 2, nothing written)."""
+    balanced into it (exit 2, nothing written). ``others``: bytes the topics not selected keep
+    on the targets, which take room too."""
     room = sum(capacities[b] for b in brokers)
-    if total_bytes > room:
-        raise InvalidInput(f"the selected topics hold {human(total_bytes)}, more than the "
-                           f"{human(room)} capacity of the {len(brokers)} target broker(s): "
-                           f"no plan fits them; add brokers or capacity")
+    if total_bytes + others > room:
+        raise InvalidInput(f"the selected topics hold {human(total_bytes)}"
+                           + (f" and the other topics {human(others)} on the target brokers"
+                              if others else "")
+                           + f", more than the {human(room)} capacity of the {len(brokers)} "
+                             f"target broker(s): no plan fits them; add brokers or capacity")
 
 
 def over_capacity(held: Mapping[int, int], capacities: Mapping[int, int]
@@ -185,3 +189,37 @@ def over_capacity(held: Mapping[int, int], capacities: Mapping[int, int]
 def used_share(held: Mapping[int, int], capacities: Mapping[int, int]) -> dict[int, float]:
     """Each broker's bytes over its capacity (1.0 = full), for status and plan stats."""
     return {b: held.get(b, 0) / capacities[b] for b in sorted(capacities) if capacities[b]}
+
+
+@dataclass(frozen=True)
+class BrokerUse:
+    """One broker against its capacity, as ``kadmin status --capacity`` shows it."""
+
+    broker: int
+    capacity: int
+    """Bytes of disk (the capacity file's)."""
+    share: float
+    """The replicas its capacity entitles it to: R * w_b / sum(w) (spec section 7)."""
+    low: int
+    high: int
+    """Floor and ceiling of ``share``, exactly: balanced means a count between them."""
+    held: int | None = None
+    """Bytes of its replicas (None without partition sizes)."""
+
+    @property
+    def used(self) -> float | None:
+        """``held`` over ``capacity`` (1.0 = full); None without sizes."""
+        return None if self.held is None else self.held / self.capacity
+
+
+def broker_use(replicas: Mapping[int, int], capacities: Mapping[int, int],
+               held: Mapping[int, int] | None) -> tuple[BrokerUse, ...]:
+    """Each of ``capacities``' brokers (broker order): its capacity, the replica count its
+    share of ``replicas``' total is, and with ``held`` (bytes per broker) the part of its
+    capacity those bytes use."""
+    total, whole = sum(replicas.get(b, 0) for b in capacities), sum(capacities.values())
+    shares = {b: Fraction(total * w, whole) if whole else Fraction(0)
+              for b, w in capacities.items()}
+    return tuple(BrokerUse(b, capacities[b], float(shares[b]), math.floor(shares[b]),
+                           math.ceil(shares[b]), None if held is None else held.get(b, 0))
+                 for b in sorted(capacities))

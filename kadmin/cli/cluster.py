@@ -10,6 +10,7 @@ import typer
 
 from kadmin.cli import render
 from kadmin.cli.common import (
+    CapacityOpt,
     ClusterOpt,
     Connection,
     JsonOpt,
@@ -20,6 +21,7 @@ from kadmin.cli.common import (
     output_path,
     partition_sizes,
     stdout_is_data,
+    warn,
     write_stdout,
 )
 from kadmin.operations import snapshot as snapshotting
@@ -75,10 +77,16 @@ def snapshot(
 @connects
 def status(
     zk: Connection,
+    sizes_path: Annotated[Path | None, typer.Option(
+        "--sizes", help="Partition sizes: the output of kafka-log-dirs.sh --describe (header "
+                        "lines and all) or its JSON; adds the bytes on each broker.")] = None,
+    capacity: CapacityOpt = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Controller, live brokers, partition health and admin work in progress.
+    """Controller, live brokers, partition health and admin work in progress; with --capacity
+    each broker's capacity and share of the replicas, and with --sizes too the part of its
+    capacity in use (brokers above it are named).
 
-    Example: kadmin status -z zk1:2181/kafka
+    Example: kadmin status -z zk1:2181/kafka --sizes log-dirs.txt --capacity capacity.json
     """
-    render.status(statuses.status(zk), json_output)
+    render.status(statuses.status(zk, sizes_path, capacity, warn), json_output)

@@ -40,7 +40,6 @@ from kadmin.events import (
     event_to_json,
 )
 from kadmin.executor.reassign import Scheduled
-from kadmin.health import Shares
 from kadmin.model import (
     INLINE_LIMIT,
     Severity,
@@ -135,8 +134,9 @@ def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict:
 
 
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
-    if as_json:
-        print_json(dataclasses.asdict(stats))
+    if as_json:  # brokers above capacity in the words of plan rebalance --json and status --json
+        print_json({**dataclasses.asdict(stats), "over_capacity": [
+            {"broker": b, "bytes": held, "capacity": cap} for b, held, cap in stats.over_capacity]})
         return
     bound = "" if stats.lower_bound is None else f" (lower bound {stats.lower_bound})"
     moved = "" if stats.bytes_moved is None else f", {human_bytes(stats.bytes_moved)} to copy"
@@ -148,30 +148,39 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
                         f"{stats.replica_moves} replica move(s){bound}, {stats.leader_changes} "
                         f"leader change(s){moved}{topics}")
     sized = stats.bytes_moved is not None
-    used = sized and any(load.capacity for load in stats.brokers)
+    capacities = any(load.capacity for load in stats.brokers)
+    used = sized and capacities
     for column in ("broker", "replicas before", "replicas after", "leaders before",
                    "leaders after") + (("bytes before", "bytes after") if sized else ()) + (
-                       ("capacity", "used after") if used else ()):
+                       ("capacity",) if capacities else ()) + (
+                       ("used before", "used after") if used else ()):
         table.add_column(column, justify="right")
     shown = sample_of(stats.brokers)
     for load in shown.items:
+        cap = load.capacity
         table.add_row(str(load.broker), str(load.replicas_before), str(load.replicas_after),
                       str(load.leaders_before), str(load.leaders_after),
                       *((human_bytes(load.bytes_before or 0), human_bytes(load.bytes_after or 0))
                         if sized else ()),
-                      *((human_bytes(load.capacity), f"{(load.bytes_after or 0) / load.capacity:.0%}")
-                        if used and load.capacity else ("", "") if used else ()))
+                      *((human_bytes(cap) if cap else "",) if capacities else ()),
+                      *((f"{(load.bytes_before or 0) / cap:.0%}",
+                         f"{(load.bytes_after or 0) / cap:.0%}") if used and cap else
+                        ("", "") if used else ()))
     if shown.rest:
         table.add_row(and_more(shown.rest))
     out.print(table)
-    over = [(load.broker, load.bytes_after or 0, load.capacity) for load in stats.brokers
-            if used and load.capacity and (load.bytes_after or 0) > load.capacity]
-    if over:
-        listed_over = sample_of(over)
-        out.print("warning: above capacity after the plan: " + ", ".join(
-            f"broker {b} {human_bytes(held)} of {human_bytes(cap)}"
-            for b, held, cap in listed_over.items)
-            + (f", {and_more(listed_over.rest)}" if listed_over.rest else ""), markup=False)
+    if stats.over_capacity:
+        out.print(above_capacity("warning: above capacity after the plan: ",
+                                 stats.over_capacity), markup=False)
+
+
+def above_capacity(prefix: str, over: Sequence[tuple[int, int, int]]) -> str:
+    """One line naming the brokers above their capacity, ``(broker, bytes, capacity)`` each,
+    with their use; capped like every list, with a count of the rest."""
+    shown = sample_of(over)
+    return prefix + ", ".join(f"broker {b} {human_bytes(held)} of {human_bytes(cap)} "
+                              f"({held / cap:.0%})" for b, held, cap in shown.items) + (
+        f", {and_more(shown.rest)}" if shown.rest else "")
 
 
 def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: bool) -> None:
@@ -441,10 +450,7 @@ def goal_lines(r: Rebalanced) -> list[str]:
                             f"rack-free bound {r.racks.rack_free_bound})"
                             if r.lower_bound > r.racks.rack_free_bound else ""))
     if r.over_capacity:
-        shown = sample_of(r.over_capacity)
-        lines.append("warning: above capacity after the plan: " + ", ".join(
-            f"broker {b} {human_bytes(held)} of {human_bytes(cap)}" for b, held, cap in shown.items)
-            + (f", {and_more(shown.rest)}" if shown.rest else ""))
+        lines.append(above_capacity("warning: above capacity after the plan: ", r.over_capacity))
     return lines
 
 
@@ -657,19 +663,29 @@ def status(st: Status, as_json: bool) -> None:
     for label, value in chain(_overview_rows(st), _health_rows(st), _work_rows(st)):
         table.add_row(label, cell(value))  # rack and topic names come from ZooKeeper
     out.print(table)
-    _shares_table(st.shares)
+    _shares_table(st)
     print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in st.unreadable),
                   "kadmin: warning: ")
+    if st.over_capacity:
+        err.print(above_capacity("kadmin: warning: above capacity: ", [
+            (u.broker, u.held or 0, u.capacity) for u in st.over_capacity]), markup=False)
 
 
 def _status_doc(st: Status) -> dict[str, object]:
     health, shares, in_flight = st.health, st.shares, st.in_flight
+    use = {u.broker: u for u in st.use}
     warnings = sample_of(st.unreadable)
     return {
         "controller": st.controller, "controller_epoch": st.epoch,
         "brokers": [{"id": s.broker, "rack": s.rack, "replicas": s.replicas,
-                     "preferred_leaders": s.preferred, "leaders": s.leading}
+                     "preferred_leaders": s.preferred, "leaders": s.leading,
+                     "bytes": None if st.held is None else st.held.get(s.broker, 0),
+                     "capacity": use[s.broker].capacity if use else None,
+                     "replica_share": round(use[s.broker].share, 3) if use else None,
+                     "used": use[s.broker].used if use else None}
                     for s in shares.brokers],
+        "over_capacity": [{"broker": u.broker, "bytes": u.held, "capacity": u.capacity}
+                          for u in st.over_capacity],
         "replica_spread": shares.replica_spread, "preferred_leader_spread": shares.preferred_spread,
         "leader_spread": shares.leader_spread, "worst_topic_spread": shares.worst_topic_spread,
         "worst_topic": shares.worst_topic,
@@ -706,7 +722,14 @@ def _overview_rows(st: Status) -> Rows:
                      f"{shares.worst_topic_spread}"
                      + (f" ({shares.worst_topic})" if shares.worst_topic else "")
                      + (" (kadmin plan rebalance evens them out)"
-                        if max(shares.replica_spread, shares.preferred_spread) > 1 else ""))
+                        if max(shares.replica_spread, shares.preferred_spread) > 1 and not st.use
+                        else ""))
+    if st.use:
+        counts = {s.broker: s.replicas for s in shares.brokers}
+        off = [u.broker for u in st.use if not u.low <= counts.get(u.broker, 0) <= u.high]
+        yield ("capacity shares", f"{len(off)} broker(s) off their replica share: "
+               f"{listed(off)} (kadmin plan rebalance --capacity FILE evens them out)" if off
+               else "every broker at its replica share")
 
 
 def _health_rows(st: Status) -> Rows:
@@ -738,19 +761,31 @@ def _work_rows(st: Status) -> Rows:
            if st.throttles else "none")
 
 
-def _shares_table(shares: Shares) -> None:
-    """Replicas and leaderships per broker, the busiest first, so skew shows at the top."""
+def _shares_table(st: Status) -> None:
+    """Replicas and leaderships per broker, the busiest first (with capacities and sizes, the
+    fullest first), so skew shows at the top; with sizes the bytes on each, with capacities
+    each broker's capacity, its share of the replicas (spec section 7) and the part in use."""
+    shares, held = st.shares, st.held
     if not shares.brokers:
         return
+    use = {u.broker: u for u in st.use}
+    used = bool(use) and held is not None
     table = Table(title="per broker")
-    for column in ("broker", "rack", "replicas", "preferred leaders", "leaders"):
+    for column in ("broker", "rack", "replicas", "preferred leaders", "leaders",
+                   *(("bytes",) if held is not None else ()),
+                   *(("capacity", "replica share") if use else ()), *(("used",) if used else ())):
         table.add_column(column, justify="right")
-    shown = sample_of(sorted(shares.brokers, key=lambda s: (-s.replicas, s.broker)))
+    shown = sample_of(sorted(shares.brokers, key=lambda s: (
+        -(use[s.broker].used or 0) if used else 0, -s.replicas, s.broker)))
     for s in shown.items:
+        u = use.get(s.broker)
         table.add_row(str(s.broker), cell(s.rack or ""), str(s.replicas), str(s.preferred),
-                      str(s.leading))
+                      str(s.leading), *((human_bytes(held.get(s.broker, 0)),)
+                                        if held is not None else ()),
+                      *((human_bytes(u.capacity), f"{u.share:.1f}") if u else ()),
+                      *((f"{u.used or 0:.0%}",) if u and used else ()))
     if shown.rest:
-        table.add_row(and_more(shown.rest), "", "", "", "")
+        table.add_row(and_more(shown.rest))
     out.print(table)
 
 

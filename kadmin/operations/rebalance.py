@@ -11,7 +11,7 @@ from pathlib import Path
 from kadmin import files, plans
 from kadmin.balance import metrics
 from kadmin.balance import rebalance as balancing
-from kadmin.balance.capacity import over_capacity, read_capacities
+from kadmin.balance.capacity import over_capacity, read_capacities, refuse_overfull
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.metrics import Balance
 from kadmin.balance.rebalance import RackBalance
@@ -179,8 +179,13 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
                      request.rack_aware)
     size_of = None if sizes is None else [sizes[table.tp(i)] for i in range(len(table))]
     weights = None if capacities is None else capacities.weights(scope.targets)
+    others = None if sizes is None or weights is None else _unselected(snapshot, chosen, sizes)
     if request.by_bytes:
         assert size_of is not None, "--balance bytes is refused without sizes"
+        if weights is not None:
+            refuse_overfull(sum(s * len(r) for s, r in zip(size_of, table.replicas, strict=True)),
+                            weights, scope.targets,
+                            sum((others or {}).get(b, 0) for b in scope.targets))
         result = balancing.rebalance_bytes(table, size_of, scope.targets, scope.rack_of,
                                            leaders=request.leaders, capacities=weights,
                                            kept=scope.unregistered)
@@ -209,12 +214,24 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
             _held(table.replicas, size_of, live), _held(after, size_of, live),
             max(size_of, default=0)),
         topic_goal=result.topics, racks=result.racks,
-        over_capacity=() if size_of is None or weights is None else tuple(
-            over_capacity(_held(after, size_of, live), weights)),
+        over_capacity=() if size_of is None or weights is None or others is None else tuple(
+            over_capacity(_plus(_held(after, size_of, live), others), weights)),
         drained={b: (n, left.get(b, 0)) for b, n in sorted(counts.items())
                  if b not in scope.targets},
         unregistered=scope.unregistered, held=result.held, limits=request.limit_words)
     return ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)), figures
+
+
+def _unselected(snapshot: ClusterSnapshot, chosen: Collection[str],
+                sizes: Mapping[TopicPartition, int]) -> dict[int, int]:
+    """Bytes the topics not selected hold on each broker: they stay, and take capacity."""
+    others = [(r, sizes.get(TopicPartition(t, p), 0)) for t, parts in snapshot.topics.items()
+              if t not in chosen for p, r in parts.items()]
+    return bytes_per_broker([r for r, _ in others], [size for _, size in others])
+
+
+def _plus(held: Mapping[int, int], others: Mapping[int, int]) -> dict[int, int]:
+    return {b: n + others.get(b, 0) for b, n in held.items()}
 
 
 def _held(replicas: Sequence[Replicas], sizes: Sequence[int], targets: Collection[int]

@@ -1,13 +1,19 @@
 """``kadmin status``: the controller, live brokers, partition health, the admin work in progress
-and the replication throttles in force, read live."""
+and the replication throttles in force, read live; with a capacity file, each broker against
+its capacity (and with partition sizes, the part of it in use)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from kadmin import health
+from kadmin import health, sizes
+from kadmin.balance.capacity import BrokerUse, broker_use, read_capacities
+from kadmin.balance.replicas import replica_counts
+from kadmin.balance.weighted import bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
+from kadmin.model import ClusterSnapshot, TopicPartition
 from kadmin.operations.source import Connection, connected
 from kadmin.zk import config, reader
 
@@ -22,20 +28,55 @@ class Status:
     unreadable: Sequence[tuple[str, str]]
     """Znodes that exist but cannot be decoded, as (path, reason)."""
     throttles: Sequence[config.EntityThrottle] = ()
+    held: Mapping[int, int] | None = None
+    """With ``--sizes``: bytes on each registered broker."""
+    use: tuple[BrokerUse, ...] = ()
+    """With ``--capacity``: every registered broker against its capacity (empty without)."""
+
+    @property
+    def over_capacity(self) -> list[BrokerUse]:
+        """Brokers holding more bytes than their capacity (with sizes), in broker order."""
+        return [u for u in self.use if u.held is not None and u.held > u.capacity]
 
 
-def of(live: reader.LiveCluster, throttles: config.Throttles | None = None) -> Status:
+def of(live: reader.LiveCluster, throttles: config.Throttles | None = None,
+       held: Mapping[int, int] | None = None, use: tuple[BrokerUse, ...] = ()) -> Status:
     """The status of a cluster as read; the config znodes and throttle records that cannot be
     decoded join the cluster's unreadable znodes."""
     snap = live.snapshot
     throttles = throttles or config.Throttles([])
     return Status(health.cluster_health(snap), live.in_flight, snap.controller,
                   snap.controller_epoch, health.broker_shares(snap),
-                  (*live.unreadable, *throttles.unreadable), throttles.in_force)
+                  (*live.unreadable, *throttles.unreadable), throttles.in_force, held, use)
 
 
-def status(connection: Connection) -> Status:
+def status(connection: Connection, sizes_path: Path | None = None,
+           capacity: Path | None = None, warn: Callable[[str], None] = lambda line: None
+           ) -> Status:
+    """The cluster read live. ``sizes_path`` (``kafka-log-dirs.sh --describe``) adds the bytes
+    on each broker, its gaps going to ``warn`` a line each; ``capacity`` (a capacity file,
+    read before connecting) adds each broker's capacity, its share of the replicas, and with
+    sizes the part of its capacity in use."""
+    capacities = None if capacity is None else read_capacities(capacity)
     with connected(connection) as client:
         live = reader.read_cluster(client)
         throttled = config.read_throttles(client)
-    return of(live, throttled)
+    snapshot = live.snapshot
+    found = None if sizes_path is None else sizes.read_sizes(sizes_path, snapshot)
+    for line in () if found is None else sizes.warnings(found):
+        warn(line)
+    held = None if found is None else held_bytes(snapshot, found)
+    use = () if capacities is None else broker_use(
+        replica_counts([r for t in snapshot.topics.values() for r in t.values()]),
+        capacities.weights(sorted(snapshot.brokers)), held)
+    return of(live, throttled, held, use)
+
+
+def held_bytes(snapshot: ClusterSnapshot, found: Mapping[TopicPartition, int]
+               ) -> dict[int, int]:
+    """Bytes on each registered broker (0 for one that holds nothing), over every partition."""
+    topics = snapshot.topics
+    held = bytes_per_broker([r for t in topics.values() for r in t.values()],
+                            [found.get(TopicPartition(t, p), 0) for t, parts in topics.items()
+                             for p in parts])
+    return {b: held.get(b, 0) for b in sorted(snapshot.brokers)}

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from itertools import chain
 
 from kadmin.balance.bound import lower_bound
+from kadmin.balance.capacity import over_capacity
 from kadmin.balance.metrics import Balance, balance
 from kadmin.balance.scope import racks
 from kadmin.balance.table import PartitionTable
@@ -57,6 +58,9 @@ class PlanStats:
     worst_topic: str | None = None
     """The topic spread least evenly after the plan, over the brokers the plan's topics end on.
     The four are None where they were not computed (the Spark planner's totals)."""
+    over_capacity: tuple[tuple[int, int, int], ...] = ()
+    """With sizes and capacities: ``(broker, bytes after, capacity)`` of every broker the plan
+    leaves above its capacity, counting every topic's bytes on it."""
 
 
 def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
@@ -108,7 +112,9 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
                    bytes_before[b] if sized else None, bytes_after[b] if sized else None,
                    None if weights is None else weights.get(b))
         for b in brokers), bytes_moved if sized else None, bound, before.worst_topic_spread,
-        after.worst_topic_spread, after.worst_topic)
+        after.worst_topic_spread, after.worst_topic,
+        () if not sized or weights is None else tuple(over_capacity(
+            {b: bytes_after[b] for b in brokers}, weights)))
 
 
 def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot, rack_aware: bool,

@@ -32,13 +32,17 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
                  rack_of: Mapping[int, str] | None = None, *,
                  weights: Mapping[int, int] | None = None,
                  topics: Sequence[int] | None = None, topic_spread: int | None = None,
-                 balanced: bool = True) -> int | None:
+                 balanced: bool = True, factor: int | None = None,
+                 time_limit: float | None = None) -> int | None:
     """The fewest replica moves that leave every target broker within one replica of the
     others (with ``weights``, at the floor or ceiling of its capacity share) and every replica
     on a target, each partition keeping its size and (with racks) at least its number of
     distinct racks (or every target rack, when it had more); with ``topic_spread`` also every
     topic (``topics[p]`` is partition p's) spread at most that over the targets; without
-    ``balanced`` the brokers are free. None when no such plan exists."""
+    ``balanced`` the brokers are free. With ``factor`` (an increase of the replication
+    factor) every partition ends with ``factor`` replicas and keeps every replica it has on a
+    target. None when no such plan exists; TimeoutError when HiGHS has not proven the optimum
+    within ``time_limit`` seconds."""
     brokers = sorted(targets)
     cells = [(p, b) for p in range(len(parts)) for b in brokers]
     index = {cell: i for i, cell in enumerate(cells)}
@@ -62,7 +66,8 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
         high.append(hi)
 
     for p, members in enumerate(parts):
-        row({index[(p, b)]: 1 for b in brokers}, len(members), len(members))
+        size = len(members) if factor is None else factor
+        row({index[(p, b)]: 1 for b in brokers}, size, size)
     if balanced:
         for b, (lo, hi) in share_bounds(sum(map(len, parts)), brokers, weights).items():
             row({index[(p, b)]: 1 for p in range(len(parts))}, lo, hi)
@@ -85,22 +90,33 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
             row({**count, windows + k: -1.0}, 0, np.inf)
             row({**count, windows + k: -1.0}, -np.inf, topic_spread)
     upper = np.ones(width)
-    upper[windows:] = max(map(len, parts), default=1) * len(parts)
+    upper[windows:] = max(map(len, parts), default=1) * len(parts) if factor is None else (
+        factor * len(parts))
+    lower = np.zeros(width)
+    if factor is not None:  # an increase keeps every replica
+        for (p, b), i in index.items():
+            lower[i] = b in parts[p]
     found = milp(cost, constraints=LinearConstraint(np.array(rows), low, high),
-                 integrality=np.ones(width), bounds=Bounds(0, upper))
+                 integrality=np.ones(width), bounds=Bounds(lower, upper),
+                 options={} if time_limit is None else {"time_limit": time_limit})
+    if found.status == 1:
+        raise TimeoutError(f"the integer program ran out of its {time_limit} s")
     return None if found.status != 0 else round(found.fun)
 
 
 def least_topic_spread(parts: Sequence[Replicas], targets: Sequence[int],
                        topics: Sequence[int], moves: int,
                        rack_of: Mapping[int, str] | None = None, *,
-                       weights: Mapping[int, int] | None = None) -> int:
+                       weights: Mapping[int, int] | None = None, balanced: bool = True,
+                       factor: int | None = None, time_limit: float | None = None) -> int:
     """The smallest worst topic spread any balanced plan of at most ``moves`` moves reaches
-    (the second key of the lexicographic optimum when ``moves`` is the first)."""
+    (the second key of the lexicographic optimum when ``moves`` is the first); ``balanced``
+    and ``factor`` as for :func:`fewest_moves`."""
     k = 0
     while True:
         found = fewest_moves(parts, targets, rack_of, weights=weights, topics=topics,
-                             topic_spread=k)
+                             topic_spread=k, balanced=balanced, factor=factor,
+                             time_limit=time_limit)
         if found is not None and found <= moves:
             return k
         k += 1

@@ -352,6 +352,27 @@ def test_the_default_is_the_lexicographic_optimum(c: tuple[Cluster, list[int]]) 
     assert worst_topic(new, table.topic_of, targets) == result.topics.spread == least
 
 
+@settings(max_examples=100)
+@given(topical(), st.sampled_from([{0: 1, 1: 2}, {0: 3, 1: 1, 2: 1}, {0: 1, 1: 1, 2: 1, 3: 4}]))
+def test_the_default_with_capacities_is_the_lexicographic_optimum(
+        c: tuple[Cluster, list[int]], sizes: dict[int, int]) -> None:
+    """Brokers of different sizes: the fewest moves that meet the capacity shares, then the
+    least worst topic spread among plans of that many; both keys the integer program's (the
+    search starts at the spread the shares force, ``(max lo - min hi) / topics``)."""
+    (parts, targets, _), topics = c
+    weights = {b: sizes.get(i, 1) for i, b in enumerate(sorted(targets))}
+    table = topic_table(parts, topics)
+    moves = fewest_moves(table.replicas, targets, weights=weights)
+    assume(moves is not None)
+    result = rebalance(table, targets, leaders=False, weights=weights)
+    assume(result.unplaced == 0)
+    new = after(table.replicas, result.final)
+    assert result.replica_moves == moves and within_shares(new, targets, weights)
+    assert result.topics is not None and result.topics.exact
+    least = least_topic_spread(table.replicas, targets, table.topic_of, moves, weights=weights)
+    assert worst_topic(new, table.topic_of, targets) == result.topics.spread == least
+
+
 # --- racks as they really are -----------------------------------------------------------------
 
 

@@ -1,0 +1,122 @@
+"""``--capacity FILE`` as a careless operator or an odd file system hands it over, on every
+command that reads one: a folder, a device behind a symlink, a dangling symlink, a named pipe,
+an empty or binary file, JSON that is not JSON, numbers that are no capacity. Each is one
+``kadmin: error:`` line naming the file (and, inside the document, the JSON path), exit 2, and
+nothing written."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import KadminProcesses
+
+Run = Callable[..., Any]
+
+CLUSTER = {"version": 1, "brokers": {str(b): {"host": f"h{b}", "port": 9092} for b in range(4)},
+           "topics": {"t": {"0": [0, 1], "1": [1, 2], "2": [2, 0]}}}
+PLAN = {"version": 1, "partitions": [{"topic": "t", "partition": 1, "replicas": [3, 2]}]}
+
+COMMANDS = {
+    "plan rebalance": ["plan", "rebalance", "--cluster", "cluster.json", "--out", "new.json"],
+    "plan stats": ["plan", "stats", "--plan", "plan.json", "--cluster", "cluster.json"],
+    # the file is read before connecting: no ZooKeeper needed to be refused
+    "status": ["status", "-z", "127.0.0.1:1", "--connect-timeout", "0.5"],
+}
+
+
+def bad_file(tmp_path: Path, kind: str) -> tuple[str, str]:
+    """Make the capacity file of ``kind``; its name and the message expected."""
+    texts = {
+        "empty": ("", "empty.json is empty, expected a JSON document"),
+        "binary": ("\udcff\udcfe{", "binary.json: not UTF-8"),
+        "repeated key": ('{"0": 5, "0": 6}',
+                         'repeated key.json: not valid JSON (duplicate key "0" in the object '
+                         'at $)'),
+        "NaN": ('{"0": NaN}', "NaN.json: not valid JSON (NaN is not a JSON value)"),
+        "overflow": ('{"0": 1e400}', 'overflow.json: $["0"]: expected a capacity in bytes'),
+        "Infinity MB": ('{"brokerCapacities":[{"brokerId":"-1","capacity":{"DISK":"Infinity"}}]}',
+                        "Infinity MB.json: $.brokerCapacities[0].capacity.DISK: expected a size "
+                        "in MB (a positive number), got 'Infinity'"),
+        "negative log dir": ('{"brokerCapacities":[{"brokerId":"-1","capacity":{"DISK":'
+                             '{"/d1":"10","/d2":"-5"}}}]}',
+                             "negative log dir.json: $.brokerCapacities[0].capacity.DISK"
+                             "[\"/d2\"]: expected a size in MB"),
+        "no default": ('{"0": 10, "1": 10}',
+                       "no default.json: no capacity for broker(s) 2, 3 and no default "
+                       "(brokerId -1)"),
+        "a list": ("[1, 2]", "a list.json: $: expected Cruise Control's"),
+    }
+    if kind in texts:
+        text, message = texts[kind]
+        (tmp_path / f"{kind}.json").write_bytes(text.encode("utf-8", "surrogateescape"))
+        return f"{kind}.json", message
+    if kind == "folder":
+        (tmp_path / "folder").mkdir()
+        return "folder", "folder is a folder, expected a file"
+    if kind == "device symlink":
+        (tmp_path / "zero").symlink_to("/dev/zero")
+        return "zero", "zero is a device, not a regular file"
+    if kind == "dangling symlink":
+        (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+        return "gone", "gone: no such file"
+    raise AssertionError(kind)
+
+
+KINDS = ["empty", "binary", "repeated key", "NaN", "overflow", "Infinity MB", "negative log dir",
+         "no default", "a list", "folder", "device symlink", "dangling symlink"]
+
+
+def setup(tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text(json.dumps(CLUSTER))
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize(("kind", "command"), [
+    (kind, command) for kind in KINDS for command in sorted(COMMANDS)
+    # status learns its brokers from ZooKeeper: tests/cli/test_cli_capacity.py checks that one
+    if (kind, command) != ("no default", "status")])
+def test_a_bad_capacity_file_is_one_line_and_nothing_is_written(
+        kind: str, command: str, kadmin: Run, tmp_path: Path) -> None:
+    setup(tmp_path)
+    name, message = bad_file(tmp_path, kind)
+    before = listing(tmp_path)
+    run = kadmin(*COMMANDS[command], "--capacity", name)
+    assert run.code == 2, (run.out, run.err)
+    assert len(run.err.splitlines()) == 1 and "Traceback" not in run.err
+    assert run.err.startswith(f"kadmin: error: {message}"), run.err
+    assert listing(tmp_path) == before
+
+
+def test_a_symlink_to_a_good_capacity_file_is_followed(kadmin: Run, tmp_path: Path) -> None:
+    """A link to a regular file is how configuration is often deployed: it is read."""
+    setup(tmp_path)
+    (tmp_path / "real.json").write_text(json.dumps({"-1": 10**12, "3": 3 * 10**12}))
+    (tmp_path / "capacity.json").symlink_to(tmp_path / "real.json")
+    run = kadmin(*COMMANDS["plan rebalance"], "--capacity", "capacity.json", "--json")
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["after"]["replica_spread"] >= 0
+    assert (tmp_path / "new.json").is_file()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_named_pipe_as_capacity_file_is_refused_without_blocking(
+        command: str, tmp_path: Path, kadmin_process: KadminProcesses) -> None:
+    """As a separate process with a time limit: a kadmin that opened the pipe for reading would
+    block until a writer came."""
+    setup(tmp_path)
+    os.mkfifo(tmp_path / "pipe")
+    run = kadmin_process.run(*COMMANDS[command], "--capacity", "pipe", cwd=tmp_path, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines() == [
+        "kadmin: error: pipe is a named pipe (FIFO), not a regular file"]
+    assert not (tmp_path / "new.json").exists()
