@@ -42,6 +42,26 @@ def until_stop_signal() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Inside :func:`until_stop_signal`: a stop signal arriving in this block is raised when the
+    block ends, not in the middle of it.
+
+    For what must not be cut in two, such as a console print: rich writes and flushes its
+    buffer and only then empties it, so a stop raised between the two leaves the line in the
+    buffer, and the next print (``sandbox stopped``) writes it a second time. CI met it."""
+    arrived: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, _: arrived.append(signum))
+                for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if arrived:
+        raise StopRequested(signal.Signals(arrived[0]).name)
+
+
 def sleep_while(condition: Callable[[], bool]) -> None:
     """Sleep in short steps while ``condition`` holds, inside :func:`until_stop_signal`.
 

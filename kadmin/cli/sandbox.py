@@ -16,7 +16,7 @@ from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, ru
 from kadmin.operations.rebalance import Rebalanced
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
-from kadmin.stop_signals import sleep_while, until_stop_signal
+from kadmin.stop_signals import held, sleep_while, until_stop_signal
 from kadmin.units import human_bytes, parse_rate
 
 BrokerCountOpt = Annotated[int, typer.Option(
@@ -102,12 +102,14 @@ def sandbox(
                                       parallelism=parallelism, record_path=record,
                                       bandwidth=bandwidth, clock=ScaledClock(time_scale)) as box:
         total = sum(sum(p.values()) for p in snapshot.sizes.values())
-        out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} topic(s), "
-                  f"{snapshot.partition_count} partition(s), {human_bytes(total)}; controller "
-                  f"{box.controller_id}; {human_bytes(bandwidth)}/s per broker, time x"
-                  f"{time_scale:g}", markup=False)
-        out.print(f"connect string: {box.connect_string}", markup=False)
-        out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)", markup=False)
+        with held():  # a stop now must not cut a line in two (see held)
+            out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} "
+                      f"topic(s), {snapshot.partition_count} partition(s), {human_bytes(total)}; "
+                      f"controller {box.controller_id}; {human_bytes(bandwidth)}/s per broker, "
+                      f"time x{time_scale:g}", markup=False)
+            out.print(f"connect string: {box.connect_string}", markup=False)
+            out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)",
+                      markup=False)
         server = box.server
         assert server is not None, "the sandbox command always runs its own ZooKeeper"
         sleep_while(lambda: server.running)

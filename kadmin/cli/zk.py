@@ -9,7 +9,7 @@ import typer
 
 from kadmin.cli.common import out
 from kadmin.embedded import EmbeddedZooKeeper
-from kadmin.stop_signals import until_stop_signal
+from kadmin.stop_signals import held, until_stop_signal
 
 app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True)
 
@@ -29,6 +29,7 @@ def serve(
     # it printed its address) ends as it does later: the server stopped, its temporary folder
     # removed (by leaving the with block), exit 0
     with until_stop_signal(), EmbeddedZooKeeper(port=port, data_dir=data_dir) as server:
-        out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)",
-                  markup=False)
+        with held():  # a stop now must not cut the line in two (see held)
+            out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)",
+                      markup=False)
         server.serve_forever()

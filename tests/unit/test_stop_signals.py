@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import signal
 import threading
 
 import pytest
+from rich.console import Console
 
-from kadmin.stop_signals import STOP_SIGNALS, until_stop_signal
+from kadmin.stop_signals import STOP_SIGNALS, held, until_stop_signal
 
 
 @pytest.mark.parametrize("stop", STOP_SIGNALS)
@@ -42,3 +44,38 @@ def test_other_exceptions_pass_and_the_handlers_come_back() -> None:
     with pytest.raises(ValueError, match="boom"), until_stop_signal():
         raise ValueError("boom")
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+@pytest.mark.parametrize("stop", STOP_SIGNALS)
+def test_a_stop_signal_in_a_held_block_ends_the_block_only_once_the_held_part_is_done(
+        stop: signal.Signals) -> None:
+    before = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    steps = []
+    with until_stop_signal():
+        with held():
+            signal.raise_signal(stop)
+            steps.append("held part finished")
+        pytest.fail(f"{stop.name} was lost by the held block")
+    assert steps == ["held part finished"]
+    assert {signum: signal.getsignal(signum) for signum in STOP_SIGNALS} == before
+
+
+def test_a_print_interrupted_after_its_write_is_not_written_again() -> None:
+    """The CI failure: rich writes its buffer, then empties it; a stop raised between the two
+    left the sandbox's last line in the buffer, and ``sandbox stopped`` wrote it again. The
+    signal lands exactly there (on the flush after the write)."""
+
+    class StopOnFlush(io.StringIO):
+        def flush(self) -> None:
+            super().flush()
+            if "try:" in self.getvalue() and not armed:
+                armed.append(True)
+                signal.raise_signal(signal.SIGTERM)
+
+    armed: list[bool] = []
+    file = StopOnFlush()
+    console = Console(file=file, width=200)
+    with until_stop_signal(), held():
+        console.print("try: kadmin status", markup=False)
+    console.print("sandbox stopped", markup=False)
+    assert armed and file.getvalue() == "try: kadmin status\nsandbox stopped\n"
