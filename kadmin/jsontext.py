@@ -20,13 +20,14 @@ element, in an ``array``). Line and column are worked out only for the offsets r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 
 class NotJson(ValueError):
@@ -152,10 +153,22 @@ def loads_located(text: str) -> tuple[Any, Positions]:
     except _Duplicate as duplicate:
         rescan = json.JSONDecoder(object_pairs_hook=_Pairs).scan_once  # type: ignore[attr-defined]
         key, parts = _first_duplicate(rescan(text, duplicate.offset)[0])
-        raise DuplicateKey(key, json_path((*duplicate.where, *parts)), duplicate.offset) from None
+        _refused_as_loads_refuses(
+            text, DuplicateKey(key, json_path((*duplicate.where, *parts)), duplicate.offset))
+    except DuplicateKey as repeated:  # a key of the root object
+        _refused_as_loads_refuses(text, repeated)
     # json's own parse names the error as it always does (and, should the walk ever refuse
     # what json accepts, the document is still read, only without positions)
     return loads(text), Positions()
+
+
+def _refused_as_loads_refuses(text: str, repeated: DuplicateKey) -> NoReturn:
+    """Raise ``repeated``, met while the walk was still inside the text, only if :func:`loads`
+    also finds a repeated key: ``json`` checks an object's keys once the whole text parsed, so
+    a syntax error further on is what it reports, and so must this."""
+    with contextlib.suppress(DuplicateKey):
+        loads(text)  # raises its own error, which comes first if the text has another
+    raise repeated from None
 
 
 class _Duplicate(Exception):

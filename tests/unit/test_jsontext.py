@@ -84,6 +84,20 @@ def test_a_damaged_text_is_refused_in_the_same_words_at_the_same_place(text: str
         assert got == expected
 
 
+@pytest.mark.parametrize("text", [
+    '{"":null,"0":[],""00":[]}',             # hypothesis found it: a root key repeated, then junk
+    '{"a":{"b":1,"b":2},"c":[}',              # a member's key repeated, then junk
+    '{"p":[{"x":1,"x":2}],"q":1 "r":2}',      # an entry's key repeated, then junk
+])
+def test_a_repeated_key_before_a_syntax_error_is_the_syntax_error_as_json_says(
+        text: str) -> None:
+    """json checks keys once the whole text parsed: the error further on is what it reports,
+    and the located parse reports the same, in the same words."""
+    expected = outcome(loads, text)
+    assert expected[0] == "JSONDecodeError"
+    assert outcome(lambda t: loads_located(t)[0], text) == expected
+
+
 @pytest.mark.parametrize(("text", "path", "offset"), [
     ('{"a":1,\n "a":2}', "$", 9),                         # the repeated key itself
     ('{"p":[{"x":1},\n {"x":1,"x":2}]}', "$.p[1]", 16),    # where the entry starts
