@@ -24,10 +24,10 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 from kadmin import files
+from kadmin.balance.targets import Group
 from kadmin.jsontext import json_path
 from kadmin.model import InvalidInput, listed
 from kadmin.units import human_bytes as human
@@ -217,9 +217,10 @@ def broker_use(replicas: Mapping[int, int], capacities: Mapping[int, int],
     """Each of ``capacities``' brokers (broker order): its capacity, the replica count its
     share of ``replicas``' total is, and with ``held`` (bytes per broker) the part of its
     capacity those bytes use."""
-    total, whole = sum(replicas.get(b, 0) for b in capacities), sum(capacities.values())
-    shares = {b: Fraction(total * w, whole) if whole else Fraction(0)
-              for b, w in capacities.items()}
-    return tuple(BrokerUse(b, capacities[b], float(shares[b]), math.floor(shares[b]),
-                           math.ceil(shares[b]), None if held is None else held.get(b, 0))
-                 for b in sorted(capacities))
+    brokers = tuple(sorted(capacities))
+    total, whole = sum(replicas.get(b, 0) for b in brokers), sum(capacities.values())
+    ranges = (Group(brokers, total, tuple(capacities[b] for b in brokers)).bounds() if whole
+              else dict.fromkeys(brokers, (0, 0)))  # the balanced ranges plan rebalance uses
+    return tuple(BrokerUse(b, capacities[b], total * capacities[b] / whole if whole else 0.0,
+                           *ranges[b], None if held is None else held.get(b, 0))
+                 for b in brokers)
