@@ -21,7 +21,8 @@ from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
-from kadmin.balance.replicas import leader_kept, move_replicas, replica_counts
+from kadmin.balance.racks import rack_ends, toward
+from kadmin.balance.replicas import leader_kept, move_across, move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, groups_of, quota
 from kadmin.balance.weighted import balance_bytes
@@ -265,6 +266,16 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
     is the fewest moves, exactly. Otherwise None beside ``across=False``: each rack is then
     balanced on its own, which may be less even than some plan reaches (not proven)."""
     whole = replica_quota(table.replicas, brokers, None, counts, weights)
+    if rack_of is not None:
+        inside = {b: counts.get(b, 0) for b in brokers}
+        outside = {b: n for b, n in counts.items() if b not in inside}
+        ends = rack_ends(inside, _ranges(counts, brokers, None, weights), rack_of, outside)
+        if ends.moves == whole.units:
+            give, take = toward(counts, ends.ends, outside)
+            direct = move_across(table, brokers, Quota(give, take, frozenset(), frozenset()),
+                                 rack_of, ends.flow, even_topics=even_topics)
+            if direct is not None and replica_moves(table.replicas, direct) == whole.units:
+                return RackBalance(True, whole.units), (whole, direct)
     moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics)
     if unplaced or replica_moves(table.replicas, moved) > whole.units:
         return RackBalance(False, whole.units, proven=False), None

@@ -58,11 +58,28 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics,
                               rack_of if within_racks else None)
     solve(problem, cost=1, limit=1 if single_copies else None)
-    if even_topics:
-        even_out_topics(problem.original, problem.current, problem.topic_of,
-                        problem.topic_count, problem.targets, problem.rack_ok)
-    return {i: leader_kept(problem.original[i], r) for i, r in problem.current.items()}, \
-        problem.ledger.pending
+    return problem.final(), problem.ledger.pending
+
+
+def move_across(table: PartitionTable, targets: Collection[int], quota: Quota,
+                rack_of: Mapping[int, str], flow: Mapping[str | None, int], *,
+                even_topics: bool = True) -> dict[int, Replicas] | None:
+    """Racks of unequal size balanced as one cluster at the rack-free lower bound: the replica
+    lists that change, or None where this way cannot reach it (the caller then searches).
+
+    ``quota`` leads to one end state (no spare unit: :func:`kadmin.balance.racks.toward`) and
+    ``flow`` is what each rack sends to the others to get there
+    (:func:`kadmin.balance.racks.rack_ends`). The few partitions that may change rack carry
+    those units first, one move each (:meth:`_ReplicaProblem.cross`); every other unit then
+    stays inside its rack, where no move can cost a partition a rack, by the direct phase and,
+    for a tail, the search limited to single copies. Every move takes a unit from a broker
+    that must give to one that must take, so the moves are the quota's units: the rack-free
+    bound when the end state is one of the fewest moves, which no rack-aware plan beats."""
+    problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics, rack_of)
+    if not problem.cross(flow):
+        return None
+    solve(problem, cost=1, limit=1)
+    return None if problem.ledger.pending else problem.final()
 
 
 def leader_kept(original: Replicas, members: list[int]) -> Replicas:
@@ -132,6 +149,14 @@ class _ReplicaProblem:
         """While no broker is in both, moves equal the sum of what brokers gained, so every
         further unit costs at least one copy (see :meth:`cheapest`)."""
 
+    def final(self) -> dict[int, Replicas]:
+        """The replica lists that changed, topics evened out among moves of the same count
+        when ``even_topics``."""
+        if self.even_topics:
+            even_out_topics(self.original, self.current, self.topic_of, self.topic_count,
+                            self.targets, self.rack_ok)
+        return {i: leader_kept(self.original[i], r) for i, r in self.current.items()}
+
     # --- state ---------------------------------------------------------------------------------
 
     def members(self, p: int) -> Sequence[int]:
@@ -177,6 +202,55 @@ class _ReplicaProblem:
         """A hop cost no path can beat now: 1 while no broker both gained and lost replicas
         (each unit a broker takes is then a copy more than the plan has), else unknown."""
         return None if self.gained & self.lost else 1
+
+    # --- units across racks --------------------------------------------------------------------
+
+    def cross(self, flow: Mapping[str | None, int]) -> bool:
+        """Move the units each rack sends to the others (``flow``: negative for a rack that
+        receives), one move each from a giver of a sending rack to a taker of a receiving one,
+        through partitions that lose no rack: the givers with the most to give first, each
+        through the partitions it holds in order, to the receiving rack's taker with the most
+        room not in the partition. True when every flow was met.
+
+        A greedy choice: a rack's flow may find no partition left that allows it where
+        another order would have (the caller then searches), but the few partitions that
+        allow a move between two racks are the ones it looks for."""
+        rack_of, ledger = self.rack_of or {}, self.ledger
+        can_give, can_take = ledger.can_give, ledger.can_take
+        send = {r: n for r, n in flow.items() if n > 0}
+        need = {r: -n for r, n in flow.items() if n < 0}
+        takers: dict[str | None, list[int]] = {r: [] for r in need}
+        for y in sorted(ledger.takers(), key=lambda b: (-can_take(b), b)):
+            if need.get(rack_of.get(y)):
+                takers[rack_of.get(y)].append(y)
+        current, original, barred_of = self.current, self.original, self._barred
+        for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
+            rack = rack_of.get(x)
+            if not send.get(rack):
+                continue
+            for p in list(self.holders.get(x, ())):
+                members = current.get(p) or original[p]
+                if x not in members:
+                    continue
+                barred = barred_of(p, members, x)
+                for to, n in need.items():
+                    if n and to not in barred:
+                        group = takers[to]
+                        y = next((y for y in group if y not in members), -1)
+                        if y >= 0:
+                            break
+                else:
+                    continue
+                self.move(p, x, y)
+                ledger.gave(x)
+                ledger.took(y)
+                if not can_take(y):
+                    group.remove(y)
+                send[rack] -= 1
+                need[to] -= 1
+                if not send[rack] or not can_give(x):
+                    break
+        return not any(send.values()) and not any(need.values())
 
     # --- direct phase --------------------------------------------------------------------------
 
