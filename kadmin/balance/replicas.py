@@ -256,16 +256,16 @@ class _ReplicaProblem:
 
     def direct(self, cost: int) -> int:
         """Single hops of cost 1 (a fresh copy) from givers, the most to give first, each in
-        turn until it is done, to takers. The hot loop of a rebalance (one pass per replica
-        moved), so it binds what it uses."""
+        turn until it is done, to takers: each giver's partitions in :meth:`_order`, each to
+        the taker with the most room that fits (:meth:`_taker` when it does not). The hot loop
+        of a rebalance (one pass per replica moved), so it binds what it uses."""
         if cost != 1:
             return 0
-        if not self.even_topics:
-            return self._direct_plain()
         ledger = self.ledger
         can_give, can_take = ledger.can_give, ledger.can_take
-        current, original, queues = self.current, self.original, self.queues
-        counts, topic_of, racks = self.topic_count, self.topic_of, self.rack_of is not None
+        current, original, order = self.current, self.original, self._order
+        counts, topic_of, rack_of = self.topic_count, self.topic_of, self.rack_of or {}
+        rack_ok, racks = self.rack_ok, self.rack_of is not None
         heaps = {key: [(-can_take(y), y) for y in group]
                  for key, group in self._takers_by_rack().items()}
         for heap in heaps.values():
@@ -278,10 +278,8 @@ class _ReplicaProblem:
             own fits (most partitions would lose a rack there: scanned last)."""
             if not takers:
                 continue
-            queue = queues.get(x)
-            if queue is None:
-                queue = queues[x] = self._candidates(x)
-            for p in queue:
+            own = rack_of.get(x)
+            for p in order(x):
                 members = current.get(p) or original[p]
                 if x not in members:
                     continue
@@ -293,8 +291,9 @@ class _ReplicaProblem:
                     _refresh(takers, free, top)
                 else:
                     break
-                if (top not in members and not counts[topic_of[p]].get(top)
-                        and (not racks or self.rack_ok(p, members, x, top))):
+                if (top not in members and (not counts or not counts[topic_of[p]].get(top))
+                        and (not racks or rack_of.get(top) == own
+                             or rack_ok(p, members, x, top))):
                     _refresh(takers, free - 1, top)
                     y = top
                 else:
@@ -311,6 +310,17 @@ class _ReplicaProblem:
                 if not can_give(x):
                     break
         return moved
+
+    def _order(self, x: int) -> Iterator[int]:
+        """The partitions ``x`` gives, in the order it should: ranked by topic
+        (:meth:`_candidates`, one queue per giver for the whole solve) with ``even_topics``,
+        else spread evenly over those it holds (:meth:`_spread`, the fastest)."""
+        if not self.even_topics:
+            return self._spread(x, self.ledger.can_give(x))
+        queue = self.queues.get(x)
+        if queue is None:
+            queue = self.queues[x] = self._candidates(x)
+        return queue
 
     def _rack_key(self, b: int) -> str | None:
         """The group of takers ``b`` gives to first in the direct phase: its rack (when each
@@ -330,66 +340,6 @@ class _ReplicaProblem:
                 groups.setdefault(self._rack_key(y), []).append(y)
             groups[_ANY] = list(takers)
         return groups
-
-    def _direct_plain(self) -> int:
-        """The direct phase with no topic looked at (``even_topics`` off): each giver, the most
-        to give first, hands over partitions spread evenly over those it holds (followers
-        first), to the takers (of its rack, see :meth:`_rack_key`) in turn, skipping a taker
-        already in the partition or, with racks, one that would cost the partition a rack. A
-        few steps per move: the fastest."""
-        ledger = self.ledger
-        can_give = ledger.can_give
-        groups = self._takers_by_rack()
-        moved = 0
-        turns: dict[str | None, int] = {}
-        across = self.within is None and self.rack_of is not None
-        """Racks balanced together: the giver's own rack first, then any (most partitions
-        would lose a rack across racks)."""
-        for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
-            own = self._rack_key(x)
-            for key in (own, _ANY) if across and own in groups else (own,):
-                if can_give(x):
-                    moved += self._plain_from(x, key if key in groups else _ANY, groups, turns)
-        return moved
-
-    def _plain_from(self, x: int, key: str | None, groups: dict[str | None, list[int]],
-                    turns: dict[str | None, int]) -> int:
-        """:meth:`_direct_plain` for one giver and one group of takers."""
-        ledger = self.ledger
-        can_give, can_take = ledger.can_give, ledger.can_take
-        current, original, move = self.current, self.original, self.move
-        rack_ok = self.rack_ok if self.rack_of is not None else None
-        moved = 0
-        takers = groups[key]
-        turn = turns.get(key, 0)
-        for p in self._spread(x, can_give(x)) if takers else ():
-            members = current.get(p) or original[p]
-            if x not in members:
-                continue  # given already
-            n = len(takers)
-            for k in range(n):
-                y = takers[(turn + k) % n]
-                if y not in members and can_take(y) and (
-                        rack_ok is None or rack_ok(p, members, x, y)):
-                    break
-            else:
-                continue
-            move(p, x, y)
-            ledger.gave(x)
-            ledger.took(y)
-            moved += 1
-            turn = (turn + k) % n
-            if can_take(y):
-                turn = (turn + 1) % n
-            else:
-                del takers[turn]
-                if not takers:
-                    break
-                turn %= len(takers)
-            if not can_give(x):
-                break
-        turns[key] = turn
-        return moved
 
     def _spread(self, x: int, want: int) -> Iterator[int]:
         """``x``'s partitions for it to give ``want`` of: evenly spaced over the partitions it
@@ -482,7 +432,8 @@ class _ReplicaProblem:
         """The taker for ``p``'s replica on ``x``: fewest replicas of the topic, then the most
         room, then the lowest id, among the first valid takers in order of room. The taker with
         the most room, when it fits, is taken without a scan: the common case."""
-        ledger, count = self.ledger, self.topic_count[self.topic_of[p]]
+        ledger = self.ledger
+        count = self.topic_count[self.topic_of[p]] if self.topic_count else _NONE
         while takers:
             room, y = takers[0]
             left = ledger.can_take(y)
@@ -612,6 +563,9 @@ class _ReplicaProblem:
             self.move(p, x, y)
         return None
 
+
+_NONE: Mapping[int, int] = {}
+"""No topic's counts: the taker choice without ``even_topics``."""
 
 _ANY = "\x00any"
 """The key of every taker in :meth:`_ReplicaProblem._takers_by_rack` (no rack is named so)."""
