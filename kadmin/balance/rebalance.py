@@ -185,6 +185,9 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
     ranges = _ranges(counts, brokers, rack_of, weights)
     racks = None
+    at_free_bound = False
+    """The search's plan across racks, kept because it meets the rack-free bound (the quota's
+    units, which no rack-aware plan beats): that is the bound, with no program to run."""
     across = None if held.index is not None else _across_racks(table, brokers, counts, rack_of,
                                                                weights)
     if across is not None and across[1] is not None:
@@ -199,13 +202,13 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
                     if by_rack and across is None and held.index is None else None)
         if searched is not None and searched[1] is not None:
             racks, (wanted, moved) = searched[0], searched[1]
-            unplaced = 0
+            unplaced, at_free_bound = 0, True
             ranges = _ranges(counts, brokers, None, weights)
         else:
             racks = racks if searched is None else searched[0]
             moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
                                             even_topics=prefer_even, within_racks=by_rack)
-    bound = wanted.units if not unplaced and racks is None else lower_bound(
+    bound = wanted.units if not unplaced and (racks is None or at_free_bound) else lower_bound(
         before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
     form); across racks of unequal size the exact program's fewest moves (also
