@@ -263,11 +263,15 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
                      rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None,
                      even_topics: bool
                      ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
-    """Racks of unequal size on a cluster too large for the exact program: the broker-level
-    search balancing the whole cluster, no partition losing a rack. Kept (with its quota)
-    only when it meets the rack-free lower bound, which no rack-aware plan can beat: then it
-    is the fewest moves, exactly. Otherwise None beside ``across=False``: each rack is then
-    balanced on its own, which may be less even than some plan reaches (not proven)."""
+    """Racks of unequal size on a cluster too large for the exact program: the whole cluster
+    balanced, no partition losing a rack, kept (with its quota) only when it meets the
+    rack-free lower bound, which no rack-aware plan can beat: then it is the fewest moves,
+    exactly. First the fast way: the fewest-move end state that sends the fewest units across
+    racks (:func:`kadmin.balance.racks.rack_ends`), those units through the partitions that
+    allow it and every other move inside its rack (:func:`move_across`); where that falls
+    short, the broker-level search over every hop. Neither: None beside ``across=False``, and
+    each rack is balanced on its own, which may be less even than some plan reaches (not
+    proven)."""
     whole = replica_quota(table.replicas, brokers, None, counts, weights)
     if rack_of is not None:
         inside = {b: counts.get(b, 0) for b in brokers}
@@ -277,7 +281,7 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
             give, take = toward(counts, ends.ends, outside)
             direct = move_across(table, brokers, Quota(give, take, frozenset(), frozenset()),
                                  rack_of, ends.flow, even_topics=even_topics)
-            if direct is not None and replica_moves(table.replicas, direct) == whole.units:
+            if direct is not None:  # every unit met by a move of its own: whole.units moves
                 return RackBalance(True, whole.units), (whole, direct)
     moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics)
     if unplaced or replica_moves(table.replicas, moved) > whole.units:

@@ -228,7 +228,7 @@ class _ReplicaProblem:
             rack = rack_of.get(x)
             if not send.get(rack):
                 continue
-            for p in list(self.holders.get(x, ())):
+            for p in self.holders.get(x, ()):  # grows for takers only: x is none
                 members = current.get(p) or original[p]
                 if x not in members:
                     continue
