@@ -9,7 +9,9 @@ racks, when the partition keeps at least as many distinct racks as it had at the
 Among the hops of equal cost the direct phase prefers, so that each topic stays spread over the
 brokers: taking a replica from a topic ``x`` holds several of, giving it to a broker that holds
 the fewest replicas of that topic, moving followers before leaders, and filling the taker with
-the most room first (which also keeps the tail short).
+the most room first (which also keeps the tail short). With racks of unequal size balanced as
+one cluster, the units that must change rack go first (:meth:`_ReplicaProblem.cross`), through
+the few partitions that allow it, and every other move stays inside its rack.
 """
 
 from __future__ import annotations
@@ -209,8 +211,8 @@ class _ReplicaProblem:
         """Move the units each rack sends to the others (``flow``: negative for a rack that
         receives), one move each from a giver of a sending rack to a taker of a receiving one,
         through partitions that lose no rack: the givers with the most to give first, each
-        through the partitions it holds in order, to the receiving rack's taker with the most
-        room not in the partition. True when every flow was met.
+        through the partitions it holds in order, to the first of the receiving rack's takers
+        (most room first) not in the partition. True when every flow was met.
 
         A greedy choice: a rack's flow may find no partition left that allows it where
         another order would have (the caller then searches), but the few partitions that
