@@ -211,8 +211,9 @@ class _ReplicaProblem:
         """Move the units each rack sends to the others (``flow``: negative for a rack that
         receives), one move each from a giver of a sending rack to a taker of a receiving one,
         through partitions that lose no rack: the givers with the most to give first, each
-        through the partitions it holds in order, to the first of the receiving rack's takers
-        (most room first) not in the partition. True when every flow was met.
+        through the partitions it holds in order, to the receiving rack's taker not in the
+        partition that holds the fewest replicas of its topic (with ``even_topics``), the
+        takers in turn (most room first at the start). True when every flow was met.
 
         A greedy choice: a rack's flow may find no partition left that allows it where
         another order would have (the caller then searches), but the few partitions that
@@ -226,6 +227,7 @@ class _ReplicaProblem:
             if need.get(rack_of.get(y)):
                 takers[rack_of.get(y)].append(y)
         current, original, barred_of = self.current, self.original, self._barred
+        counts, topic_of = self.topic_count, self.topic_of
         for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
             rack = rack_of.get(x)
             if not send.get(rack):
@@ -235,10 +237,12 @@ class _ReplicaProblem:
                 if x not in members:
                     continue
                 barred = barred_of(p, members, x)
+                count = counts[topic_of[p]] if counts else _NONE
                 for to, n in need.items():
                     if n and to not in barred:
                         group = takers[to]
-                        y = next((y for y in group if y not in members), -1)
+                        y = min((y for y in group if y not in members),
+                                key=lambda y: count.get(y, 0), default=-1)
                         if y >= 0:
                             break
                 else:
@@ -246,8 +250,9 @@ class _ReplicaProblem:
                 self.move(p, x, y)
                 ledger.gave(x)
                 ledger.took(y)
-                if not can_take(y):
-                    group.remove(y)
+                group.remove(y)
+                if can_take(y):
+                    group.append(y)  # the others first next time: moves spread over takers
                 send[rack] -= 1
                 need[to] -= 1
                 if not send[rack] or not can_give(x):
