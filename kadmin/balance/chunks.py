@@ -36,9 +36,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, cast
 
-from kadmin.balance import evenness, quotas
+from kadmin.balance import evenness, quotas, spreads
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import Balance, balance, leader_changes, replica_moves
@@ -47,7 +47,7 @@ from kadmin.balance.rebalance import cut_moves
 from kadmin.balance.replicas import leader_kept, move_replicas, replica_counts
 from kadmin.balance.spreads import worst_spread
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.targets import Quota, groups_of
+from kadmin.balance.targets import Quota, fewest_to_ranges, groups_of
 from kadmin.model import PartitionMove, Replicas
 
 
@@ -109,13 +109,43 @@ class Even:
 
 
 @dataclass(frozen=True)
+class Certify:
+    """Bound the chunk's topic spreads in every plan of the fewest moves of the whole cluster
+    (:meth:`Part.certified`): ``now``, the whole cluster's replicas per target broker as read
+    (None: no plan of the fewest moves is known, and only the mean term holds), ``bounds``
+    their balanced ranges; with ``ks``, the budget bound's needs at each of those spreads."""
+
+    now: Mapping[int, int] | None
+    bounds: Mapping[int, tuple[int, int]]
+    ks: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Certified:
+    """What :class:`Certify` found of one chunk."""
+
+    spread: int
+    """The chunk's worst topic spread as planned."""
+    bound: int
+    """No plan of the fewest moves of the whole cluster leaves the chunk's topics a smaller
+    worst spread (the largest per-topic bound of :func:`kadmin.balance.spreads.least_spreads`)."""
+    topics: int
+    proven: int
+    """Topics whose spread meets their own bound (none of them can do better)."""
+    needs: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
+    """Per spread of :attr:`Certify.ks`: the replicas each target broker (in id order) must
+    give, and take, for the chunk's topics to end within it (:func:`kadmin.balance.spreads.needs`;
+    they add up over the chunks)."""
+
+
+@dataclass(frozen=True)
 class Replace:
     """Plan these replica lists (by partition index) instead."""
 
     lists: Mapping[int, Replicas]
 
 
-Step = Move | Lead | Cut | Replace | Window | Even
+Step = Move | Lead | Cut | Replace | Window | Even | Certify
 
 
 @dataclass(frozen=True)
@@ -149,6 +179,8 @@ class Counts:
     """After :class:`Window`: :meth:`Part.relaxation`."""
     failed: bool = False
     """:class:`Even` found no plan with the counts it was given (the chunk is unchanged)."""
+    certified: Certified | None = None
+    """After :class:`Certify`."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +211,7 @@ class Part:
     failed: bool = False
     base: Mapping[int, Replicas] | None = None
     """The plan of the rounds, which every :class:`Even` starts from (None: ``changed``)."""
+    certified: Certified | None = None
 
     def replicas(self) -> list[Replicas]:
         """Every partition's replica list as planned so far."""
@@ -191,7 +224,7 @@ class Part:
             leaders[members[0]] = leaders.get(members[0], 0) + 1
         return Counts(len(now), replica_counts(now), leaders,
                       replica_moves(self.table.replicas, self.changed), self.topics, self.least,
-                      self.windows, self.relaxed, self.failed)
+                      self.windows, self.relaxed, self.failed, self.certified)
 
     def step(self, step: Step, context: Context) -> Part:
         if isinstance(step, Move):
@@ -205,6 +238,8 @@ class Part:
         if isinstance(step, Window):
             return replace(self, windows=self.windowed(step.asked, len(context.targets)),
                            relaxed=self.relaxation(step.asked, context))
+        if isinstance(step, Certify):
+            return replace(self, certified=self.certificate(step, context.targets))
         return self.cut(step.budget)
 
     def moved(self, share: Quota, context: Context, single_copies: bool) -> Part:
@@ -305,6 +340,29 @@ class Part:
         lists = {i: leader_kept(before[i], list(r)) for i, r in final.items()}
         return replace(left, changed={i: r for i, r in sorted(lists.items()) if r != before[i]},
                        topics=goal)
+
+    def certificate(self, step: Certify, targets: Collection[int]) -> Certified:
+        """The chunk's topics against the lower bound of :mod:`kadmin.balance.spreads`, taken
+        with the whole cluster's gives and takes (``step.now``, ``step.bounds``): each topic's
+        box holds in every plan of the fewest moves of the whole cluster, so the bound of a
+        topic holds whatever the other chunks do (numpy, on the executor)."""
+        import numpy as np
+        order = sorted(targets)
+        table = self.table
+        bound = spreads.least_spreads(table, order, step.bounds, step.now)
+        spread = spreads.topic_spreads(table, self.changed, order)
+        needs = []
+        if step.ks:
+            sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
+            replicas = np.bincount(np.asarray(table.topic_of, dtype=np.int64), weights=sizes,
+                                   minlength=len(table.topics)).astype(np.int64)
+            c = spreads.cells(table.replicas, table.topic_of, order)
+            for k in step.ks:
+                gives, takes = spreads.needs(c, replicas // len(order),
+                                             -(-replicas // len(order)), k, len(order))
+                needs.append((tuple(int(x) for x in gives), tuple(int(x) for x in takes)))
+        return Certified(int(spread.max(initial=0)), int(bound.max(initial=0)), len(spread),
+                         int((spread <= bound).sum()), tuple(needs))
 
     def led(self, share: Quota, context: Context) -> Part:
         """``share`` of preferred leaders met by reordering the planned replica lists."""
@@ -413,6 +471,16 @@ class TopicsPlanned:
     relaxed: int | None = None
     """With ``asked``: the sum over chunks of :meth:`Part.relaxation`, a lower bound of the
     moves of every plan that keeps each topic within ``asked`` (None: some chunk has none)."""
+    bound: int | None = None
+    """Default objective: no plan of the fewest moves of the whole cluster has a smaller
+    worst topic spread (:meth:`_Run.certify`: the per-topic bound of
+    :mod:`kadmin.balance.spreads` over every chunk, raised by its budget bound summed over
+    the chunks); None: not computed (the executors lack numpy)."""
+    chunks_proven: int = 0
+    """Chunks whose worst topic spread meets their topics' own bound."""
+    topics: int = 0
+    topics_proven: int = 0
+    """Topics whose spread meets their own bound."""
 
     def lower_bound(self, plain_bound: int, worst: int) -> int:
         """The lower bound the summary prints: with ``asked`` reached, the larger of the plain
@@ -429,7 +497,24 @@ class TopicsPlanned:
                              worst <= self.floor
                              and self.moves == self.lower_bound(plain_bound, worst),
                              chunked=True)
-        return TopicGoal(None, worst, plain_bound, None, worst <= self.least, chunked=True)
+        least = max(self.least, self.bound or 0)
+        return ChunkedGoal(None, worst, plain_bound, None, worst <= least, min(least, worst),
+                           chunked=True, certified=self.bound is not None, chunks=self.of,
+                           chunks_proven=self.chunks_proven, topics=self.topics,
+                           topics_proven=self.topics_proven)
+
+
+@dataclass(frozen=True)
+class ChunkedGoal(TopicGoal):
+    """The default objective's goal in chunks, with what the certificate proved chunk by
+    chunk (:class:`Certified`)."""
+
+    certified: bool = False
+    """The certificate ran (else only the mean term is known: ``least`` 0 or 1)."""
+    chunks: int = 0
+    chunks_proven: int = 0
+    topics: int = 0
+    topics_proven: int = 0
 
 
 @dataclass(frozen=True)
@@ -447,13 +532,15 @@ class Planned:
 
 def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: bool = True,
          max_moves: int | None = None, topic_spread: int | None = None,
-         exact_topics: bool = True, report: Callable[[str], None] = lambda _: None
-         ) -> Planned:
+         exact_topics: bool = True, certify: bool = True,
+         report: Callable[[str], None] = lambda _: None) -> Planned:
     """Rebalance the chunks (see the module docstring); ``counts`` are each chunk's counts as
     read. The chunks end with the plan; the result says how it relates to the bound.
     ``topic_spread``: ``--topic-spread`` (every chunk must be small enough for the exact
     program, :data:`kadmin.balance.evenness.LIMIT`); ``exact_topics``: the default objective
-    may run the exact program where a chunk is small enough (the executors have scipy)."""
+    may run the exact program where a chunk is small enough (the executors have scipy);
+    ``certify``: the default objective's spread is held to the certificate of
+    :mod:`kadmin.balance.spreads` over every chunk (the executors have numpy)."""
     run = _Run(parts, list(counts), context)
     total = _added(c.replicas for c in run.state)
     bound = replica_quota(total, context.targets, context.rack_of,
@@ -467,13 +554,18 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: b
     report(f"{moves:,} replica move(s) planned (lower bound {bound:,})"
            + (f"; {unplaced:,} could not be placed" if unplaced else ""))
     topics = None
-    if not unplaced and (topic_spread is not None
-                         or (context.even_topics and exact_topics and max_moves is None)):
+    default = topic_spread is None and context.even_topics and max_moves is None
+    if not unplaced and (topic_spread is not None or (default and exact_topics)):
         topics = run.even(topic_spread)
         moves = sum(c.moves for c in run.state)
         if topics is not None and topic_spread is not None:
             report(f"{moves:,} replica move(s) keep every topic within spread "
                    f"{topics.spread if topics.spread > topic_spread else topic_spread}")
+    if not unplaced and default and certify:
+        topics = run.certify(counts, topics)
+        report(f"worst topic spread {topics.spread}; no plan of these moves goes below "
+               f"{topics.bound}; {topics.chunks_proven:,} of {topics.of:,} chunk(s) "
+               f"({topics.topics_proven:,} of {topics.topics:,} topics) meet their own bound")
     partial = max_moves is not None and moves > max_moves
     if max_moves is not None and partial:
         shares = budgets(max_moves, [c.moves for c in run.state])
@@ -574,6 +666,51 @@ class _Run:
             if again is None:
                 fixed = dict(enumerate(near))
         return self._topics(asked, [True] * len(self.state), spread)
+
+    def certify(self, read: Sequence[Counts], topics: TopicsPlanned | None) -> TopicsPlanned:
+        """The default objective's certificate over the chunks (:class:`Certify`, one round,
+        and a second for the budget bound when the first leaves a gap): the bounds of
+        :mod:`kadmin.balance.spreads` with the whole cluster's gives and takes (``read``: the
+        chunks' counts as read). The per-topic bound holds topic by topic, so its largest over
+        the chunks holds; the budget bound's needs add up over the chunks' disjoint topics,
+        and the driver checks their sums against the whole cluster's budgets exactly as
+        :func:`kadmin.balance.spreads.least_spread` does over one table. Both assume a plan
+        of the fewest moves ``F`` to the balanced ranges (:func:`kadmin.balance.targets.
+        fewest_to_ranges`): the chunks' plan, when its moves are ``F`` (else only the mean
+        term is claimed). ``topics``: what the topic step did (None: it did not run)."""
+        import numpy as np
+        targets = sorted(self.context.targets)
+        total = _added(c.replicas for c in read)
+        inside = {b: total.get(b, 0) for b in targets}
+        ranges = self.ranges()
+        replicas = sum(total.values())
+        fewest = fewest_to_ranges(inside, ranges, replicas)
+        known = sum(c.moves for c in self.state) == fewest
+        self.apply([Certify(inside if known else None, ranges)] * len(self.state), "topic bound")
+        found = [c.certified for c in self.state]
+        assert all(f is not None for f in found)
+        first = cast("list[Certified]", found)
+        bound, worst = max(f.bound for f in first), max(f.spread for f in first)
+        if known and bound < worst:
+            ks = tuple(range(bound, worst))
+            self.apply([Certify(inside, ranges, ks)] * len(self.state), "topic bound, budget")
+            needed = [c.certified.needs for c in self.state if c.certified is not None]
+            held = np.array([inside[b] for b in targets], dtype=np.int64)
+            give = np.maximum(0, held - np.array([ranges[b][0] for b in targets]))
+            take = np.maximum(0, np.array([ranges[b][1] for b in targets]) - held)
+            leaving = fewest - (replicas - int(held.sum()))
+            bound = next((k for j, k in enumerate(ks) if spreads.admits(
+                np.sum([n[j][0] for n in needed], axis=0),
+                np.sum([n[j][1] for n in needed], axis=0), give, take, leaving, fewest)),
+                worst)
+        if topics is None:
+            topics = TopicsPlanned(None, 0, len(self.state), worst, True,
+                                   max(c.least for c in self.state),
+                                   sum(c.moves for c in self.state))
+        return replace(topics, spread=worst, bound=bound,
+                       chunks_proven=sum(f.spread <= f.bound for f in first),
+                       topics=sum(f.topics for f in first),
+                       topics_proven=sum(f.proven for f in first))
 
     def compatible_counts(self, asked: int) -> tuple[int, list[Mapping[int, int]]]:
         """The least spread ``k >= asked`` for which the chunks' counts can be chosen within
