@@ -651,14 +651,18 @@ class _Run:
             if reached == counts:
                 break
             again, held = None, False
-            for c in range(len(counts)):  # held to what it reached while the others can make
-                # room (those asked again with new counts)
-                if reached[c] == counts[c] or c in fixed:
-                    continue
-                prefer = [{**fixed, c: reached[c]}.get(d, counts[d]) for d in range(len(counts))]
-                found = quotas.compatible(prefer, boxes, self.ranges(), {*fixed, c})
+            off = {c: reached[c] for c in range(len(counts))
+                   if reached[c] != counts[c] and c not in fixed}
+            # every chunk off its counts held to what it reached while the others make room
+            # (one circulation), else each in turn (one each: seconds apiece at 1M)
+            for trial in ([off] if len(off) > 1 else []) + [{c: n} for c, n in off.items()]:
+                prefer = [{**fixed, **trial}.get(d, counts[d]) for d in range(len(counts))]
+                found = quotas.compatible(prefer, boxes, self.ranges(), {*fixed, *trial})
                 if found is not None:
-                    fixed[c], again, held = reached[c], found, True
+                    fixed.update(trial)
+                    again, held = found, True
+                    if len(trial) > 1:
+                        break
             if not held:  # none can be held: every count as near what the chunks reached
                 fixed = {c: n for c, n in fixed.items() if self.state[c].failed}
                 again = quotas.compatible(reached, boxes, self.ranges(), set(fixed))
@@ -720,26 +724,12 @@ class _Run:
         rounds' counts."""
         targets = self.context.targets
         self.apply([Window(asked)] * len(self.state), "topic windows")
-        near = [{b: c.replicas.get(b, 0) for b in targets} for c in self.state]
-        longest = max(len(c.windows) for c in self.state)
-        for j in range(longest):
-            boxes = [c.windows[min(j, len(c.windows) - 1)] for c in self.state]
-            found = quotas.compatible(near, boxes, self.ranges())
-            if found is not None:
-                return asked + j, list(found)
-        return asked, list(near)
+        return least_compatible([{b: c.replicas.get(b, 0) for b in targets} for c in self.state],
+                                [c.windows for c in self.state], self.ranges(), asked)
 
     def ranges(self) -> dict[int, tuple[int, int]]:
         """Each target broker's balanced range of replicas (as ``plan rebalance``'s)."""
-        context = self.context
-        total = _added(c.replicas for c in self.state)
-        inside = {b: total.get(b, 0) for b in context.targets}
-        outside = {b: n for b, n in total.items() if b not in inside}
-        out: dict[int, tuple[int, int]] = {}
-        for group in groups_of(context.targets, inside, outside, context.rack_of,
-                               context.weights):
-            out.update(group.bounds())
-        return out
+        return balanced_ranges(_added(c.replicas for c in self.state), self.context)
 
     def _topics(self, asked: int | None, ran: Sequence[bool], floor: int) -> TopicsPlanned:
         goals = [c.topics for c, r in zip(self.state, ran, strict=True) if r]
@@ -803,6 +793,63 @@ class _Run:
                 k += 1
             steps.append(Replace(lists) if lists else None)
         self.apply(steps, label)
+
+
+def least_compatible(near: Sequence[Mapping[int, int]],
+                     windows: Sequence[Sequence[tuple[int, int]]],
+                     ranges: Mapping[int, tuple[int, int]], asked: int
+                     ) -> tuple[int, list[Mapping[int, int]]]:
+    """The driver's count step of ``--topic-spread`` (:meth:`_Run.compatible_counts`): the
+    least spread ``asked + j`` whose windows (``windows[c][j]``, :meth:`Part.windowed`) admit
+    counts per chunk and broker within the brokers' ``ranges``
+    (:func:`kadmin.balance.quotas.compatible`, near ``near``), and those counts; without any,
+    ``asked`` and ``near``."""
+    for j in range(max(len(w) for w in windows)):
+        found = quotas.compatible(near, [w[min(j, len(w) - 1)] for w in windows], ranges)
+        if found is not None:
+            return asked + j, list(found)
+    return asked, list(near)
+
+
+def balanced_ranges(total: Mapping[int, int], context: Context) -> dict[int, tuple[int, int]]:
+    """Each target broker's balanced range of replicas (as ``plan rebalance``'s), from the
+    replicas per broker of the selected topics ``total``."""
+    inside = {b: total.get(b, 0) for b in context.targets}
+    outside = {b: n for b, n in total.items() if b not in inside}
+    out: dict[int, tuple[int, int]] = {}
+    for group in groups_of(context.targets, inside, outside, context.rack_of, context.weights):
+        out.update(group.bounds())
+    return out
+
+
+class Listed:
+    """The chunks in a list, in one process: what the Spark job keeps in an RDD, one chunk per
+    Spark partition (the tests' and benchmarks' :class:`Parts`)."""
+
+    def __init__(self, tables: Sequence[PartitionTable], context: Context) -> None:
+        self.parts = [Part(t, {}) for t in tables]
+        self.context = context
+        self.labels: list[str] = []
+
+    def apply(self, steps: Sequence[Step | None], label: str) -> list[Counts | None]:
+        self.labels.append(label)
+        out: list[Counts | None] = []
+        for c, step in enumerate(steps):
+            if step is not None:
+                self.parts[c] = self.parts[c].step(step, self.context)
+            out.append(None if step is None else self.parts[c].counts())
+        return out
+
+    def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
+        return [p.picked(brokers, limit) for p in self.parts]
+
+    def replicas(self) -> list[Replicas]:
+        """Every partition's replica list as planned, chunk after chunk."""
+        return [r for p in self.parts for r in p.replicas()]
+
+    def planning(self) -> list[str]:
+        """The labels of the steps that plan (the certificate's only read)."""
+        return [label for label in self.labels if not label.startswith("topic bound")]
 
 
 def leaders_then(original: Sequence[Replicas], planned: Sequence[Replicas]) -> list[int]:

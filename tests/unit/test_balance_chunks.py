@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from kadmin.balance import quotas, spreads
-from kadmin.balance.chunks import Context, Counts, Part, Picked, Step, plan
+from kadmin.balance.chunks import Context, Listed, Part, plan
 from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
 from kadmin.balance.rebalance import rebalance, replica_quota
@@ -23,34 +23,6 @@ from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, fewest_to_ranges, groups_of, quota
 from kadmin.model import Replicas, TopicAssignment
 from kadmin.synthetic import synthetic_cluster
-
-
-class ListParts:
-    """The chunks in a list: what the Spark job keeps in an RDD, one chunk per Spark partition."""
-
-    def __init__(self, tables: Sequence[PartitionTable], context: Context) -> None:
-        self.parts = [Part(t, {}) for t in tables]
-        self.context = context
-        self.labels: list[str] = []
-
-    def apply(self, steps: Sequence[Step | None], label: str) -> list[Counts | None]:
-        self.labels.append(label)
-        out: list[Counts | None] = []
-        for c, step in enumerate(steps):
-            if step is not None:
-                self.parts[c] = self.parts[c].step(step, self.context)
-            out.append(None if step is None else self.parts[c].counts())
-        return out
-
-    def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
-        return [p.picked(brokers, limit) for p in self.parts]
-
-    def replicas(self) -> list[Replicas]:
-        return [r for p in self.parts for r in p.replicas()]
-
-    def planning(self) -> list[str]:
-        """The labels of the steps that plan (the certificate's only read)."""
-        return [label for label in self.labels if not label.startswith("topic bound")]
 
 
 def chunked(topics: dict[str, TopicAssignment], cuts: Sequence[int]) -> list[PartitionTable]:
@@ -62,9 +34,9 @@ def chunked(topics: dict[str, TopicAssignment], cuts: Sequence[int]) -> list[Par
 
 def run_chunked(tables: Sequence[PartitionTable], targets: Sequence[int],
                 rack_of: dict[int, str] | None = None, even_topics: bool = True,
-                **options: object) -> tuple[ListParts, object]:
+                **options: object) -> tuple[Listed, object]:
     context = Context(tuple(targets), rack_of, even_topics=even_topics)
-    parts = ListParts(tables, context)
+    parts = Listed(tables, context)
     return parts, plan(parts, [p.counts() for p in parts.parts], context, **options)  # type: ignore[arg-type]
 
 
@@ -335,7 +307,7 @@ def test_capacity_enters_the_drivers_quotas() -> None:
     whole = PartitionTable.from_topics(topics, sorted(topics))
     single = rebalance(whole, targets, weights=weights)
     context = Context(tuple(targets), None, weights)
-    parts = ListParts(chunked(topics, range(0, 90, 13)), context)
+    parts = Listed(chunked(topics, range(0, 90, 13)), context)
     result = plan(parts, [p.counts() for p in parts.parts], context)
     after = parts.replicas()
     check_valid(whole.replicas, after, targets, None)
