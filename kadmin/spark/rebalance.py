@@ -27,7 +27,8 @@ depends on the executors' Python (the same Python, the same bytes). Exactness: t
 counts are a decomposition, so the sum over chunks is proven the fewest moves (or the least
 spread) only where it meets a bound (:class:`kadmin.balance.chunks.TopicsPlanned`): with
 ``--topic-spread`` the larger of the plain bound and the sum of the chunks' relaxations (each
-chunk's fewest moves within ``N``, its brokers free), which is the lower bound the manifest
+chunk's fewest moves within ``N``, its brokers free) raised by a Lagrangian bound (the brokers'
+counts priced, :meth:`kadmin.balance.chunks._Run.price`), which is the lower bound the manifest
 records; its ``topic_goal`` says whether the plan meets it (``exact``, and ``proven`` in words).
 By default every chunk, whatever its size, is held to the certificate of
 :mod:`kadmin.balance.spreads` taken with the whole cluster's gives and takes (numpy on the
@@ -35,7 +36,7 @@ executors; :meth:`kadmin.balance.chunks._Run.certify`): a worst topic spread no 
 fewest moves goes below, proven where the plan meets it, with the chunks and topics that meet
 their own bound counted.
 Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
-every topic within 1 on all five clusters, at 0 to 8% more moves than the exact minimum (0 and
+every topic within 1 on all five clusters, at 0 to 1.5% more moves than the exact minimum (0 and
 proven on the skewed one); on issue 17's cluster (one broker added to 11) the exact minimum,
 proven (tests/spark/test_spark_rebalance.py).
 
@@ -238,8 +239,9 @@ def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
            f"bound; "))
     if goal.exact:
         return chunks + ("the fewest moves: they meet the lower bound (the larger of the plain "
-                         "bound and the sum of each chunk's fewest moves within the spread "
-                         "with its brokers free)" if goal.asked is not None
+                         "bound and the chunks' Lagrangian bound: each chunk's fewest moves "
+                         "within the spread with its brokers' counts priced)"
+                         if goal.asked is not None
                          else "the least worst topic spread any plan of the fewest "
                          "moves reaches: it meets the bound")
     return chunks + ("each chunk exact for the broker counts the driver gave it, which are a "
