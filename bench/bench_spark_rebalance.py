@@ -115,7 +115,16 @@ def count_step(size: str, variant: str, asked: int, sample: int) -> str:
     """The driver's count step of ``--topic-spread asked`` at ``size`` (see the module
     docstring), as one line for RESULTS.md."""
     from kadmin.balance import evenness
-    from kadmin.balance.chunks import Context, Even, Listed, balanced_ranges, least_compatible, plan
+    from kadmin.balance.chunks import (
+        PRICE_ROUNDS,
+        Context,
+        Even,
+        Listed,
+        Price,
+        balanced_ranges,
+        least_compatible,
+        plan,
+    )
     from kadmin.balance.table import PartitionTable
     from kadmin.synthetic import synthetic_cluster
     assert variant == "skewed", "the count step is measured on the skewed cluster"
@@ -149,6 +158,12 @@ def count_step(size: str, variant: str, asked: int, sample: int) -> str:
         parts.parts[c].step(Even(spread, chosen[c]), context)
     programs = (time.perf_counter() - wall) / max(1, sample), \
         (time.process_time() - cpu) / max(1, sample)
+    prices = {b: 0.01 * (b % 7 - 3) for b in targets}  # some prices, as a round would have
+    wall, cpu = time.perf_counter(), time.process_time()
+    for c in range(min(sample, len(tables))):
+        parts.parts[c].step(Price(spread, prices), context)
+    priced = (time.perf_counter() - wall) / max(1, sample), \
+        (time.process_time() - cpu) / max(1, sample)
     return (f"- {size.upper()} {variant}, `--topic-spread {asked}`: {len(names):,} topics x "
             f"{PARTITIONS} partitions, RF {RF}, {len(targets):,} brokers, {len(tables):,} "
             f"chunks of {per_chunk * PARTITIONS} partitions\n"
@@ -160,7 +175,11 @@ def count_step(size: str, variant: str, asked: int, sample: int) -> str:
             f"{moved:,} unit(s) of the rounds' counts moved between chunks\n"
             f"  - each chunk's exact program (sample of {sample}): {programs[0]:.1f} s wall, "
             f"{programs[1]:.1f} s CPU a chunk, so about {programs[1] * len(tables) / 3600:.1f} "
-            f"CPU-hours for the {len(tables):,} chunks on the executors")
+            f"CPU-hours for the {len(tables):,} chunks on the executors\n"
+            f"  - one round of prices (sample of {sample}): {priced[0]:.1f} s wall, "
+            f"{priced[1]:.1f} s CPU a chunk; at most {PRICE_ROUNDS} rounds where the moves "
+            f"exceed the bound: up to {priced[1] * len(tables) * PRICE_ROUNDS / 3600:.1f} "
+            f"CPU-hours more")
 
 
 def certified(manifest: dict) -> str:

@@ -36,7 +36,7 @@ executors; :meth:`kadmin.balance.chunks._Run.certify`): a worst topic spread no 
 fewest moves goes below, proven where the plan meets it, with the chunks and topics that meet
 their own bound counted.
 Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
-every topic within 1 on all five clusters, at 0 to 1.5% more moves than the exact minimum (0 and
+every topic within 1 on all five clusters, at 0 to 1.0% more moves than the exact minimum (0 and
 proven on the skewed one); on issue 17's cluster (one broker added to 11) the exact minimum,
 proven (tests/spark/test_spark_rebalance.py).
 

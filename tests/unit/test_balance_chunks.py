@@ -412,10 +412,10 @@ def test_topic_spread_in_chunks_against_plan_rebalance(name: str) -> None:
     if name == "skew":  # the chunks' counts allow the minimum, and the relaxation proves it
         assert goal.exact and moves == single.topics.fewest
     # the prices (the Lagrangian rounds) close most of the gap, both ways: measured, at most
-    # 10 moves above the exact minimum (1.5%) and 9 below it for the bound (the sum of the
-    # chunks' relaxations alone was 0 to 180 below; the counts near the rounds' 0 to 39 above)
-    assert moves - single.topics.fewest <= max(2, single.topics.fewest // 60)
-    assert single.topics.fewest - bound <= max(2, single.topics.fewest // 100)
+    # 1.0% above the exact minimum and 1.1% below it for the bound (the sum of the chunks'
+    # relaxations alone was up to 17% below; the counts near the rounds' up to 8.1% above)
+    assert moves - single.topics.fewest <= max(2, single.topics.fewest // 80)
+    assert single.topics.fewest - bound <= max(2, single.topics.fewest // 80)
 
 
 def test_an_unreachable_topic_spread_in_chunks_gives_the_smallest_the_windows_allow() -> None:
