@@ -10,7 +10,7 @@ from itertools import pairwise
 
 import pytest
 from balance_oracle import fewest_moves, least_topic_spread
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kadmin.balance import quotas, spreads
@@ -541,7 +541,7 @@ def test_compatible_counts_keep_every_rule(near, data) -> None:
     assert not exists(0, [])
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.filter_too_much])
 @given(small_clusters())
 def test_the_chunks_certificate_is_the_whole_tables_and_never_above_the_program(case) -> None:
     """The default objective's certificate over chunks (:meth:`_Run.certify`): the same bound
@@ -591,7 +591,7 @@ def _ranges(table: PartitionTable, targets: Sequence[int]) -> dict[int, tuple[in
     return out
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.filter_too_much])
 @given(small_clusters())
 def test_topic_spread_in_chunks_against_the_integer_program(case) -> None:
     """``--topic-spread 1`` in chunks on small clusters cut anywhere, held to the integer
