@@ -267,6 +267,11 @@ class Part:
                       self.priced)
 
     def step(self, step: Step, context: Context) -> Part:
+        """The chunk after ``step``; what a :class:`Certify` or :class:`Price` found is told
+        the driver once (the next step's counts go without it: a thousand brokers' figures)."""
+        if (self.certified is not None and not isinstance(step, Certify)) or (
+                self.priced is not None and not isinstance(step, Price)):
+            return replace(self, certified=None, priced=None).step(step, context)
         if isinstance(step, Move):
             return self.moved(step.share, context, step.single_copies)
         if isinstance(step, Lead):
