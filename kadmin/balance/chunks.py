@@ -722,14 +722,16 @@ class _Run:
                     self._meet(spread, first, boxes, near)
         return self._topics(asked, [True] * len(self.state), spread, relaxed)
 
-    def _meet(self, spread: int, counts: list[Mapping[int, int]], boxes: Sequence[tuple[int, int]],
+    def _meet(self, spread: int, counts: Sequence[Mapping[int, int]],
+              boxes: Sequence[tuple[int, int]],
               near: list[Mapping[int, int]]) -> list[Mapping[int, int]]:
         """Every chunk's topics within ``spread`` at the counts the driver gives it
         (:class:`Even`), starting from ``counts``: a chunk that cannot meet its counts is held
         to what it reached while the others' counts are chosen again, for at most
         :data:`MAX_ROUNDS` rounds, then each chunk keeps ``near`` (the counts its replica
-        rounds left, always met). Returns the counts met."""
+        rounds left, always met). Returns the counts the chunks end with."""
         targets = self.context.targets
+        met = counts = list(counts)
         solved: list[Mapping[int, int] | None] = [None] * len(self.state)
         fixed: dict[int, Mapping[int, int]] = {}
         for number in range(1, MAX_ROUNDS + 2):
@@ -747,6 +749,7 @@ class _Run:
                     fixed[c] = reached[c] = near[c]
                 else:
                     reached[c] = solved[c] = {b: state.replicas.get(b, 0) for b in targets}
+            met = reached
             if reached == counts:
                 break
             again, held = None, False
@@ -768,7 +771,7 @@ class _Run:
             counts = near if again is None else list(again)
             if again is None:
                 fixed = dict(enumerate(near))
-        return counts
+        return met
 
     def price(self, spread: int, upper: int) -> tuple[float, list[dict[int, int]] | None]:
         """A Lagrangian lower bound on the fewest moves of every balanced plan that keeps each
