@@ -126,7 +126,7 @@ class Even:
 @dataclass(frozen=True)
 class Price:
     """The chunk's fewest moves within ``spread``, its brokers free, each replica ending on
-    broker ``b`` costing ``prices[b]`` more (:meth:`Part.priced`, the Lagrangian subproblem
+    broker ``b`` costing ``prices[b]`` more (:meth:`Part.priced_by`, the Lagrangian subproblem
     of :meth:`_Run.price`)."""
 
     spread: int
@@ -147,7 +147,7 @@ class Priced:
 @dataclass(frozen=True)
 class Certify:
     """Bound the chunk's topic spreads in every plan of the fewest moves of the whole cluster
-    (:meth:`Part.certified`): ``now``, the whole cluster's replicas per target broker as read
+    (:meth:`Part.certificate`): ``now``, the whole cluster's replicas per target broker as read
     (None: no plan of the fewest moves is known, and only the mean term holds), ``bounds``
     their balanced ranges; with ``ks``, the budget bound's needs at each of those spreads."""
 
