@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kadmin import files, reports
+from kadmin.balance.chunks import ChunkedGoal
 from kadmin.balance.metrics import loads, spread
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
@@ -411,7 +412,15 @@ def goal_lines(r: Rebalanced) -> list[str]:
     goal = r.topic_goal
     chunked = ("planned chunk by chunk, each exact for the broker counts the driver gave it: "
                "not proven the {} over the whole")
-    if goal is not None and goal.chunked and not goal.exact:
+    if isinstance(goal, ChunkedGoal) and goal.certified:
+        lines.append(
+            f"worst topic spread {goal.spread}: "
+            + ("the least any plan of these moves reaches" if goal.exact else
+               f"planned chunk by chunk, not proven the least (no plan of these moves goes "
+               f"below {goal.least})")
+            + f"; {goal.chunks_proven:,} of {goal.chunks:,} chunk(s) ({goal.topics_proven:,} of "
+              f"{goal.topics:,} topics) at their own topics' bound")
+    elif goal is not None and goal.chunked and not goal.exact:
         extra = (goal.fewest or 0) - goal.plain_bound
         lines.append(
             f"worst topic spread {goal.spread} ({chunked.format('least')})" if goal.asked is None
