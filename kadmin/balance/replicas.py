@@ -352,7 +352,7 @@ class _ReplicaProblem:
         """``x``'s partitions for it to give ``want`` of: evenly spaced over the partitions it
         follows in (then over those it leads, if it must give more), so that the moves spread
         over its topics; then all of them, for the givers whose first choices found no taker."""
-        mine = self.holders.get(x, [])  # a giver never took a partition: no stale entries
+        mine = self.holders.get(x, [])  # a giver never takes: stale only where it gave
         original = self.original
         followers = [p for p in mine if original[p][0] != x]
         leaders = [p for p in mine if original[p][0] == x]
@@ -390,7 +390,7 @@ class _ReplicaProblem:
             return (n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
 
         parts: dict[int, list[int]] = {}
-        for p in self.holders.get(x, []):  # a giver never took a partition: no stale entries
+        for p in self.holders.get(x, []):  # a giver never takes: stale only where it gave
             t = topic_of[p]
             run = parts.get(t)
             if run is None:
