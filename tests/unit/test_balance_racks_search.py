@@ -4,6 +4,7 @@ when it meets the rack-free lower bound, which no rack-aware plan can beat."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from itertools import product
 
@@ -54,8 +55,8 @@ def test_large_clusters_are_balanced_across_unequal_racks_at_the_rack_free_bound
 
 def test_where_racks_forbid_balance_across_them_each_rack_is_balanced_inside() -> None:
     """Racks a {0,1,2}, b {3,4}, c {5}; every partition spans all three, so no replica may
-    change rack: the search cannot reach the rack-free bound, and each rack is balanced on its
-    own (the direct phase keeps moves inside their rack; none is left unplaced)."""
+    change rack: the search cannot reach the rack-free bound, and the rack-level program
+    proves each rack balanced inside the most even the rule allows (spread 9000 - 3000)."""
     rack_of = {b: "a" if b < 3 else "b" if b < 5 else "c" for b in range(6)}
     parts = [(0 if p % 3 else 1, 3, 5) for p in range(9000)]
     table = PartitionTable.of([("t", dict(enumerate(parts)))])
@@ -66,8 +67,43 @@ def test_where_racks_forbid_balance_across_them_each_rack_is_balanced_inside() -
     counts = Counter(b for r in new_lists for b in r)
     assert [counts[b] for b in range(6)] == [3000, 3000, 3000, 4500, 4500, 9000]
     assert result.unplaced == 0 and result.racks is not None
-    assert not result.racks.across and not result.racks.proven
+    assert not result.racks.across and result.racks.proven and result.racks.spread == 6000
     assert result.replica_moves == result.lower_bound == 3000 + 4500
+
+
+def new_rack(n: int, seed: int = 1) -> tuple[PartitionTable, list[int], dict[int, str]]:
+    """Racks a {0..4}, b {5,6} and a new rack c {7} with one broker; ``n`` partitions of two
+    replicas, one in a and one in b: a replica may leave a or b for c (the partition keeps two
+    racks), never go between a and b (it would lose one), so a cannot gain and the whole
+    cluster cannot be balanced; b and c share what b holds."""
+    rack_of = {b: "a" for b in range(5)} | {5: "b", 6: "b", 7: "c"}
+    rnd = random.Random(seed)
+    parts = [(rnd.randrange(5), 5 + rnd.randrange(2)) for _ in range(n)]
+    return PartitionTable.of([("t", dict(enumerate(parts)))]), list(rack_of), rack_of
+
+
+@pytest.mark.parametrize("even_topics", [True, False])
+def test_a_new_rack_of_one_broker_gets_its_share_where_the_cluster_cannot_balance(
+        even_topics: bool) -> None:
+    """20,000 partitions (too many for the exact program): broker c ends with its share of
+    what b and c can hold, 40,000 / 8 being out of reach for rack a; each rack's brokers
+    within one, the fewest moves at that spread (b's units to c, then a's and b's brokers
+    evened inside)."""
+    table, targets, rack_of = new_rack(20_000)
+    assert arcs(table, targets) > DEFAULT_LIMIT
+    result = rebalance(table, targets, rack_of, leaders=False, even_topics=even_topics)
+    new_lists = after(table.replicas, result.final)
+    check_valid(table.replicas, new_lists, targets, rack_of)
+    counts = Counter(b for r in new_lists for b in r)
+    assert [counts[b] for b in range(5)] == [4000] * 5  # a holds 20,000 and can only give
+    assert sorted(counts[b] for b in (5, 6, 7)) == [6666, 6667, 6667]
+    before = Counter(b for r in table.replicas for b in r)
+    inside = sum(max(0, 4000 - before[b]) for b in range(5)) + sum(
+        max(0, counts[b] - before[b]) for b in (5, 6))
+    assert result.racks is not None and not result.racks.across and result.racks.proven
+    assert result.racks.spread == 6667 - 4000 and result.unplaced == 0
+    assert result.replica_moves == result.lower_bound == counts[7] + inside
+    assert result.racks.rack_free_bound == 10_000  # balanced would need 5000 on broker 7
 
 
 # --- the rack-level end state and the moves across racks it asks for (kadmin.balance.racks) ---
