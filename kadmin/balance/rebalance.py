@@ -330,7 +330,9 @@ def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[i
     """A plan reaching ``level``'s end state: the units each rack sends through the partitions
     that allow it, every other move inside its rack (:func:`move_across`), else the search
     over every hop. Its moves are at least ``level.moves`` (the rack-level program's fewest
-    at its spread): proven when equal. Neither reaching it: None, each rack balanced inside."""
+    at its spread): proven when equal. Neither reaching it: None, each rack balanced inside.
+    At spread 1 the whole cluster is balanced (``across``), by more moves than the rack-free
+    bound where racks cost some."""
     outside = [b for b in counts if b not in level.ends]
     give, take = toward(counts, level.ends, outside)
     wanted = Quota(give, take, frozenset(), frozenset())
@@ -341,6 +343,8 @@ def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[i
         if unplaced:
             return RackBalance(False, free, proven=False), None
     proven = replica_moves(table.replicas, moved) == level.moves
+    if level.spread <= 1:  # the whole cluster balanced after all, above the rack-free bound
+        return RackBalance(True, free, proven, level.moves), (wanted, moved)
     return RackBalance(False, free, proven, level.moves, level.spread), (wanted, moved)
 
 
