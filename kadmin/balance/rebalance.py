@@ -130,6 +130,10 @@ class RackBalance:
     """With ``across`` False: the least spread of the brokers (each rack's within one) any
     plan under the rule reaches (:func:`kadmin.balance.racks.rack_level`), which the plan
     reaches; None: not decided, each rack balanced on its own."""
+    below: tuple[str, ...] = ()
+    above: tuple[str, ...] = ()
+    """With ``spread``: the racks whose brokers end below (above) the range that balances the
+    whole cluster, at best under the rule: why the cluster is not balanced."""
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -278,7 +282,7 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
                                                               level.ends.items()}, None, rack_of)
         if exact is not None:
             return RackBalance(False, free, exact.moves == level.moves, level.moves,
-                               level.spread), exact
+                               level.spread, *_apart(level, counts, brokers, rack_of)), exact
     return RackBalance(False, free), evenness.fewest_moves_within(
         table, brokers, _ranges(counts, brokers, rack_of, weights), None, rack_of)
 
@@ -345,7 +349,17 @@ def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[i
     proven = replica_moves(table.replicas, moved) == level.moves
     if level.spread <= 1:  # the whole cluster balanced after all, above the rack-free bound
         return RackBalance(True, free, proven, level.moves), (wanted, moved)
-    return RackBalance(False, free, proven, level.moves, level.spread), (wanted, moved)
+    return RackBalance(False, free, proven, level.moves, level.spread,
+                       *_apart(level, counts, brokers, rack_of)), (wanted, moved)
+
+
+def _apart(level: RackLevel, counts: Mapping[int, int], brokers: Collection[int],
+           rack_of: Mapping[int, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The racks whose brokers end below, and above, the range balancing the whole cluster."""
+    ranges = _ranges(counts, brokers, None, None)
+    below = {rack_of[b] for b, n in level.ends.items() if n < ranges[b][0]}
+    above = {rack_of[b] for b, n in level.ends.items() if n > ranges[b][1]}
+    return tuple(sorted(below)), tuple(sorted(above))
 
 
 def _ends(before: Sequence[Replicas], moved: Mapping[int, Replicas], brokers: Collection[int]
