@@ -305,9 +305,12 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
     exactly. First the fast way: the fewest-move end state that sends the fewest units across
     racks (:func:`kadmin.balance.racks.rack_ends`), those units through the partitions that
     allow it and every other move inside its rack (:func:`move_across`); where that falls
-    short, the broker-level search over every hop. Neither: None beside ``across=False``, and
-    each rack is balanced on its own, which may be less even than some plan reaches (not
-    proven)."""
+    short, the rack-level program (:func:`kadmin.balance.racks.rack_level`) says whether any
+    plan balances the brokers: if not, the plan reaches its end state, as evenly as the rule
+    allows (:func:`_realised`, no broker-level search wasted on it); if so, the broker-level
+    search over every hop, and where it falls short, the program's end state again. None
+    beside ``across=False`` only where neither decides (capacities, a broker without a rack,
+    too large a program): each rack is then balanced on its own (not proven)."""
     whole = replica_quota(table.replicas, brokers, None, counts, weights)
     if rack_of is not None:
         inside = {b: counts.get(b, 0) for b in brokers}
@@ -319,10 +322,12 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
                                  rack_of, ends.flow, even_topics=even_topics)
             if direct is not None:  # every unit met by a move of its own: whole.units moves
                 return RackBalance(True, whole.units), (whole, direct)
+    level = None if rack_of is None else _level(table, brokers, rack_of, weights)
+    if level is not None and level.spread > 1:  # no plan balances: no search to try it
+        return _realised(table, brokers, counts, rack_of, level, whole.units, even_topics)
     moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics)
     if not unplaced and replica_moves(table.replicas, moved) <= whole.units:
         return RackBalance(True, whole.units), (whole, moved)
-    level = None if rack_of is None else _level(table, brokers, rack_of, weights)
     if level is None:
         return RackBalance(False, whole.units, proven=False), None
     return _realised(table, brokers, counts, rack_of, level, whole.units, even_topics)
