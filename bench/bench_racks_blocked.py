@@ -22,6 +22,7 @@ from collections import Counter
 from bench.machine import publish
 from kadmin.balance.rebalance import Rebalance, rebalance
 from kadmin.balance.table import PartitionTable
+from kadmin.model import Replicas
 
 RACKS = {b: "a" for b in range(5)} | {5: "b", 6: "b", 7: "c"}
 
@@ -29,8 +30,9 @@ RACKS = {b: "a" for b in range(5)} | {5: "b", 6: "b", 7: "c"}
 def blocked(partitions: int) -> PartitionTable:
     """The cluster of the module docstring, 100 partitions a topic."""
     rnd = random.Random(partitions)
-    topics = [(f"t{t:05d}", {p: (rnd.randrange(5), 5 + rnd.randrange(2)) for p in range(100)})
-              for t in range(partitions // 100)]
+    topics: list[tuple[str, dict[int, Replicas]]] = [
+        (f"t{t:05d}", {p: (rnd.randrange(5), 5 + rnd.randrange(2)) for p in range(100)})
+        for t in range(partitions // 100)]
     return PartitionTable.of(topics)
 
 

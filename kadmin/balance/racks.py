@@ -123,7 +123,7 @@ class RackLevel:
 
     ends: dict[int, int]
     """Units each target broker ends with: each rack's brokers within one of each other."""
-    flow: dict[str, int]
+    flow: dict[str | None, int]
     """Units each rack sends to other racks (negative: receives)."""
     spread: int
     """The least spread (most minus fewest units per target broker) any plan under the rule
@@ -168,13 +168,13 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
         now = dict(key)
         width = sum(now.values())
         keep = min(len(now), len(racks))
-        ends = [end for end in product(*(range(min(size[r], width) + 1) for r in racks))
-                if sum(end) == width and sum(1 for n in end if n) >= keep]
-        if not ends:
+        shapes = [end for end in product(*(range(min(size[r], width) + 1) for r in racks))
+                  if sum(end) == width and sum(1 for n in end if n) >= keep]
+        if not shapes:
             return None
         moves_of.extend((k, end, sum(max(0, n - now.get(r, 0)) for r, n in zip(racks, end,
                                                                                strict=True)))
-                        for end in ends)
+                        for end in shapes)
         if len(moves_of) > LEVEL_LIMIT:
             return None
     counts = Counter(b for r in parts for b in r)
@@ -213,7 +213,7 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     bounds = Bounds(np.zeros(width), np.full(width, total))
     integral = np.ones(width)
 
-    def solve(cost: dict[int, float]) -> float | None:
+    def solve(cost: dict[int, float]) -> tuple[float, np.ndarray] | None:
         matrix = np.zeros((len(rows), width))
         for n, entries in enumerate(rows):
             for i, v in entries.items():
@@ -226,24 +226,22 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
                      options={"mip_rel_gap": 0.0, "time_limit": LEVEL_SECONDS,
                               "presolve": False})  # scipy 1.17's presolve called a feasible
         # program of two partitions infeasible (tests/unit/test_balance_racks_search.py)
-        if found.status != 0:
-            return None
-        solve.x = found.x  # type: ignore[attr-defined]
-        return float(found.fun)
+        return None if found.status != 0 else (float(found.fun), found.x)
 
     spread = solve({hi: 1.0, lo: -1.0})
     if spread is None:
         return None
-    least = round(spread)
+    least = round(spread[0])
     row({hi: 1.0, lo: -1.0}, -np.inf, least)
     fewest = solve({m0 + j: 1.0 for j in range(nr)})
     if fewest is None:
         return None
-    values = np.rint(solve.x).astype(int)  # type: ignore[attr-defined]
+    values = np.rint(fewest[1]).astype(int)
     ends = {b: int(values[e0 + i]) for i, b in enumerate(brokers)}
-    held = Counter()  # type: Counter[str]
+    held: Counter[str | None] = Counter()
     for b, n in counts.items():
         held[rack_of[b]] += n
     for b, n in ends.items():
         held[rack_of[b]] -= n
-    return RackLevel(ends, {r: held[r] for r in sorted(held)}, least, round(fewest))
+    return RackLevel(ends, {r: held[r] for r in sorted(held, key=str)}, least,
+                     round(fewest[0]))

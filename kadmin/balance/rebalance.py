@@ -324,13 +324,14 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
                 return RackBalance(True, whole.units), (whole, direct)
     level = None if rack_of is None else _level(table, brokers, rack_of, weights)
     if level is not None and level.spread > 1:  # no plan balances: no search to try it
-        return _realised(table, brokers, counts, rack_of, level, whole.units, even_topics)
+        return _realised(table, brokers, counts, rack_of or {}, level, whole.units,
+                         even_topics)
     moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics)
     if not unplaced and replica_moves(table.replicas, moved) <= whole.units:
         return RackBalance(True, whole.units), (whole, moved)
     if level is None:
         return RackBalance(False, whole.units, proven=False), None
-    return _realised(table, brokers, counts, rack_of, level, whole.units, even_topics)
+    return _realised(table, brokers, counts, rack_of or {}, level, whole.units, even_topics)
 
 
 def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
