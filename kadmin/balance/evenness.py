@@ -422,9 +422,26 @@ SECONDS = 5.0
 ASKED_SECONDS = 120.0
 
 
+LEAST_CAP = 16
+"""How far :func:`least_if_fewest` raises the bound: each step is a pass over every (topic,
+broker) cell, and a bound this high is no stop worth making for the topic search."""
+
+
+def least_if_fewest(table: PartitionTable, targets: Collection[int],
+                    bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int]) -> int:
+    """The worst topic spread no plan of the fewest moves within ``bounds`` goes below
+    (:func:`kadmin.balance.spreads.least_spread`), known before any plan is made, up to
+    :data:`LEAST_CAP` (a cap means "at least this"). The topic search stops there
+    (:func:`kadmin.balance.topics.even_out_topics`), or never starts when the plan is already
+    there, and :func:`even_topics` takes it as its certificate when the plan does make the
+    fewest moves."""
+    return least_spread(table, targets, bounds, now, LEAST_CAP)
+
+
 def even_topics(table: PartitionTable, targets: Collection[int],
                 bounds: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str] | None,
-                moved: Mapping[int, Replicas], plain_bound: int, asked: int | None
+                moved: Mapping[int, Replicas], plain_bound: int, asked: int | None,
+                now: Mapping[int, int] | None = None, least: int | None = None
                 ) -> tuple[dict[int, Replicas], TopicGoal] | None:
     """The replica plan with the topic goal on top of ``moved`` (the fast search's plan,
     brokers within ``bounds``).
@@ -440,16 +457,22 @@ def even_topics(table: PartitionTable, targets: Collection[int],
     moves there are (:func:`kadmin.balance.targets.fewest_to_ranges`) and keeps every topic
     within ``asked``, or the topic x broker program realizes a plan of those moves within it,
     that plan is the answer at any size (no plan moves fewer); otherwise the exact program
-    runs, and a cluster too large for it (:data:`LIMIT`) is an input error."""
+    runs, and a cluster too large for it (:data:`LIMIT`) is an input error.
+
+    ``now``: replicas per target today, when the caller has them; ``least``:
+    :func:`least_if_fewest`, when the caller computed it before the plan."""
     reached = worst_spread(table, moved, targets)
-    now = Counter(chain.from_iterable(table.replicas))
+    now = Counter(chain.from_iterable(table.replicas)) if now is None else now
     """Replicas per broker today, of this table: what the proofs count from."""
     moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())
     fewest = moves == fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                                        sum(map(len, table.replicas)))
     """``moved`` meets the balance bound: the fewest moves any plan within ``bounds`` makes."""
     if asked is None:
-        least = least_spread(table, targets, bounds, now if fewest else None, reached)
+        if fewest and least is not None and (least < LEAST_CAP or reached <= LEAST_CAP):
+            least = min(least, reached)  # least_spread's answer up to ``reached``
+        else:
+            least = least_spread(table, targets, bounds, now if fewest else None, reached)
         if reached <= least:
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
         if fewest and rack_of is None:

@@ -183,6 +183,11 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     counts = replica_counts(before) if counts is None else counts
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
     ranges = _ranges(counts, brokers, rack_of, weights)
+    default_goal = even_topics and topic_spread is None and limits.max_moves is None
+    least: int | None = None
+    """The certificate's bound on the worst topic spread of any plan of the fewest moves
+    (:func:`evenness.least_if_fewest`), computed before the plan where the topic search can
+    stop at it: without racks, where the search's plan makes the fewest moves."""
     racks = None
     across = None if held.index is not None else _across_racks(table, brokers, counts, rack_of,
                                                                weights)
@@ -202,8 +207,11 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
             ranges = _ranges(counts, brokers, None, weights)
         else:
             racks = racks if searched is None else searched[0]
+            if default_goal and rack_of is None:
+                least = evenness.least_if_fewest(table, brokers, ranges, counts)
             moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
-                                            even_topics=prefer_even, within_racks=by_rack)
+                                            even_topics=prefer_even, within_racks=by_rack,
+                                            enough=1 if least is None else least)
     bound = wanted.units if not unplaced and racks is None else lower_bound(
         before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
@@ -213,7 +221,7 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     goal = None
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
-                                      topic_spread)
+                                      topic_spread, counts, least)
         if evened is not None:
             moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
             goal = evened[1]

@@ -44,7 +44,7 @@ one without the topic among the brokers with the most room, without scanning eve
 
 def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
                   rack_of: Mapping[int, str] | None = None, *, single_copies: bool = False,
-                  even_topics: bool = True, within_racks: bool = False
+                  even_topics: bool = True, within_racks: bool = False, enough: int = 1
                   ) -> tuple[dict[int, Replicas], int]:
     """The replica lists that change, by partition index, and how many units of the quota could
     not be met (0 unless racks or partitions as wide as the broker list forbid it).
@@ -54,13 +54,14 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     ``even_topics`` no topic is looked at: the same number of moves, found faster, each topic
     left as even as spreading every giver's moves over its partitions makes it.
     ``within_racks``: the quota balances each rack on its own (racks of unequal size), so the
-    direct phase keeps each move inside its rack (the search still weighs every hop)."""
+    direct phase keeps each move inside its rack (the search still weighs every hop).
+    ``enough``: a worst topic spread the topic search need not go below (a lower bound)."""
     problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics,
                               rack_of if within_racks else None)
     solve(problem, cost=1, limit=1 if single_copies else None)
     if even_topics:
         even_out_topics(problem.original, problem.current, problem.topic_of,
-                        problem.topic_count, problem.targets, problem.rack_ok)
+                        problem.topic_count, problem.targets, problem.rack_ok, enough)
     return {i: leader_kept(problem.original[i], r) for i, r in problem.current.items()}, \
         problem.ledger.pending
 
