@@ -341,8 +341,8 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
     if leaders:
         reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
                                      leader_quota(after, brokers, weights, fixed))
-        forced = leader_changes(before, moved)
         if limits.max_leader_changes is not None:
+            forced = leader_changes(before, moved)
             budget = limits.max_leader_changes - forced
             if budget < 0:
                 raise InvalidInput(
