@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # numpy is imported where the program is built: Spark's execu
 from kadmin.balance.aggregate import LIMIT as AGGREGATE_LIMIT
 from kadmin.balance.aggregate import SECONDS as AGGREGATE_SECONDS
 from kadmin.balance.aggregate import Aggregate
-from kadmin.balance.spreads import least_spread, least_spreads, worst_spread
+from kadmin.balance.spreads import least_spread, least_spreads, topic_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import fewest_to_ranges
 from kadmin.model import InvalidInput, Replicas
@@ -438,10 +438,23 @@ def least_if_fewest(table: PartitionTable, targets: Collection[int],
     return least_spread(table, targets, bounds, now, LEAST_CAP)
 
 
+def worst_topic(table: PartitionTable, final: Mapping[int, Replicas],
+                targets: Collection[int]) -> tuple[int, int]:
+    """The worst topic spread over ``targets`` once ``final`` is made, and the first topic of
+    the table at it (by index): the figure :func:`kadmin.balance.metrics.balance` names, so a
+    plan's summary takes it from here instead of counting again."""
+    spreads = topic_spreads(table, final, targets)
+    if not len(spreads):
+        return 0, 0
+    worst = int(spreads.argmax())
+    return int(spreads[worst]), worst
+
+
 def even_topics(table: PartitionTable, targets: Collection[int],
                 bounds: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str] | None,
                 moved: Mapping[int, Replicas], plain_bound: int, asked: int | None,
-                now: Mapping[int, int] | None = None, least: int | None = None
+                now: Mapping[int, int] | None = None, least: int | None = None,
+                reached: int | None = None
                 ) -> tuple[dict[int, Replicas], TopicGoal] | None:
     """The replica plan with the topic goal on top of ``moved`` (the fast search's plan,
     brokers within ``bounds``).
@@ -460,8 +473,9 @@ def even_topics(table: PartitionTable, targets: Collection[int],
     runs, and a cluster too large for it (:data:`LIMIT`) is an input error.
 
     ``now``: replicas per target today, when the caller has them; ``least``:
-    :func:`least_if_fewest`, when the caller computed it before the plan."""
-    reached = worst_spread(table, moved, targets)
+    :func:`least_if_fewest`, when the caller computed it before the plan; ``reached``:
+    ``moved``'s worst topic spread, when the caller has it (:func:`worst_topic`)."""
+    reached = worst_spread(table, moved, targets) if reached is None else reached
     now = Counter(chain.from_iterable(table.replicas)) if now is None else now
     """Replicas per broker today, of this table: what the proofs count from."""
     moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())

@@ -58,6 +58,9 @@ class Rebalance:
     held: int = 0
     """Partitions left as they are because they hold a replica on a target broker that is not
     registered (see :func:`hold`)."""
+    worst_topic: tuple[int, int] | None = None
+    """The final plan's worst topic spread over the targets and the first topic at it (its
+    index in the table), where the topic step computed it (None: not computed)."""
 
 
 @dataclass(frozen=True)
@@ -219,21 +222,25 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     :func:`lower_bound`); otherwise only what any plan is forced to move. A partial plan
     reports the bound of the whole plan it is a step of."""
     goal = None
+    worst = None
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
+        worst = evenness.worst_topic(table, moved, brokers)
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
-                                      topic_spread, counts, least)
+                                      topic_spread, counts, least, worst[0])
         if evened is not None:
+            if evened[0] != moved:
+                worst = None  # another plan: its worst topic is counted with the summary
             moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
             goal = evened[1]
             bound = goal.fewest if goal.fewest is not None else bound
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
-        partial = True
+        partial, worst = True, None
     final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights, held.leaders)
     return Rebalance(held.whole(final), replica_moves(before, final), bound,
                      leader_changes(before, final), unplaced, partial or cut, topics=goal,
-                     racks=racks, held=held.partitions)
+                     racks=racks, held=held.partitions, worst_topic=worst)
 
 
 def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
