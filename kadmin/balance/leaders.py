@@ -85,6 +85,10 @@ class _LeaderProblem:
         self.taken = 0
         """Partitions whose leadership was taken from their leader of today, who still holds a
         replica: each can hand it back at cost -1."""
+        self.handovers = 0
+        self.dry: tuple[int, str] | None = None
+        """When the relayed phase last found no path: handovers made by then, and the kind of
+        takers it looked for."""
         self.near: dict[int, dict[int, int]] = {}
         """Per broker, :meth:`_near` once built."""
         self.others: dict[int, dict[int, None]] = {}
@@ -102,6 +106,7 @@ class _LeaderProblem:
 
     def hand(self, p: int, y: int) -> None:
         x = self.lead(p)
+        self.handovers += 1
         self.touched.add(x)
         self.touched.add(y)
         self.count[x] -= 1
@@ -206,10 +211,12 @@ class _LeaderProblem:
         paths of two handovers costing 1 together, each a shortest path. Giver ``x`` hands a
         partition it leads as its leader of today to a broker ``c`` (cost 1), which hands on a
         partition whose leader changed anyway to taker ``y`` (cost 0), so ``c`` keeps its
-        count. The relays ``c`` and their partitions are listed once per call; each is checked
-        again when used (takers only fill up)."""
+        count. The relays ``c`` and their partitions are listed once per call (a partition
+        handed to ``c`` joins them), each checked again when used (takers only fill up); the
+        givers are gone over until a pass finds none, and a call with nothing handed over
+        since then (and the same kind of takers) knows there is none."""
         ledger, replicas, before, targets = self.ledger, self.replicas, self.before, self.targets
-        if not takers:
+        if not takers or self.dry == (self.handovers, ledger.taking):
             return 0
         relays: dict[int, list[int]] = {}
         for c, mine in self.others.items():
@@ -218,31 +225,38 @@ class _LeaderProblem:
                     replicas.__getitem__, mine)))))
                 if found:
                     relays[c] = found
-        moved = 0
-        for x in givers:
-            if not (takers and relays and ledger.can_give(x)):
-                continue
-            for p in list(dict.fromkeys(self.led.get(x, ()))):
-                if before[p] != x or self.lead(p) != x:
-                    continue
-                for c in replicas[p]:
-                    if c == x or c not in relays:
-                        continue
-                    found = self._relay(c, relays, takers)
-                    if found is None:
-                        continue
-                    q, y = found
-                    self.hand(q, y)
-                    self.hand(p, c)
-                    ledger.gave(x)
-                    ledger.took(y)
-                    moved += 1
-                    if not ledger.can_take(y):
-                        takers.discard(y)
-                    break
+        moved = found_now = 0
+        while True:
+            for x in givers:
                 if not (takers and relays and ledger.can_give(x)):
-                    break
-        return moved
+                    continue
+                for p in list(dict.fromkeys(self.led.get(x, ()))):
+                    if before[p] != x or self.lead(p) != x:
+                        continue
+                    for c in replicas[p]:
+                        if c == x or c not in relays:
+                            continue
+                        found = self._relay(c, relays, takers)
+                        if found is None:
+                            continue
+                        q, y = found
+                        self.hand(q, y)
+                        self.hand(p, c)
+                        ledger.gave(x)
+                        ledger.took(y)
+                        found_now += 1
+                        if not ledger.can_take(y):
+                            takers.discard(y)
+                        if not takers.isdisjoint(replicas[p]):  # c may hand it on at cost 0
+                            relays.setdefault(c, []).append(p)
+                        break
+                    if not (takers and relays and ledger.can_give(x)):
+                        break
+            if not found_now:
+                self.dry = (self.handovers, ledger.taking)
+                return moved
+            moved += found_now
+            found_now = 0
 
     def _relay(self, c: int, relays: dict[int, list[int]], takers: set[int]
                ) -> tuple[int, int] | None:
