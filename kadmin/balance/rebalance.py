@@ -228,9 +228,9 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
                                       topic_spread, counts, least, worst[0])
         if evened is not None:
-            if evened[0] != moved:
-                worst = None  # another plan: its worst topic is counted with the summary
-            moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
+            if evened[0] != moved:  # another plan: its worst topic is counted with the summary
+                worst = None
+                moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
             goal = evened[1]
             bound = goal.fewest if goal.fewest is not None else bound
     partial = False
