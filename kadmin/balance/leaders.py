@@ -197,14 +197,18 @@ class _LeaderProblem:
                     break
                 p, y = found
                 self.hand(p, y)
-                ledger.gave(x)
-                ledger.took(y)
+                self._met(x, y, takers)
                 moved += 1
-                if not ledger.can_take(y):
-                    takers.discard(y)
         if cost == 1 and not moved and ledger.giving == "must":
             moved = self._relayed(givers, takers)
         return moved
+
+    def _met(self, x: int, y: int, takers: set[int]) -> None:
+        """One unit of the quota met, from giver ``x`` to taker ``y`` (dropped once full)."""
+        self.ledger.gave(x)
+        self.ledger.took(y)
+        if not self.ledger.can_take(y):
+            takers.discard(y)
 
     def _relayed(self, givers: Sequence[int], takers: set[int]) -> int:
         """Once single handovers of cost 1 have run out while 1 is the least a path can cost:
@@ -242,11 +246,8 @@ class _LeaderProblem:
                         q, y = found
                         self.hand(q, y)
                         self.hand(p, c)
-                        ledger.gave(x)
-                        ledger.took(y)
+                        self._met(x, y, takers)
                         found_now += 1
-                        if not ledger.can_take(y):
-                            takers.discard(y)
                         if not takers.isdisjoint(replicas[p]):  # c may hand it on at cost 0
                             relays.setdefault(c, []).append(p)
                         break
