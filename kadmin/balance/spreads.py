@@ -114,12 +114,12 @@ def worst_spread(table: PartitionTable, final: Mapping[int, Replicas],
 
 
 def least_spreads(table: PartitionTable, targets: Collection[int],
-                  bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None,
-                  c: Cells | None = None) -> np.ndarray:
+                  bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None
+                  ) -> np.ndarray:
     """Per topic, the lower bound of the module docstring on its spread in every plan of the
     fewest moves that ends within ``bounds``. ``now``: replicas per target today, given only
     when some plan of ``F`` moves is known (else only the mean term holds, as without
-    ``bounds``). ``c``: the table's cells, when the caller has them."""
+    ``bounds``)."""
     import numpy as np
     order = sorted(targets)
     n = len(order)
@@ -134,7 +134,7 @@ def least_spreads(table: PartitionTable, targets: Collection[int],
     held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
     give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
     take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
-    c = cells(table.replicas, table.topic_of, order) if c is None else c
+    c = cells(table.replicas, table.topic_of, order)
     low = np.maximum(0, c.count - give[c.broker])
     high = np.minimum(c.count + take[c.broker], partitions[c.topic])
     most_low = per_topic(c, low, topics, 0, "maximum")
@@ -165,11 +165,9 @@ def least_spread(table: PartitionTable, targets: Collection[int],
     as for :func:`least_spreads`): the largest per-topic bound, raised while the budget bound
     of the module docstring refuses it, up to ``reached`` (a spread some such plan has)."""
     import numpy as np
-    c = None if bounds is None or now is None else cells(table.replicas, table.topic_of,
-                                                         sorted(targets))
-    per_topic_bound = least_spreads(table, targets, bounds, now, c)
+    per_topic_bound = least_spreads(table, targets, bounds, now)
     k = int(per_topic_bound.max(initial=0))
-    if c is None or k >= reached:
+    if bounds is None or now is None or k >= reached:
         return min(k, reached)
     from kadmin.balance.targets import fewest_to_ranges
     order = sorted(targets)
@@ -182,6 +180,7 @@ def least_spread(table: PartitionTable, targets: Collection[int],
     held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
     give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
     take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
+    c = cells(table.replicas, table.topic_of, order)
     fewest = fewest_to_ranges({b: now.get(b, 0) for b in order}, bounds, int(sizes.sum()))
     leaving = fewest - (int(sizes.sum()) - int(c.count.sum()))
     """Replicas the targets give in a plan of ``F`` moves (the rest come from outside)."""
