@@ -187,10 +187,11 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
     ranges = _ranges(counts, brokers, rack_of, weights)
     default_goal = even_topics and topic_spread is None and limits.max_moves is None
-    least: int | None = None
+    least = evenness.least_if_fewest(table, brokers, ranges, counts) if (
+        default_goal and rack_of is None) else None
     """The certificate's bound on the worst topic spread of any plan of the fewest moves
-    (:func:`evenness.least_if_fewest`), computed before the plan where the topic search can
-    stop at it: without racks, where the search's plan makes the fewest moves."""
+    (:func:`evenness.least_if_fewest`), computed before the plan so that the topic search can
+    stop at it: without racks (where the search's plan makes the fewest moves)."""
     racks = None
     across = None if held.index is not None else _across_racks(table, brokers, counts, rack_of,
                                                                weights)
@@ -210,11 +211,8 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
             ranges = _ranges(counts, brokers, None, weights)
         else:
             racks = racks if searched is None else searched[0]
-            if default_goal and rack_of is None:
-                least = evenness.least_if_fewest(table, brokers, ranges, counts)
-            moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
-                                            even_topics=prefer_even, within_racks=by_rack,
-                                            enough=1 if least is None else least)
+            moved, unplaced = move_replicas(table, brokers, wanted, rack_of, enough=least or 1,
+                                            even_topics=prefer_even, within_racks=by_rack)
     bound = wanted.units if not unplaced and racks is None else lower_bound(
         before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
