@@ -455,7 +455,7 @@ def even_topics(table: PartitionTable, targets: Collection[int],
                 bounds: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str] | None,
                 moved: Mapping[int, Replicas], plain_bound: int, asked: int | None,
                 now: Mapping[int, int] | None = None, least: int | None = None,
-                reached: int | None = None
+                reached: int | None = None, moves: int | None = None
                 ) -> tuple[dict[int, Replicas], TopicGoal] | None:
     """The replica plan with the topic goal on top of ``moved`` (the fast search's plan,
     brokers within ``bounds``).
@@ -475,11 +475,13 @@ def even_topics(table: PartitionTable, targets: Collection[int],
 
     ``now``: replicas per target today, when the caller has them; ``least``:
     :func:`least_if_fewest`, when the caller computed it before the plan; ``reached``:
-    ``moved``'s worst topic spread, when the caller has it (:func:`worst_topic`)."""
+    ``moved``'s worst topic spread, when the caller has it (:func:`worst_topic`); ``moves``:
+    the replicas ``moved`` copies, likewise."""
     reached = worst_spread(table, moved, targets) if reached is None else reached
     now = Counter(chain.from_iterable(table.replicas)) if now is None else now
     """Replicas per broker today, of this table: what the proofs count from."""
-    moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())
+    moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items()) \
+        if moves is None else moves
     fewest = moves == fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                                        sum(map(len, table.replicas)))
     """``moved`` meets the balance bound: the fewest moves any plan within ``bounds`` makes."""

@@ -220,24 +220,26 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     :func:`lower_bound`); otherwise only what any plan is forced to move. A partial plan
     reports the bound of the whole plan it is a step of."""
     goal = None
-    worst = None
+    worst = made = None
+    """The worst topic and the replica moves of ``moved``, where the topic step counted them:
+    the final plan's too while ``moved`` stands (the leader step only reorders)."""
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
-        worst = evenness.worst_topic(table, moved, brokers)
+        worst, made = evenness.worst_topic(table, moved, brokers), replica_moves(before, moved)
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
-                                      topic_spread, counts, least, worst[0])
+                                      topic_spread, counts, least, worst[0], made)
         if evened is not None:
-            if evened[0] != moved:  # another plan: its worst topic is counted with the summary
-                worst = None
+            if evened[0] != moved:  # another plan: its figures are counted again
+                worst = made = None
                 moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
             goal = evened[1]
             bound = goal.fewest if goal.fewest is not None else bound
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
-        partial, worst = True, None
+        partial, worst, made = True, None, None
     final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights, held.leaders)
-    return Rebalance(held.whole(final), replica_moves(before, final), bound,
-                     leader_changes(before, final), unplaced, partial or cut, topics=goal,
+    return Rebalance(held.whole(final), replica_moves(before, final) if made is None else made,
+                     bound, leader_changes(before, final), unplaced, partial or cut, topics=goal,
                      racks=racks, held=held.partitions, worst_topic=worst)
 
 

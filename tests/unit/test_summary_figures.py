@@ -1,12 +1,13 @@
-"""The summary's worst topic after a plan: taken from the topic step where it counted it
-(kadmin.balance.evenness.worst_topic), the same figures metrics.balance counts."""
+"""The summary's worst topic after a plan, and the plan's replica moves: taken from the topic
+step where it counted them (kadmin.balance.evenness.worst_topic), the same figures
+metrics.balance and metrics.replica_moves count."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kadmin.balance.metrics import balance
+from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.rebalance import Limits, rebalance
 from kadmin.balance.table import PartitionTable
 from kadmin.synthetic import synthetic_cluster
@@ -24,6 +25,8 @@ def test_the_worst_topic_the_topic_step_counted_is_the_one_the_summary_counts(
     result = rebalance(table, targets, topic_spread=asked, limits=Limits(max_moves=moves))
     after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
     counted = balance(after, table.topic_of, table.topics, targets)
+    # the moves the topic step counted are the final plan's (the leader step only reorders)
+    assert result.replica_moves == replica_moves(table.replicas, result.final)
     if result.worst_topic is None:  # the topic step did not run, or made another plan
         return
     spread, topic = result.worst_topic
