@@ -225,10 +225,10 @@ class _LeaderProblem:
         relays: dict[int, list[int]] = {}
         for c, mine in self.others.items():
             if c in targets:
-                found = list(compress(mine, map(not_, map(takers.isdisjoint, map(
+                usable = list(compress(mine, map(not_, map(takers.isdisjoint, map(
                     replicas.__getitem__, mine)))))
-                if found:
-                    relays[c] = found
+                if usable:
+                    relays[c] = usable
         moved = found_now = 0
         while True:
             for x in givers:
