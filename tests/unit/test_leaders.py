@@ -67,8 +67,9 @@ def leaderships(draw: st.DrawFn) -> tuple[list[Replicas], list[int], list[int]]:
     for _ in range(count):
         factor = draw(st.integers(1, min(3, brokers)))
         first = heavy if draw(st.booleans()) else draw(st.integers(0, brokers - 1))
-        rest = draw(st.lists(st.integers(0, brokers - 1).filter(lambda b, f=first: b != f),
-                             min_size=factor - 1, max_size=factor - 1, unique=True))
+        others = [b for b in range(brokers) if b != first]
+        rest = draw(st.lists(st.sampled_from(others), min_size=factor - 1,
+                             max_size=factor - 1, unique=True))
         members = (first, *rest)
         replicas.append(members)
         gone = draw(st.integers(0, 4)) == 0
