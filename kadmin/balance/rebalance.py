@@ -23,7 +23,7 @@ from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.replicas import leader_kept, move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.targets import Group, Quota, groups_of, quota
+from kadmin.balance.targets import Group, Quota, fewest_to_ranges, groups_of, quota
 from kadmin.balance.weighted import balance_bytes
 from kadmin.model import InvalidInput, Replicas
 
@@ -220,11 +220,20 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     :func:`lower_bound`); otherwise only what any plan is forced to move. A partial plan
     reports the bound of the whole plan it is a step of."""
     goal = None
-    worst = made = None
-    """The worst topic and the replica moves of ``moved``, where the topic step counted them:
-    the final plan's too while ``moved`` stands (the leader step only reorders)."""
+    worst = None
+    made = None if least is None else replica_moves(before, moved)
+    """The replica moves of ``moved``, where counted (and the worst topic, below): the final
+    plan's too while ``moved`` stands (the leader step only reorders)."""
+    if least is not None and least > 1 and (unplaced or made != fewest_to_ranges(
+            {b: counts.get(b, 0) for b in brokers}, ranges, sum(map(len, before)))):
+        # the bound holds plans of the fewest moves there are, and this one makes more (a
+        # chain through a full broker): the topic search it stopped must run in full
+        moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
+                                        even_topics=prefer_even)
+        made = None
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
-        worst, made = evenness.worst_topic(table, moved, brokers), replica_moves(before, moved)
+        worst = evenness.worst_topic(table, moved, brokers)
+        made = replica_moves(before, moved) if made is None else made
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
                                       topic_spread, counts, least, worst[0], made)
         if evened is not None:
