@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from kadmin.balance.spreads import cells, per_topic
+from kadmin.balance.spreads import Boxes, cells, per_topic
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -93,7 +93,9 @@ class Aggregate:
         topic_of = np.asarray(table.topic_of, dtype=np.int64)
         self.replicas = np.bincount(topic_of, weights=sizes, minlength=topics).astype(np.int64)
         self.partitions = np.bincount(topic_of, minlength=topics)
-        self.c = c = cells(table.replicas, table.topic_of, order)
+        boxes = Boxes.of(table, targets, bounds, now)
+        self.c = c = boxes.c
+        low_level, high_level = boxes.levels()
         inside = np.bincount(c.topic, weights=c.count, minlength=topics).astype(np.int64)
         self.outside = self.replicas - inside
         """Replicas of each topic on brokers outside the targets: all of them leave."""
@@ -121,12 +123,14 @@ class Aggregate:
             return per_topic(sub, sub.count, topics, 0, "maximum")
 
         self.window_high = np.minimum.reduce([least_over(neutral), least_over(self.giver),
-                                              self.replicas // n])
+                                              low_level])
         """The highest ``L_t`` can be: neutral counts stay, a giver never gains, the least
-        count is at most the mean."""
+        count is at most the low water level (:meth:`kadmin.balance.spreads.Boxes.levels`;
+        at most the mean)."""
         self.fixed_top = np.maximum(most_over(neutral), most_over(self.taker))
         """Counts some end reaches whatever the plan: neutral ones stay, a taker never loses."""
-        self.mean_top = -(-self.replicas // n)
+        self.mean_top = high_level
+        """The largest count is at least the high water level (at least the mean)."""
         self.current = np.where(self.gives, 0, per_topic(c, c.count, topics, 0, "maximum")
                                 - np.where(np.bincount(c.topic, minlength=topics) == n,
                                            per_topic(c, c.count, topics, 0, "minimum"), 0))

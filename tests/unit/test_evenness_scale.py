@@ -20,10 +20,10 @@ from kadmin.balance.aggregate import Aggregate
 from kadmin.balance.metrics import replica_moves
 from kadmin.balance.rebalance import rebalance
 from kadmin.balance.replicas import replica_counts
-from kadmin.balance.spreads import least_spread, least_spreads, topic_spreads, worst_spread
+from kadmin.balance.spreads import Boxes, least_spread, least_spreads, topic_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import fewest_to_ranges
-from kadmin.model import InvalidInput
+from kadmin.model import InvalidInput, Replicas
 from kadmin.placement import PlacementOptions, place
 from kadmin.synthetic import synthetic_cluster
 
@@ -232,3 +232,123 @@ def test_a_topic_spread_the_programs_beyond_their_size_settle_is_the_integer_pro
     assert worst_topic(new, table.topic_of, targets) <= k
     assert result.replica_moves == goal.fewest == fewest_moves(
         table.replicas, targets, topics=table.topic_of, topic_spread=k)
+
+
+@st.composite
+def placed_drains(draw: st.DrawFn) -> tuple[Cluster, list[int]]:
+    """Clusters placed evenly as Kafka places a topic (each partition on consecutive brokers
+    from the topic's start), then some brokers drained and maybe one added: every target
+    only takes, and a topic's counts are runs of the replication factor with zeros between,
+    the shape where a topic's least count is pinned at 0 (its water level) and the takers
+    next to the drained brokers hold most topics already."""
+    n = draw(st.integers(3, 8))
+    drained = draw(st.integers(1, min(2, n - 2)))
+    added = draw(st.integers(0, 1))
+    targets = [*range(drained, n), *range(n, n + added)]
+    parts: list[Replicas] = []
+    topics: list[int] = []
+    for t in range(draw(st.integers(1, 3))):
+        rf = draw(st.integers(1, min(3, n - drained)))
+        start = draw(st.integers(0, n - 1))
+        for p in range(draw(st.integers(1, 6))):
+            parts.append(tuple((start + p + j) % n for j in range(rf)))
+            topics.append(t)
+    return (parts, targets, None), topics
+
+
+@settings(max_examples=150)
+@given(st.one_of(topical(), placed_drains()))
+def test_the_water_levels_never_exceed_the_integer_programs_least(
+        c: tuple[Cluster, list[int]]) -> None:
+    """Where some plan makes the balance bound's moves: each topic's bound with the water
+    levels (:meth:`kadmin.balance.spreads.Boxes.levels`) is at most the integer program's
+    least worst spread among plans of those moves, at least the mean's bound, and the levels
+    lie within the mean's floor and ceiling."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = replica_counts(table.replicas)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, parts)))
+    assume(fewest_moves(table.replicas, targets) == fewest)
+    least = least_topic_spread(table.replicas, targets, table.topic_of, fewest)
+    leveled = least_spreads(table, targets, bounds, now, levels=True)
+    assert (leveled >= least_spreads(table, targets, bounds, now)).all()
+    assert int(leveled.max()) <= least
+    boxes = Boxes.of(table, targets, bounds, now)
+    low, high = boxes.levels()
+    n = len(targets)
+    assert (low <= boxes.replicas // n).all() and (high >= -(-boxes.replicas // n)).all()
+
+
+@settings(max_examples=150)
+@given(placed_drains(), st.integers(0, 3))
+def test_on_placed_drains_the_topic_broker_program_refutes_only_what_the_integer_program_does(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    """The topic x broker program on drains of evenly placed clusters (windows fixed by the
+    water levels): a refutation matches the integer program, a realized plan is one of the
+    fewest moves within ``k``."""
+    (parts, targets, _), topics = c
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = replica_counts(table.replicas)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, parts)))
+    assume(fewest_moves(table.replicas, targets) == fewest)
+    verdict = Aggregate(table, targets, bounds, now, fewest).within(k, time.monotonic() + 60)
+    assert verdict is not None
+    within = fewest_moves(table.replicas, targets, topics=table.topic_of, topic_spread=k)
+    if verdict.refuted:
+        assert within is None or within > fewest
+    elif verdict.final is not None:
+        new = after(table.replicas, verdict.final)
+        check_valid(table.replicas, new, targets, None)
+        assert replica_moves(table.replicas, verdict.final) == fewest == within
+        assert worst_topic(new, table.topic_of, targets) <= k
+
+
+def placed(brokers: int, topics: int, partitions: int) -> PartitionTable:
+    """``topics`` topics of ``partitions`` partitions (RF 3) placed evenly by Kafka's rule."""
+    cluster = synthetic_cluster(brokers=brokers, topics=topics, partitions=partitions,
+                                replication_factor=3, seed=0)
+    grown = place(cluster.topics, sorted(cluster.topics),
+                  [cluster.brokers[b] for b in sorted(cluster.brokers)], PlacementOptions())
+    return PartitionTable.from_topics(grown, sorted(grown))
+
+
+def test_a_drained_cluster_beyond_the_programs_is_proven_at_spread_4_not_3() -> None:
+    """50 brokers placed evenly (1,000 topics of 20 partitions, RF 3), 2 drained: the bounds
+    leave 3 possible, the search reaches 4. Every target only takes (50 replicas each) and
+    every topic keeps a target with none of it (its low water level is 0), so spread 3 means
+    at most 3 of a topic on every target: the topic x broker program's windows are fixed, a
+    linear program, and it refutes 3. Checked independently here by a transportation max
+    flow (topics' replicas on the drained brokers -> targets, at most ``3 - count`` per cell,
+    50 per target): it carries only 2,100 of the 2,400 replicas that must move."""
+    import numpy as np
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import maximum_flow
+    table = placed(50, 1000, 20)
+    targets = list(range(48))
+    result = rebalance(table, targets)
+    goal = result.topics
+    assert result.replica_moves == result.lower_bound == 2400
+    assert goal is not None and goal.exact and goal.least == goal.spread == 4
+    assert worst_spread(table, result.final, targets) == 4
+    bounds = uniform(table.replicas, targets)
+    now = replica_counts(table.replicas)
+    program = Aggregate(table, targets, bounds, now, 2400)
+    assert not program.giver.any() and (program.window_high[program.movable] == 0).all()
+    assert least_spread(table, targets, bounds, now, 4) == 3  # the bounds alone: 3
+    cell = np.zeros((len(table.topics), 50), dtype=np.int64)
+    for t, members in zip(table.topic_of, table.replicas, strict=True):
+        cell[t, list(members)] += 1
+    moving = np.flatnonzero(cell[:, 48:].sum(axis=1))
+    edges = [(0, 2 + i, int(cell[t, 48:].sum())) for i, t in enumerate(moving)]
+    edges += [(2 + i, 2 + len(moving) + b, 3 - int(cell[t, b]))
+              for i, t in enumerate(moving) for b in targets if cell[t, b] < 3]
+    edges += [(2 + len(moving) + b, 1, 50) for b in targets]
+    size = 2 + len(moving) + 48
+    tails, heads, caps = zip(*edges, strict=True)
+    flow = maximum_flow(csr_array((np.array(caps, dtype=np.int32), (tails, heads)),
+                                  shape=(size, size)), 0, 1)
+    assert flow.flow_value == 2100 < 2400
