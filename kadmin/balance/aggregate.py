@@ -27,8 +27,24 @@ hold -> sink, capacities ``out``, 1, 1 and ``in``; Dinic, scipy's ``maximum_flow
   level (moves ``F``, every broker in range, every count in its window);
 - a solution some topic's flow does not realize: undecided.
 
-Racks are not modelled (a partition's rack diversity is a partition-level rule): the caller
-uses this without racks only.
+**Racks** (no partition ends on fewer distinct racks than it has, or than the targets have;
+racks of any size). Rack diversity is a rule on each partition, not on a topic's counts, so the
+program above is a relaxation of the rack-aware one: every rack-aware plan of ``F`` moves is
+one of its solutions. Hence a refutation without racks is a refutation with them (exact), and
+only the realization must respect racks:
+
+- each topic's max flow routes a partition's departures through a node per rack it holds
+  (a replica leaving rack ``r`` may be replaced in ``r``) and one node for new racks, with
+  capacity 1 into each rack the partition does not hold: every rack a partition empties is
+  matched by a distinct new one, so no flow it carries loses a rack (a sufficient rule, still
+  a max flow; a partition with one rack or none is free);
+- a topic whose flow falls short is modelled at partition level with the rack rule exactly
+  (per partition and target rack a flag at most the replicas it keeps or gains there, the
+  flags at least the racks it needs, as :mod:`kadmin.balance.evenness` does) and the program
+  solved again.
+
+A rack-aware plan realized this way is exact (``F`` moves, every topic within ``k``); a topic
+still not realized after :data:`ROUNDS` leaves ``k`` undecided, never wrongly decided.
 """
 
 from __future__ import annotations
@@ -69,13 +85,15 @@ class Verdict:
 
 class Aggregate:
     """The program of the module docstring for one cluster; :meth:`within` asks it of one
-    ``k``. ``fewest``: ``F``, which some plan is known to make."""
+    ``k``. ``fewest``: ``F``, which some plan is known to make; ``rack_of``: plans keep
+    every partition's racks."""
 
     def __init__(self, table: PartitionTable, targets: Collection[int],
                  bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int],
-                 fewest: int) -> None:
+                 fewest: int, rack_of: Mapping[int, str] | None = None) -> None:
         import numpy as np
-        self.table, self.fewest = table, fewest
+        self.table, self.fewest, self.rack_of = table, fewest, rack_of
+        self.target_racks = len({rack_of.get(b) for b in targets} - {None}) if rack_of else 0
         self.order = order = sorted(targets)
         self.inside = frozenset(order)
         self.refined: set[int] = set()
@@ -323,9 +341,12 @@ class Aggregate:
                 leaving = [w for w in where if w is not None and self.giver[w]]
                 if not leaving and not outside:
                     continue
+                columns: list[tuple[int, int]] = []
+                """This partition's (column, broker index), departures and arrivals."""
                 for w in leaving:
                     links.setdefault(out_col[(t, w)], []).append(width)
                     arcs.append((width, p, -1 - w))
+                    columns.append((width, w))
                     entries_r.append(r)
                     entries_c.append(width)
                     entries_v.append(-1.0)
@@ -335,12 +356,38 @@ class Aggregate:
                         continue
                     links.setdefault(first + taker_pos[y], []).append(width)
                     arcs.append((width, p, y))
+                    columns.append((width, y))
                     entries_r.append(r)
                     entries_c.append(width)
                     entries_v.append(1.0)
                     width += 1
                 low.append(outside)
                 high.append(outside)
+                r += 1
+                need = self._need(members)
+                if need < 2:
+                    continue
+                # racks: per target rack a flag <= replicas kept there + replicas arriving
+                # there; the flags >= the racks the partition needs
+                rack_of = self.rack_of or {}
+                flags = []
+                for rack in sorted({rack_of.get(b) for b in order} - {None}):
+                    kept = [w for w in where if w is not None and rack_of.get(order[w]) == rack]
+                    mine = [(col, 1.0 if b in leaving else -1.0) for col, b in columns
+                            if rack_of.get(order[b]) == rack]
+                    entries_r += [r] * (len(mine) + 1)
+                    entries_c += [width, *(col for col, _ in mine)]
+                    entries_v += [1.0, *(v for _, v in mine)]
+                    low.append(-np.inf)
+                    high.append(len(kept))
+                    flags.append(width)
+                    width += 1
+                    r += 1
+                entries_r += [r] * len(flags)
+                entries_c += flags
+                entries_v += [1.0] * len(flags)
+                low.append(need)
+                high.append(np.inf)
                 r += 1
         for col, parts in links.items():
             entries_r += [r] * (len(parts) + 1)
@@ -355,6 +402,13 @@ class Aggregate:
         row_lo.append(np.array(low))
         row_hi.append(np.array(high))
         return r, width, arcs
+
+    def _need(self, members: Replicas) -> int:
+        """The distinct racks a partition must end on: as many as it has, or as the targets
+        have (0 without racks)."""
+        if not self.rack_of:
+            return 0
+        return min(len({self.rack_of.get(b) for b in members} - {None}), self.target_racks)
 
     def _realize(self, gt: np.ndarray, gb: np.ndarray, out: np.ndarray, at: np.ndarray,
                  ab: np.ndarray, into: np.ndarray, arcs: list[tuple[int, int, int]],
@@ -392,17 +446,23 @@ class Aggregate:
             for a, b in zip(sorted(gone), sorted(gained[p]), strict=True):
                 members[members.index(a)] = b
             final[p] = tuple(members)
+            if self.rack_of and len({self.rack_of.get(b) for b in members} - {None}) \
+                    < self._need(table.replicas[p]):
+                failed.add(table.topic_of[p])  # the rules above keep racks: never met
         return final, failed
 
     def _carry(self, t: int, gives: dict[int, int], takes: dict[int, int],
                lost: dict[int, list[int]], gained: dict[int, list[int]]) -> bool:
-        """Topic ``t``'s max flow (Dinic): giver -> partition holding it (1) -> taker the
-        partition does not hold (1) -> sink; what each partition loses and gains goes into
-        ``lost`` and ``gained``. False when the flow does not carry every arrival."""
+        """Topic ``t``'s max flow (Dinic, scipy's ``maximum_flow``): giver -> partition holding
+        it (1) -> taker the partition does not hold (1) -> sink; with racks the partition is a
+        node per rack it holds (a departure from that rack, replaced there) and one for new
+        racks, with 1 into each rack it does not hold (the module docstring). What each
+        partition loses and gains goes into ``lost`` and ``gained``. False when the flow does
+        not carry every arrival."""
         import numpy as np
         from scipy.sparse import csr_array
         from scipy.sparse.csgraph import maximum_flow
-        table = self.table
+        table, rack_of = self.table, self.rack_of or {}
         gives = dict(gives)
         mine = range(bisect_left(table.topic_of, t), bisect_right(table.topic_of, t))
         for p in mine:
@@ -412,15 +472,45 @@ class Aggregate:
         parts = [p for p in mine if any(a in gives for a in table.replicas[p])]
         giver_ids, taker_ids = sorted(gives), sorted(takes)
         g_node = {g: 2 + i for i, g in enumerate(giver_ids)}
-        p_node = {p: 2 + len(giver_ids) + i for i, p in enumerate(parts)}
-        y_node = {y: 2 + len(giver_ids) + len(parts) + i for i, y in enumerate(taker_ids)}
+        y_node = {y: 2 + len(giver_ids) + i for i, y in enumerate(taker_ids)}
+        size = 2 + len(giver_ids) + len(taker_ids)
         edges: list[tuple[int, int, int]] = [(0, g_node[g], gives[g]) for g in giver_ids]
         edges += [(y_node[y], 1, takes[y]) for y in taker_ids]
+        part_of: dict[int, int] = {}
+        """Every node of a partition -> the partition."""
+
+        def node(p: int) -> int:
+            nonlocal size
+            part_of[size] = p
+            size += 1
+            return size - 1
+
         for p in parts:
             members = table.replicas[p]
-            edges += [(g_node[a], p_node[p], 1) for a in members if a in gives]
-            edges += [(p_node[p], y_node[y], 1) for y in taker_ids if y not in members]
-        size = 2 + len(giver_ids) + len(parts) + len(taker_ids)
+            racks = {rack_of.get(a) for a in members} - {None}
+            anywhere = node(p)
+            """Free (no rack rule) or, with racks, the node for new racks."""
+            if self._need(members) < 2:
+                edges += [(g_node[a], anywhere, 1) for a in members if a in gives]
+                edges += [(anywhere, y_node[y], 1) for y in taker_ids if y not in members]
+                continue
+            held = {rack: node(p) for rack in sorted(racks)}
+            for a in members:
+                if a in gives:
+                    edges.append((g_node[a], held.get(rack_of.get(a), anywhere), 1))
+            edges += [(v, anywhere, len(members)) for v in held.values()]
+            fresh: dict[str, int] = {}
+            for y in taker_ids:
+                rack = rack_of.get(y)
+                if y in members or rack is None:
+                    continue
+                if rack in held:
+                    edges.append((held[rack], y_node[y], 1))
+                    continue
+                if rack not in fresh:
+                    fresh[rack] = node(p)
+                    edges.append((anywhere, fresh[rack], 1))
+                edges.append((fresh[rack], y_node[y], 1))
         tails, heads, caps = zip(*edges, strict=True)
         flow = maximum_flow(csr_array((np.array(caps, dtype=np.int32), (tails, heads)),
                                       shape=(size, size)), 0, 1)
@@ -428,7 +518,6 @@ class Aggregate:
             return False
         carried = flow.flow.tocoo()
         giver_of = {v: g for g, v in g_node.items()}
-        part_of = {v: p for p, v in p_node.items()}
         taker_of = {v: y for y, v in y_node.items()}
         for i, j, v in zip(carried.row.tolist(), carried.col.tolist(), carried.data.tolist(),
                            strict=True):

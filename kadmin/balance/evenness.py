@@ -452,9 +452,9 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         least = least_spread(table, targets, bounds, now if fewest else None, reached)
         if reached <= least:
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
-        if fewest and rack_of is None:
+        if fewest:
             better, least, decided = _by_aggregate(table, targets, bounds, now, moves, least,
-                                                   reached)
+                                                   reached, rack_of)
             if decided:
                 final = dict(moved) if better is None else better
                 spread = worst_spread(table, final, targets)
@@ -473,10 +473,10 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         return best.final, TopicGoal(None, spread, plain_bound, None, True, spread)
     if fewest and reached <= asked:
         return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)
-    if fewest and rack_of is None and least_spread(table, targets, bounds, now,
-                                                    asked + 1) <= asked:
+    if fewest and least_spread(table, targets, bounds, now, asked + 1) <= asked:
         # a plan of the fewest moves there are within ``asked``?
-        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1)
+        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1,
+                                     rack_of)
         if within is not None:
             return within, TopicGoal(asked, worst_spread(table, within, targets), plain_bound,
                                      moves, True)
@@ -502,15 +502,17 @@ def even_topics(table: PartitionTable, targets: Collection[int],
 
 def _by_aggregate(table: PartitionTable, targets: Collection[int],
                   bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int], moves: int,
-                  least: int, reached: int) -> tuple[dict[int, Replicas] | None, int, bool]:
-    """The topic x broker program of :mod:`kadmin.balance.aggregate`, ``k`` upwards from
+                  least: int, reached: int, rack_of: Mapping[int, str] | None = None
+                  ) -> tuple[dict[int, Replicas] | None, int, bool]:
+    """The topic x broker program of :mod:`kadmin.balance.aggregate` (with ``rack_of``, its
+    plans keep every partition's racks), ``k`` upwards from
     ``least`` below ``reached`` (``moves``, the balance bound's, are the fewest): the plan of
     the first ``k`` it realizes (None: every ``k`` below ``reached`` refuted, so ``reached``
     is the least), the least spread still possible, and whether that settles it (False: the
     program is too large, ran out of time, or could not realize a ``k`` it did not refute)."""
     import time
     deadline = time.monotonic() + AGGREGATE_SECONDS
-    program = Aggregate(table, targets, bounds, now, moves)
+    program = Aggregate(table, targets, bounds, now, moves, rack_of)
     if program.size > AGGREGATE_LIMIT:
         return None, least, False
     for k in range(least, reached):

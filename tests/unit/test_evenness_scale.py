@@ -6,11 +6,11 @@ it, or say how far from proven they are."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
 import pytest
 from balance_oracle import fewest_moves, least_topic_spread, share_bounds
-from hypothesis import assume, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from test_balance import Cluster, after, check_valid
 from test_goals import topic_table, topical, uniform, within_shares, worst_topic
@@ -352,3 +352,88 @@ def test_a_drained_cluster_beyond_the_programs_is_proven_at_spread_4_not_3() -> 
     flow = maximum_flow(csr_array((np.array(caps, dtype=np.int32), (tails, heads)),
                                   shape=(size, size)), 0, 1)
     assert flow.flow_value == 2100 < 2400
+
+
+def check_racks(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Sequence[int],
+                rack_of: Mapping[int, str]) -> None:
+    """Valid lists, each partition on at least as many racks as it had or as the targets
+    have (the rule of the integer program, ``balance_oracle.fewest_moves``)."""
+    check_valid(parts, new, targets, None)
+    racks = len({rack_of[b] for b in targets})
+    for old, replicas in zip(parts, new, strict=True):
+        assert len({rack_of[b] for b in replicas}) >= min(len({rack_of[b] for b in old}), racks)
+
+
+@st.composite
+def unequal_racks(draw: st.DrawFn) -> tuple[Cluster, list[int]]:
+    """A cluster of :func:`topical` or :func:`placed_drains` with racks of unequal size (each
+    broker, drained ones too, in one of up to three racks, drawn freely)."""
+    (parts, targets, _), topics = draw(st.one_of(topical(), placed_drains()))
+    everyone = sorted({*targets, *(b for r in parts for b in r)})
+    racks = draw(st.integers(2, 3))
+    rack_of = {b: f"r{draw(st.integers(0, racks - 1))}" for b in everyone}
+    return (parts, targets, rack_of), topics
+
+
+@settings(max_examples=150)
+@given(unequal_racks(), st.integers(0, 3), st.booleans())
+def test_with_racks_the_topic_broker_program_refutes_and_realizes_as_the_integer_program(
+        c: tuple[Cluster, list[int]], k: int, refined: bool) -> None:
+    """Racks of unequal size, where some rack-aware plan makes the balance bound's moves
+    ``F``: the program refutes ``k`` only when the integer program with racks finds no plan
+    of ``F`` moves within ``k``; a plan it realizes keeps every partition's racks, makes ``F``
+    moves, balances the brokers and keeps every topic within ``k``. ``refined``: every
+    topic's max flow refused, so the partition-level rack rows realize the plan."""
+    (parts, targets, rack_of), topics = c
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = replica_counts(table.replicas)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, parts)))
+    assume(fewest_moves(table.replicas, targets, rack_of) == fewest)
+    program = Aggregate(table, targets, bounds, now, fewest, rack_of)
+    with pytest.MonkeyPatch.context() as patch:
+        if refined:
+            patch.setattr(Aggregate, "_carry", lambda *_: False)
+        verdict = program.within(k, time.monotonic() + 60)
+    assert verdict is not None
+    within = fewest_moves(table.replicas, targets, rack_of, topics=table.topic_of,
+                          topic_spread=k)
+    event("refuted" if verdict.refuted else "realized" if verdict.final else "undecided")
+    if verdict.refuted:
+        assert within is None or within > fewest
+    elif verdict.final is not None:
+        new = after(table.replicas, verdict.final)
+        check_racks(table.replicas, new, targets, rack_of)
+        assert replica_moves(table.replicas, verdict.final) == fewest == within
+        assert worst_topic(new, table.topic_of, targets) <= k
+        assert within_shares(new, targets, None)
+
+
+@settings(max_examples=100)
+@given(unequal_racks())
+def test_with_racks_of_unequal_size_a_proven_spread_is_the_integer_programs(
+        c: tuple[Cluster, list[int]]) -> None:
+    """``rebalance`` with racks of unequal size and the partition program off, where it
+    balances the whole cluster: whenever it says the topic spread is proven, its moves and
+    spread are the integer program's lexicographic optimum with racks."""
+    (parts, targets, rack_of), topics = c
+    table = topic_table(parts, topics)
+    moves = fewest_moves(table.replicas, targets, rack_of)
+    assume(moves is not None)
+    assert moves is not None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "DEFAULT_LIMIT", 0)
+        result = rebalance(table, targets, rack_of)
+    goal = result.topics
+    # balanced over the whole cluster, as the integer program is (rack by rack, where no
+    # plan balances across racks, is another objective: RackBalance says so)
+    assume(goal is not None and result.replica_moves == moves
+           and (result.racks is None or result.racks.across))
+    assert goal is not None and goal.least is not None
+    new = after(table.replicas, result.final)
+    check_racks(table.replicas, new, targets, rack_of)
+    least = least_topic_spread(table.replicas, targets, table.topic_of, moves, rack_of)
+    assert goal.least <= least <= goal.spread
+    if goal.exact:
+        assert goal.spread == least
