@@ -266,27 +266,39 @@ def least_spread(table: PartitionTable, targets: Collection[int],
     as for :func:`least_spreads`): the largest per-topic bound, raised while the budget bound
     of the module docstring refuses it, up to ``reached`` (a spread some such plan has).
 
-    The cheap per-topic bound (the mean) first: a plan that meets it costs nothing more (the
-    million-partition runs); only where a gap is left are the water levels
-    (:meth:`Boxes.levels`) and the budgets computed."""
+    Cheapest first, each stage only where the one before leaves a gap: the per-topic bound
+    with the mean, the budget bound with the mean (these two prove the million-partition
+    runs), then both with the water levels (:meth:`Boxes.levels`)."""
     import numpy as np
     k = int(least_spreads(table, targets, bounds, now).max(initial=0))
     if bounds is None or now is None or k >= reached:
         return min(k, reached)
     from kadmin.balance.targets import fewest_to_ranges
     boxes = Boxes.of(table, targets, bounds, now)
+    n = boxes.n
+    total = int(boxes.replicas.sum())
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in sorted(targets)}, bounds, total)
+    k = _budget(boxes, fewest, boxes.replicas // n, -(-boxes.replicas // n), k, reached)
+    if k >= reached:
+        return k
     most_low, least_high = boxes.per_topic_bound()
     low_level, high_level = boxes.levels()
     k = max(k, int((np.maximum(most_low, high_level)
                     - np.minimum(least_high, low_level)).max(initial=0)))
+    return _budget(boxes, fewest, low_level, high_level, k, reached)
+
+
+def _budget(boxes: Boxes, fewest: int, low_level: np.ndarray, high_level: np.ndarray, k: int,
+            reached: int) -> int:
+    """The least spread from ``k`` up to ``reached`` that the budget bound of the module
+    docstring passes, every topic's least count at most ``low_level`` and its largest at
+    least ``high_level``."""
+    import numpy as np
     c, n, give, take = boxes.c, boxes.n, boxes.give, boxes.take
-    total = int(boxes.replicas.sum())
-    fewest = fewest_to_ranges({b: now.get(b, 0) for b in sorted(targets)}, bounds, total)
-    leaving = fewest - (total - int(c.count.sum()))
+    leaving = fewest - (int(boxes.replicas.sum()) - int(c.count.sum()))
     """Replicas the targets give in a plan of ``F`` moves (the rest come from outside)."""
     while k < reached:
-        # every count within [M_t - k, L_t + k], M_t at least the high level, L_t at most
-        # the low level: what each broker must give and take for it
+        # every count within [M_t - k, L_t + k]: what each broker must give and take for it
         gives = np.bincount(c.broker, weights=np.maximum(0, c.count - low_level[c.topic] - k),
                             minlength=n)
         least = np.maximum(0, high_level - k)
