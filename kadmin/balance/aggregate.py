@@ -154,17 +154,23 @@ class Aggregate:
                                            per_topic(c, c.count, topics, 0, "minimum"), 0))
         """The spread of each topic that cannot give: it keeps its counts."""
 
-    def within(self, k: int, deadline: float) -> Verdict | None:
+    def within(self, k: int, deadline: float, branch: bool = True) -> Verdict | None:
         """The verdict for spread ``k``; None when the solver ran out of time (``deadline``,
-        by ``time.monotonic``). Topics whose flow does not realize the solution are modelled
-        at partition level (as :mod:`kadmin.balance.evenness` does, inside this program) and
-        the program solved again, up to :data:`ROUNDS` times."""
+        by ``time.monotonic``). The relaxed program first (a linear program: it refutes, or
+        its solution is one of the exact program's); then, with ``branch``, the exact one
+        (branch and bound over free windows). Topics whose flow does not realize the solution
+        are modelled at partition level (as :mod:`kadmin.balance.evenness` does, inside this
+        program) and the program solved again, up to :data:`ROUNDS` times."""
         import time
         for _ in range(ROUNDS):
             seconds = deadline - time.monotonic()
             if seconds <= 0:
                 return None
-            solved = self._solve(k, seconds)
+            solved = self._solve(k, seconds, relaxed=True)
+            if isinstance(solved, tuple) and not self._within(k, *solved[:6]):
+                if not branch:
+                    return Verdict(False, None)
+                solved = self._solve(k, deadline - time.monotonic())
             if solved is None or isinstance(solved, Verdict):
                 return solved
             final, failed = self._realize(*solved)
@@ -173,9 +179,46 @@ class Aggregate:
             self.refined |= failed
         return Verdict(False, None)
 
-    def _solve(self, k: int, seconds: float) -> Verdict | tuple | None:
+    def least(self, least: int, reached: int, deadline: float
+              ) -> tuple[dict[int, Replicas] | None, int, bool]:
+        """The least ``k`` from ``least`` below ``reached`` that some plan of the fewest moves
+        keeps, as far as the program decides by ``deadline``: the linear programs for every
+        ``k`` upwards until one realizes a plan, then branch and bound on the ``k`` below it
+        they left undecided, upwards. Returns the plan of the least ``k`` realized (None:
+        none below ``reached``), the least ``k`` still possible, and whether that is decided
+        (every smaller ``k`` refuted)."""
+        found: tuple[int, dict[int, Replicas]] | None = None
+        undecided: list[int] = []
+        for k in range(least, reached):
+            verdict = self.within(k, deadline, branch=False)
+            if verdict is None:
+                break
+            if verdict.final is not None:
+                found = (k, verdict.final)
+                break
+            if not verdict.refuted:
+                undecided.append(k)
+        else:
+            verdict = Verdict(True, None)
+        if verdict is None and found is None:  # out of time before a plan or the end
+            undecided.append(k)
+        for k in undecided:
+            verdict = self.within(k, deadline)
+            if verdict is None or not verdict.refuted:
+                if verdict is not None and verdict.final is not None:
+                    return verdict.final, k, True
+                return (None, k, False) if found is None else (found[1], k, False)
+        if found is None:
+            return None, reached, True
+        return found[1], found[0], True
+
+    def _solve(self, k: int, seconds: float, relaxed: bool = False) -> Verdict | tuple | None:
         """The program for ``k``: a refuting :class:`Verdict`, None when out of time, or the
-        integral solution's columns for :meth:`_realize`."""
+        integral solution's columns for :meth:`_realize`. ``relaxed``: every window free to lie
+        anywhere in its range on each cell separately (each count within ``[lowest L,
+        highest L + k]``): a network matrix with no window column, a linear program whose
+        infeasibility refutes ``k`` and whose solution, when every topic's counts happen to
+        span at most ``k`` (:meth:`_within`), is one of the exact program's."""
         import numpy as np
         from scipy.sparse import coo_array
         topics = len(self.table.topics)
@@ -186,7 +229,7 @@ class Aggregate:
         if (window_low > self.window_high)[self.movable].any():
             return Verdict(True, None)
         c, takers, movable = self.c, self.takers, self.movable
-        fixed = window_low == self.window_high
+        fixed = (window_low == self.window_high) | relaxed
         """Topics whose window is fixed: the window bounds each column; else ``L_t`` is one."""
         # columns: giver cells, then (movable topic, taker) pairs, then free windows
         gt, gb, gc = c.topic[self.giver_cells], c.broker[self.giver_cells], c.count[self.giver_cells]
@@ -199,14 +242,15 @@ class Aggregate:
         lo = np.zeros(width)
         hi = np.zeros(width)
         base = np.where(fixed, window_low, 0)
+        top = np.where(fixed, self.window_high if relaxed else window_low, 0)
         # out[t, g]: the end c - out within [L, L + k] when L is fixed
-        lo[:n_out] = np.where(fixed[gt], np.maximum(0, gc - base[gt] - k), 0)
+        lo[:n_out] = np.where(fixed[gt], np.maximum(0, gc - top[gt] - k), 0)
         hi[:n_out] = np.where(fixed[gt], gc - base[gt], gc)
         # in[t, y]: at most the partitions not on y; the end c + in within the window
         leaving, moving_key, moving_count = self._leaving
         cap = leaving[at] - _lookup(moving_key, moving_count, at * len(self.order) + ab)
         lo[n_out:n_out + n_in] = np.where(fixed[at], np.maximum(0, base[at] - ac), 0)
-        hi[n_out:n_out + n_in] = np.where(fixed[at], np.minimum(cap, base[at] + k - ac), cap)
+        hi[n_out:n_out + n_in] = np.where(fixed[at], np.minimum(cap, top[at] + k - ac), cap)
         lo[n_out + n_in:] = window_low[free]
         hi[n_out + n_in:] = self.window_high[free]
         if (lo > hi).any():
@@ -235,6 +279,20 @@ class Aggregate:
         row_lo += [self.give_range[0][givers], self.take_range[0][takers]]
         row_hi += [self.give_range[1][givers], self.take_range[1][takers]]
         r += len(givers) + len(takers)
+        if self.rack_of:  # per topic and rack: at least the arrivals its partitions must have
+            topic, rack, need = self._regain
+            movable_pos = np.full(topics, -1)
+            movable_pos[movable] = np.arange(len(movable))
+            taker_rack = np.array([self._rack_index.get(self.rack_of.get(self.order[y]), -1)
+                                   for y in takers.tolist()], dtype=np.int64)
+            for i, (t, g) in enumerate(zip(topic.tolist(), rack.tolist(), strict=True)):
+                mine = n_out + movable_pos[t] * len(takers) + np.flatnonzero(taker_rack == g)
+                rows.append(np.full(len(mine), r + i))
+                cols.append(mine)
+                vals.append(np.ones(len(mine)))
+            row_lo.append(need.astype(float))
+            row_hi.append(np.full(len(need), np.inf))
+            r += len(need)
         if len(free):  # free windows: c - out - L in [0, k] and c + in - L in [0, k]
             window_col = np.full(topics, -1)
             window_col[free] = n_out + n_in + np.arange(len(free))
@@ -288,6 +346,26 @@ class Aggregate:
         if int(into.sum()) > self.fewest:
             return Verdict(True, None)
         return gt, gb, x[:n_out], at, ab, into, arcs, x
+
+    def _within(self, k: int, gt: np.ndarray, gb: np.ndarray, out: np.ndarray,
+                at: np.ndarray, ab: np.ndarray, into: np.ndarray) -> bool:
+        """Whether every topic's end counts over the targets (its counts now, less ``out``
+        on the givers, plus ``into`` on the takers) span at most ``k``."""
+        import numpy as np
+        c, n = self.c, len(self.order)
+        keys = np.concatenate([c.topic * n + c.broker, gt * n + gb, at * n + ab])
+        delta = np.concatenate([c.count, -out, into])
+        cell, where = np.unique(keys, return_inverse=True)
+        end = np.bincount(where, weights=delta).astype(np.int64)
+        on = end > 0
+        topic, count = cell[on] // n, end[on]
+        topics = len(self.table.topics)
+        high = np.zeros(topics, dtype=np.int64)
+        np.maximum.at(high, topic, count)
+        low = np.full(topics, np.iinfo(np.int64).max)
+        np.minimum.at(low, topic, count)
+        low = np.where(np.bincount(topic, minlength=topics) == n, low, 0)
+        return bool((high - low <= k).all())
 
     @cached_property
     def _leaving(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -402,6 +480,34 @@ class Aggregate:
         row_lo.append(np.array(low))
         row_hi.append(np.array(high))
         return r, width, arcs
+
+    @cached_property
+    def _rack_index(self) -> dict[str | None, int]:
+        rack_of = self.rack_of or {}
+        return {r: i for i, r in enumerate(sorted({rack_of.get(b) for b in self.order} - {None}))}
+
+    @cached_property
+    def _regain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (topic, target rack), the partitions that must gain a replica in that rack in
+        every plan: those that must end on every target rack and whose replicas there are all
+        on brokers outside the targets (they leave; only takers gain). As arrays: topic, rack
+        index, count. A row each: the topic's arrivals in the rack are at least that many
+        (a laminar refinement of the topic's row: the matrix stays a network matrix)."""
+        import numpy as np
+        rack_of, index = self.rack_of or {}, self._rack_index
+        found: dict[tuple[int, int], int] = {}
+        for p, members in enumerate(self.table.replicas):
+            if all(b in self.inside for b in members) or self._need(members) < self.target_racks:
+                continue
+            kept = {rack_of.get(b) for b in members if b in self.inside}
+            for g in {rack_of.get(b) for b in members if b not in self.inside} - kept:
+                if g in index:
+                    key = (self.table.topic_of[p], index[g])
+                    found[key] = found.get(key, 0) + 1
+        keys = sorted(found)
+        return (np.array([t for t, _ in keys], dtype=np.int64),
+                np.array([g for _, g in keys], dtype=np.int64),
+                np.array([found[key] for key in keys], dtype=np.int64))
 
     def _need(self, members: Replicas) -> int:
         """The distinct racks a partition must end on: as many as it has, or as the targets

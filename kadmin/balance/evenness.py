@@ -459,6 +459,8 @@ def even_topics(table: PartitionTable, targets: Collection[int],
                 final = dict(moved) if better is None else better
                 spread = worst_spread(table, final, targets)
                 return final, TopicGoal(None, spread, plain_bound, None, True, spread)
+            if better is not None:  # lower than the search's, not proven the least
+                moved, reached = better, worst_spread(table, better, targets)
         unproven = dict(moved), TopicGoal(None, reached, plain_bound, None, False, least)
         if arcs(table, targets) > DEFAULT_LIMIT:
             return unproven
@@ -505,25 +507,21 @@ def _by_aggregate(table: PartitionTable, targets: Collection[int],
                   least: int, reached: int, rack_of: Mapping[int, str] | None = None
                   ) -> tuple[dict[int, Replicas] | None, int, bool]:
     """The topic x broker program of :mod:`kadmin.balance.aggregate` (with ``rack_of``, its
-    plans keep every partition's racks), ``k`` upwards from
-    ``least`` below ``reached`` (``moves``, the balance bound's, are the fewest): the plan of
-    the first ``k`` it realizes (None: every ``k`` below ``reached`` refuted, so ``reached``
-    is the least), the least spread still possible, and whether that settles it (False: the
-    program is too large, ran out of time, or could not realize a ``k`` it did not refute)."""
+    plans keep every partition's racks), ``k`` from ``least`` below ``reached`` (``moves``,
+    the balance bound's, are the fewest; :meth:`Aggregate.least`): the plan of the least
+    ``k`` it realizes (None: none below ``reached``), the least spread still possible, and
+    whether that settles it (False: the program is too large, ran out of time, or could not
+    realize a ``k`` it did not refute; a plan is then better than ``reached``, not proven)."""
     import time
     deadline = time.monotonic() + AGGREGATE_SECONDS
     program = Aggregate(table, targets, bounds, now, moves, rack_of)
     if program.size > AGGREGATE_LIMIT:
         return None, least, False
-    for k in range(least, reached):
-        verdict = program.within(k, deadline)
-        if verdict is None or (not verdict.refuted and verdict.final is None):
-            return None, k, False
-        if verdict.refuted:
-            continue
-        final = verdict.final or {}
+    final, k, decided = program.least(least, reached, deadline)
+    if final is not None:
         made = sum(len(set(new) - set(table.replicas[i])) for i, new in final.items())
-        if made != moves or worst_spread(table, final, targets) > k:
-            return None, k, False  # a realization the checks refuse is no proof
-        return final, k, True
-    return None, reached, True
+        if made != moves or worst_spread(table, final, targets) >= reached:
+            return None, k, False  # a realization the checks refuse is no plan
+        if decided and worst_spread(table, final, targets) > k:
+            return None, k, False  # nor a proof
+    return final, k, decided

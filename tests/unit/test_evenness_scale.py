@@ -437,3 +437,36 @@ def test_with_racks_of_unequal_size_a_proven_spread_is_the_integer_programs(
     assert goal.least <= least <= goal.spread
     if goal.exact:
         assert goal.spread == least
+
+
+@settings(max_examples=150)
+@given(st.one_of(topical(), placed_drains(), unequal_racks()))
+def test_the_least_spread_the_program_decides_is_the_integer_programs(
+        c: tuple[Cluster, list[int]]) -> None:
+    """:meth:`Aggregate.least` (linear programs for every ``k``, branch and bound where they
+    leave one undecided), with or without racks of unequal size: when it says decided, its
+    ``k`` is the integer program's least worst spread among plans of the fewest moves and its
+    plan reaches it; when not, that least is at least its ``k``."""
+    (parts, targets, rack_of), topics = c
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = replica_counts(table.replicas)
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, parts)))
+    assume(fewest_moves(table.replicas, targets, rack_of) == fewest)
+    least = least_topic_spread(table.replicas, targets, table.topic_of, fewest, rack_of)
+    final, k, decided = Aggregate(table, targets, bounds, now, fewest, rack_of).least(
+        0, 20, time.monotonic() + 60)
+    event("decided" if decided else "undecided")
+    assert k <= least
+    if decided:
+        assert k == least and final is not None
+    if final is not None:
+        new = after(table.replicas, final)
+        if rack_of is None:
+            check_valid(table.replicas, new, targets, None)
+        else:
+            check_racks(table.replicas, new, targets, rack_of)
+        assert replica_moves(table.replicas, final) == fewest
+        spread = worst_topic(new, table.topic_of, targets)
+        assert spread == least if decided else spread >= least
