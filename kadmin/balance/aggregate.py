@@ -50,6 +50,7 @@ still not realized after :data:`ROUNDS` leaves ``k`` undecided, never wrongly de
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -168,6 +169,8 @@ class Aggregate:
                 return None
             solved = self._solve(k, seconds, relaxed=True)
             if isinstance(solved, tuple) and not self._within(k, *solved[:6]):
+                solved = self._pinned(k, solved, deadline)
+            if isinstance(solved, tuple) and not self._within(k, *solved[:6]):
                 if not branch:
                     return Verdict(False, None)
                 solved = self._solve(k, deadline - time.monotonic())
@@ -212,13 +215,36 @@ class Aggregate:
             return None, reached, True
         return found[1], found[0], True
 
-    def _solve(self, k: int, seconds: float, relaxed: bool = False) -> Verdict | tuple | None:
+    def _pinned(self, k: int, relaxed: tuple, deadline: float) -> tuple:
+        """A solution of the exact program near the relaxed one (a heuristic: it decides
+        nothing when it fails): each topic's window pinned where the relaxed solution's counts
+        suggest, at its largest count less ``k`` (lows raised), else at its least count
+        (highs lowered); each a network linear program. ``relaxed`` back when neither
+        works."""
+        import time
+
+        import numpy as np
+        low, high = self._ends(*relaxed[:6])
+        for pin in (high - k, low):
+            seconds = deadline - time.monotonic()
+            if seconds <= 0:
+                break
+            solved = self._solve(k, seconds, pinned=np.maximum(pin, 0))
+            if isinstance(solved, tuple):
+                return solved
+        return relaxed
+
+    def _solve(self, k: int, seconds: float, relaxed: bool = False,
+               pinned: np.ndarray | None = None) -> Verdict | tuple | None:
         """The program for ``k``: a refuting :class:`Verdict`, None when out of time, or the
         integral solution's columns for :meth:`_realize`. ``relaxed``: every window free to lie
         anywhere in its range on each cell separately (each count within ``[lowest L,
         highest L + k]``): a network matrix with no window column, a linear program whose
         infeasibility refutes ``k`` and whose solution, when every topic's counts happen to
-        span at most ``k`` (:meth:`_within`), is one of the exact program's."""
+        span at most ``k`` (:meth:`_within`), is one of the exact program's. ``pinned``: each
+        topic's window fixed there (clipped to its range): a solution is one of the exact
+        program's, but infeasibility proves nothing (the returned refutation is then only
+        that pinning's)."""
         import numpy as np
         from scipy.sparse import coo_array
         topics = len(self.table.topics)
@@ -229,7 +255,10 @@ class Aggregate:
         if (window_low > self.window_high)[self.movable].any():
             return Verdict(True, None)
         c, takers, movable = self.c, self.takers, self.movable
-        fixed = (window_low == self.window_high) | relaxed
+        window_high = self.window_high
+        if pinned is not None:
+            window_low = window_high = np.minimum(np.maximum(pinned, window_low), window_high)
+        fixed = (window_low == window_high) | relaxed
         """Topics whose window is fixed: the window bounds each column; else ``L_t`` is one."""
         # columns: giver cells, then (movable topic, taker) pairs, then free windows
         gt, gb, gc = c.topic[self.giver_cells], c.broker[self.giver_cells], c.count[self.giver_cells]
@@ -242,7 +271,7 @@ class Aggregate:
         lo = np.zeros(width)
         hi = np.zeros(width)
         base = np.where(fixed, window_low, 0)
-        top = np.where(fixed, self.window_high if relaxed else window_low, 0)
+        top = np.where(fixed, window_high if relaxed else window_low, 0)
         # out[t, g]: the end c - out within [L, L + k] when L is fixed
         lo[:n_out] = np.where(fixed[gt], np.maximum(0, gc - top[gt] - k), 0)
         hi[:n_out] = np.where(fixed[gt], gc - base[gt], gc)
@@ -252,7 +281,7 @@ class Aggregate:
         lo[n_out:n_out + n_in] = np.where(fixed[at], np.maximum(0, base[at] - ac), 0)
         hi[n_out:n_out + n_in] = np.where(fixed[at], np.minimum(cap, top[at] + k - ac), cap)
         lo[n_out + n_in:] = window_low[free]
-        hi[n_out + n_in:] = self.window_high[free]
+        hi[n_out + n_in:] = window_high[free]
         if (lo > hi).any():
             return Verdict(True, None)
         cost = np.zeros(width)
@@ -293,6 +322,22 @@ class Aggregate:
             row_lo.append(need.astype(float))
             row_hi.append(np.full(len(need), np.inf))
             r += len(need)
+            rigid, least_more, most_more = self._rigid
+            if len(rigid):  # arrivals in each rack against departures there
+                racks = len(self._rack_index)
+                row_of = np.full(topics, -1)
+                row_of[rigid] = r + np.arange(len(rigid)) * racks
+                rack_at = np.array([self._rack_index.get(self.rack_of.get(b), -1)
+                                    for b in self.order], dtype=np.int64)
+                for t, b, col, sign in ((gt, gb, np.arange(n_out), -1.0),
+                                        (at, ab, n_out + np.arange(n_in), 1.0)):
+                    on = (row_of[t] >= 0) & (rack_at[b] >= 0)
+                    rows.append(row_of[t[on]] + rack_at[b[on]])
+                    cols.append(col[on])
+                    vals.append(np.full(int(on.sum()), sign))
+                row_lo.append(least_more.ravel().astype(float))
+                row_hi.append(most_more.ravel().astype(float))
+                r += len(rigid) * racks
         if len(free):  # free windows: c - out - L in [0, k] and c + in - L in [0, k]
             window_col = np.full(topics, -1)
             window_col[free] = n_out + n_in + np.arange(len(free))
@@ -351,6 +396,12 @@ class Aggregate:
                 at: np.ndarray, ab: np.ndarray, into: np.ndarray) -> bool:
         """Whether every topic's end counts over the targets (its counts now, less ``out``
         on the givers, plus ``into`` on the takers) span at most ``k``."""
+        low, high = self._ends(gt, gb, out, at, ab, into)
+        return bool((high - low <= k).all())
+
+    def _ends(self, gt: np.ndarray, gb: np.ndarray, out: np.ndarray, at: np.ndarray,
+              ab: np.ndarray, into: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each topic's least and largest end count over the targets (see :meth:`_within`)."""
         import numpy as np
         c, n = self.c, len(self.order)
         keys = np.concatenate([c.topic * n + c.broker, gt * n + gb, at * n + ab])
@@ -364,8 +415,7 @@ class Aggregate:
         np.maximum.at(high, topic, count)
         low = np.full(topics, np.iinfo(np.int64).max)
         np.minimum.at(low, topic, count)
-        low = np.where(np.bincount(topic, minlength=topics) == n, low, 0)
-        return bool((high - low <= k).all())
+        return np.where(np.bincount(topic, minlength=topics) == n, low, 0), high
 
     @cached_property
     def _leaving(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -509,6 +559,47 @@ class Aggregate:
                 np.array([g for _, g in keys], dtype=np.int64),
                 np.array([found[key] for key in keys], dtype=np.int64))
 
+    @cached_property
+    def _rigid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The topics with rigid partitions, and per such topic and target rack ``r`` the
+        least and most its arrivals in ``r`` may exceed its departures from the givers in
+        ``r``. A partition is rigid when its replicas are on distinct target racks, one on
+        each: it must end so, every departure replaced in its own rack. So a topic's arrivals
+        in ``r`` are at least its departures there (givers' and outside the targets') less
+        those its other partitions may make there (``slack``), and at most its departures
+        there plus every departure its other partitions may make. Rows refining the topic's
+        own, laminar: still a network matrix."""
+        import numpy as np
+        rack_of, index = self.rack_of or {}, self._rack_index
+        topics = len(self.table.topics)
+        rigid = np.zeros(topics, dtype=bool)
+        outside = np.zeros((topics, len(index)), dtype=np.int64)
+        slack = np.zeros((topics, len(index)), dtype=np.int64)
+        loose = np.zeros(topics, dtype=np.int64)
+        """Departures the other partitions of a topic may make, every rack together."""
+        giver = {b for b, g in zip(self.order, self.giver.tolist(), strict=True) if g}
+        for p, members in enumerate(self.table.replicas):
+            moving = [b for b in members if b in giver or b not in self.inside]
+            if not moving:
+                continue
+            t = self.table.topic_of[p]
+            racks = [index.get(rack_of.get(b), -1) for b in members]
+            if -1 not in racks and len(set(racks)) == len(members) == len(index):
+                rigid[t] = True
+            else:
+                loose[t] += len(moving)
+                for b in moving:
+                    g = index.get(rack_of.get(b), -1)
+                    if g >= 0:
+                        slack[t, g] += 1
+            for b in members:
+                g = index.get(rack_of.get(b), -1)
+                if b not in self.inside and g >= 0:
+                    outside[t, g] += 1
+        chosen = np.flatnonzero(rigid & self.gives)
+        return (chosen, outside[chosen] - slack[chosen],
+                outside[chosen] + loose[chosen][:, None])
+
     def _need(self, members: Replicas) -> int:
         """The distinct racks a partition must end on: as many as it has, or as the targets
         have (0 without racks)."""
@@ -561,8 +652,9 @@ class Aggregate:
                lost: dict[int, list[int]], gained: dict[int, list[int]]) -> bool:
         """Topic ``t``'s max flow (Dinic, scipy's ``maximum_flow``): giver -> partition holding
         it (1) -> taker the partition does not hold (1) -> sink; with racks the partition is a
-        node per rack it holds (a departure from that rack, replaced there) and one for new
-        racks, with 1 into each rack it does not hold (the module docstring). What each
+        node per rack it holds (its departures from that rack: replaced there, all but one
+        anywhere, the last one in a new rack), one per rack it may gain in (1 into each new
+        rack from the racks it empties), as in the module docstring. What each
         partition loses and gains goes into ``lost`` and ``gained``. False when the flow does
         not carry every arrival."""
         import numpy as np
@@ -595,28 +687,36 @@ class Aggregate:
             members = table.replicas[p]
             racks = {rack_of.get(a) for a in members} - {None}
             anywhere = node(p)
-            """Free (no rack rule) or, with racks, the node for new racks."""
+            """Free (no rack rule), or with racks: departures that empty no rack."""
             if self._need(members) < 2:
                 edges += [(g_node[a], anywhere, 1) for a in members if a in gives]
                 edges += [(anywhere, y_node[y], 1) for y in taker_ids if y not in members]
                 continue
+            # departures by rack; arrivals by rack into the takers (one arc each: a taker
+            # gained once); a rack's departures replaced in it, all but one of them anywhere,
+            # and the one that empties it in a distinct new rack
+            many = Counter(rack_of.get(a) for a in members)
             held = {rack: node(p) for rack in sorted(racks)}
-            for a in members:
-                if a in gives:
-                    edges.append((g_node[a], held.get(rack_of.get(a), anywhere), 1))
-            edges += [(v, anywhere, len(members)) for v in held.values()]
-            fresh: dict[str, int] = {}
+            into: dict[str, int] = {}
             for y in taker_ids:
                 rack = rack_of.get(y)
                 if y in members or rack is None:
                     continue
-                if rack in held:
-                    edges.append((held[rack], y_node[y], 1))
-                    continue
-                if rack not in fresh:
-                    fresh[rack] = node(p)
-                    edges.append((anywhere, fresh[rack], 1))
-                edges.append((fresh[rack], y_node[y], 1))
+                if rack not in into:
+                    into[rack] = node(p)
+                edges.append((into[rack], y_node[y], 1))
+            for a in members:
+                if a in gives:
+                    edges.append((g_node[a], held.get(rack_of.get(a), anywhere), 1))
+            emptied = node(p)
+            for rack, v in held.items():
+                if rack in into:
+                    edges.append((v, into[rack], many[rack]))
+                if many[rack] > 1:
+                    edges.append((v, anywhere, many[rack] - 1))
+                edges.append((v, emptied, 1))
+            edges += [(anywhere, w, len(members)) for w in into.values()]
+            edges += [(emptied, w, 1) for rack, w in into.items() if rack not in racks]
         tails, heads, caps = zip(*edges, strict=True)
         flow = maximum_flow(csr_array((np.array(caps, dtype=np.int32), (tails, heads)),
                                       shape=(size, size)), 0, 1)

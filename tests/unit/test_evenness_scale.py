@@ -367,11 +367,15 @@ def check_racks(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Seq
 @st.composite
 def unequal_racks(draw: st.DrawFn) -> tuple[Cluster, list[int]]:
     """A cluster of :func:`topical` or :func:`placed_drains` with racks of unequal size (each
-    broker, drained ones too, in one of up to three racks, drawn freely)."""
+    broker, drained ones too, in one of up to three racks, drawn freely or interleaved, where
+    placed partitions span every rack: rigid, as :attr:`Aggregate._rigid` says)."""
     (parts, targets, _), topics = draw(st.one_of(topical(), placed_drains()))
     everyone = sorted({*targets, *(b for r in parts for b in r)})
     racks = draw(st.integers(2, 3))
-    rack_of = {b: f"r{draw(st.integers(0, racks - 1))}" for b in everyone}
+    if draw(st.booleans()):  # racks interleaved: placed partitions of RF ``racks`` span them
+        rack_of = {b: f"r{b % racks}" for b in everyone}
+    else:
+        rack_of = {b: f"r{draw(st.integers(0, racks - 1))}" for b in everyone}
     return (parts, targets, rack_of), topics
 
 
