@@ -11,7 +11,7 @@ factors, and racks (of equal and unequal size, a new rack, a drained rack member
 moves against the lower bound, the worst topic spread, the least any plan of those moves can
 reach as far as kadmin proves, whether that is proven, and the wall and CPU time.
 
-Run: python bench/bench_topic_proof.py [--only NAME,...] [--publish]. With ``--publish`` a
+Run: python bench/bench_topic_proof.py [--only "NAME;..."] [--publish]. With ``--publish`` a
 section is appended to bench/RESULTS.md.
 """
 
@@ -130,11 +130,11 @@ def run(name: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", default="", help="comma-separated case names (default: all)")
+    parser.add_argument("--only", default="", help="case names separated by ; (default: all)")
     parser.add_argument("--publish", action="store_true",
                         help="append the table to bench/RESULTS.md")
     args = parser.parse_args()
-    names = [n for n in CASES if not args.only or n in args.only.split(",")]
+    names = [n for n in CASES if not args.only or n in args.only.split(";")]
     lines = ["| cluster | partitions | targets | moves | worst topic spread | least proven "
              "possible | proven? | time |", "|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)

@@ -308,6 +308,15 @@ class Aggregate:
         row_lo += [self.give_range[0][givers], self.take_range[0][takers]]
         row_hi += [self.give_range[1][givers], self.take_range[1][takers]]
         r += len(givers) + len(takers)
+        # all arrivals together at most F (every plan moves at least F): the program asks
+        # for a plan of F moves, not for the least moves, so a solver's optimality gap never
+        # turns into a refutation (HiGHS stops branch and bound within a relative gap)
+        rows.append(np.full(n_in, r))
+        cols.append(n_out + np.arange(n_in))
+        vals.append(np.ones(n_in))
+        row_lo.append(np.array([0.0]))
+        row_hi.append(np.array([float(self.fewest)]))
+        r += 1
         if self.rack_of:  # per topic and rack: at least the arrivals its partitions must have
             topic, rack, need = self._regain
             movable_pos = np.full(topics, -1)
