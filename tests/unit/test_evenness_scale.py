@@ -16,7 +16,7 @@ from test_balance import Cluster, after, check_valid
 from test_goals import topic_table, topical, uniform, within_shares, worst_topic
 
 from kadmin.balance import evenness
-from kadmin.balance.aggregate import Aggregate
+from kadmin.balance.aggregate import Aggregate, Verdict
 from kadmin.balance.metrics import replica_moves
 from kadmin.balance.rebalance import rebalance
 from kadmin.balance.replicas import replica_counts
@@ -138,32 +138,66 @@ def test_a_topic_spread_the_fewest_moves_already_keep_needs_no_program(no_progra
         rebalance(table, targets, topic_spread=0)
 
 
-@settings(max_examples=150)
-@given(topical(), st.integers(0, 3))
-def test_the_topic_broker_program_refutes_only_what_the_integer_program_refutes(
-        c: tuple[Cluster, list[int]], k: int) -> None:
-    """Where some plan makes the balance bound's moves ``F``: the aggregate program refutes
-    spread ``k`` only when the integer program finds no plan of ``F`` moves within ``k``, and
-    a plan it realizes is valid, makes ``F`` moves, balances the brokers and keeps every topic
-    within ``k``."""
-    (parts, targets, _), topics = c
+def at_the_bound(parts: list[Replicas], topics: list[int], targets: list[int],
+                 rack_of: dict[int, str] | None = None
+                 ) -> tuple[PartitionTable, dict[int, tuple[int, int]], dict[int, int], int]:
+    """The table, balanced ranges, replicas per broker now and ``F``, the balance bound's
+    moves, of a cluster where some plan (keeping racks, with ``rack_of``) makes ``F`` moves
+    (the integer program says so; other clusters are not drawn)."""
     table = topic_table(parts, topics)
     bounds = uniform(parts, targets)
-    now = replica_counts(table.replicas)
+    now = dict(replica_counts(table.replicas))
     fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                               sum(map(len, parts)))
-    assume(fewest_moves(table.replicas, targets) == fewest)
-    verdict = Aggregate(table, targets, bounds, now, fewest).within(k, time.monotonic() + 60)
+    assume(fewest_moves(table.replicas, targets, rack_of) == fewest)
+    return table, bounds, now, fewest
+
+
+def check_racks(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Sequence[int],
+                rack_of: Mapping[int, str]) -> None:
+    """Valid lists, each partition on at least as many racks as it had or as the targets
+    have (the rule of the integer program, ``balance_oracle.fewest_moves``)."""
+    check_valid(parts, new, targets, None)
+    racks = len({rack_of[b] for b in targets})
+    for old, replicas in zip(parts, new, strict=True):
+        assert len({rack_of[b] for b in replicas}) >= min(len({rack_of[b] for b in old}), racks)
+
+
+def check_verdict(table: PartitionTable, targets: list[int], rack_of: dict[int, str] | None,
+                  fewest: int, k: int, verdict: Verdict | None) -> None:
+    """A verdict of the topic x broker program held to the integer program (with racks when
+    given): a refutation only where no plan of ``F`` moves keeps every topic within ``k``; a
+    realized plan valid, of ``F`` moves, brokers balanced, every topic within ``k``."""
     assert verdict is not None
-    within = fewest_moves(table.replicas, targets, topics=table.topic_of, topic_spread=k)
+    within = fewest_moves(table.replicas, targets, rack_of, topics=table.topic_of,
+                          topic_spread=k)
+    event("refuted" if verdict.refuted else "realized" if verdict.final else "undecided")
     if verdict.refuted:
         assert within is None or within > fewest
     elif verdict.final is not None:
         new = after(table.replicas, verdict.final)
-        check_valid(table.replicas, new, targets, None)
+        if rack_of is None:
+            check_valid(table.replicas, new, targets, None)
+        else:
+            check_racks(table.replicas, new, targets, rack_of)
         assert replica_moves(table.replicas, verdict.final) == fewest == within
         assert worst_topic(new, table.topic_of, targets) <= k
         assert within_shares(new, targets, None)
+
+
+@settings(max_examples=200)
+@given(st.one_of(topical(), st.deferred(lambda: placed_drains())), st.integers(0, 3))
+def test_the_topic_broker_program_refutes_only_what_the_integer_program_refutes(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    """Where some plan makes the balance bound's moves ``F`` (any cluster, and drains of
+    evenly placed ones, where the water levels fix the windows): the aggregate program
+    refutes spread ``k`` only when the integer program finds no plan of ``F`` moves within
+    ``k``, and a plan it realizes is valid, makes ``F`` moves, balances the brokers and keeps
+    every topic within ``k``."""
+    (parts, targets, _), topics = c
+    table, bounds, now, fewest = at_the_bound(parts, topics, targets)
+    verdict = Aggregate(table, targets, bounds, now, fewest).within(k, time.monotonic() + 60)
+    check_verdict(table, targets, None, fewest, k, verdict)
 
 
 def test_a_grown_cluster_beyond_the_partition_program_is_proven_by_the_topic_broker_program(
@@ -265,12 +299,7 @@ def test_the_water_levels_never_exceed_the_integer_programs_least(
     least worst spread among plans of those moves, at least the mean's bound, and the levels
     lie within the mean's floor and ceiling."""
     (parts, targets, _), topics = c
-    table = topic_table(parts, topics)
-    bounds = uniform(parts, targets)
-    now = replica_counts(table.replicas)
-    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
-                              sum(map(len, parts)))
-    assume(fewest_moves(table.replicas, targets) == fewest)
+    table, bounds, now, fewest = at_the_bound(parts, topics, targets)
     least = least_topic_spread(table.replicas, targets, table.topic_of, fewest)
     leveled = least_spreads(table, targets, bounds, now, levels=True)
     assert (leveled >= least_spreads(table, targets, bounds, now)).all()
@@ -281,32 +310,6 @@ def test_the_water_levels_never_exceed_the_integer_programs_least(
     assert (low <= boxes.replicas // n).all() and (high >= -(-boxes.replicas // n)).all()
 
 
-@settings(max_examples=150)
-@given(placed_drains(), st.integers(0, 3))
-def test_on_placed_drains_the_topic_broker_program_refutes_only_what_the_integer_program_does(
-        c: tuple[Cluster, list[int]], k: int) -> None:
-    """The topic x broker program on drains of evenly placed clusters (windows fixed by the
-    water levels): a refutation matches the integer program, a realized plan is one of the
-    fewest moves within ``k``."""
-    (parts, targets, _), topics = c
-    table = topic_table(parts, topics)
-    bounds = uniform(parts, targets)
-    now = replica_counts(table.replicas)
-    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
-                              sum(map(len, parts)))
-    assume(fewest_moves(table.replicas, targets) == fewest)
-    verdict = Aggregate(table, targets, bounds, now, fewest).within(k, time.monotonic() + 60)
-    assert verdict is not None
-    within = fewest_moves(table.replicas, targets, topics=table.topic_of, topic_spread=k)
-    if verdict.refuted:
-        assert within is None or within > fewest
-    elif verdict.final is not None:
-        new = after(table.replicas, verdict.final)
-        check_valid(table.replicas, new, targets, None)
-        assert replica_moves(table.replicas, verdict.final) == fewest == within
-        assert worst_topic(new, table.topic_of, targets) <= k
-
-
 def placed(brokers: int, topics: int, partitions: int) -> PartitionTable:
     """``topics`` topics of ``partitions`` partitions (RF 3) placed evenly by Kafka's rule."""
     cluster = synthetic_cluster(brokers=brokers, topics=topics, partitions=partitions,
@@ -314,6 +317,16 @@ def placed(brokers: int, topics: int, partitions: int) -> PartitionTable:
     grown = place(cluster.topics, sorted(cluster.topics),
                   [cluster.brokers[b] for b in sorted(cluster.brokers)], PlacementOptions())
     return PartitionTable.from_topics(grown, sorted(grown))
+
+
+def proven_at(table: PartitionTable, targets: list[int], moves: int, spread: int) -> None:
+    """``rebalance`` makes ``moves`` (the lower bound) and says its worst topic spread,
+    ``spread``, is proven the least; the plan has that spread."""
+    result = rebalance(table, targets)
+    goal = result.topics
+    assert result.replica_moves == result.lower_bound == moves
+    assert goal is not None and goal.exact and goal.least == goal.spread == spread
+    assert worst_spread(table, result.final, targets) == spread
 
 
 def test_a_drained_cluster_beyond_the_programs_is_proven_at_spread_4_not_3() -> None:
@@ -329,11 +342,7 @@ def test_a_drained_cluster_beyond_the_programs_is_proven_at_spread_4_not_3() -> 
     from scipy.sparse.csgraph import maximum_flow
     table = placed(50, 1000, 20)
     targets = list(range(48))
-    result = rebalance(table, targets)
-    goal = result.topics
-    assert result.replica_moves == result.lower_bound == 2400
-    assert goal is not None and goal.exact and goal.least == goal.spread == 4
-    assert worst_spread(table, result.final, targets) == 4
+    proven_at(table, targets, 2400, 4)
     bounds = uniform(table.replicas, targets)
     now = replica_counts(table.replicas)
     program = Aggregate(table, targets, bounds, now, 2400)
@@ -352,16 +361,6 @@ def test_a_drained_cluster_beyond_the_programs_is_proven_at_spread_4_not_3() -> 
     flow = maximum_flow(csr_array((np.array(caps, dtype=np.int32), (tails, heads)),
                                   shape=(size, size)), 0, 1)
     assert flow.flow_value == 2100 < 2400
-
-
-def check_racks(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Sequence[int],
-                rack_of: Mapping[int, str]) -> None:
-    """Valid lists, each partition on at least as many racks as it had or as the targets
-    have (the rule of the integer program, ``balance_oracle.fewest_moves``)."""
-    check_valid(parts, new, targets, None)
-    racks = len({rack_of[b] for b in targets})
-    for old, replicas in zip(parts, new, strict=True):
-        assert len({rack_of[b] for b in replicas}) >= min(len({rack_of[b] for b in old}), racks)
 
 
 @st.composite
@@ -389,29 +388,13 @@ def test_with_racks_the_topic_broker_program_refutes_and_realizes_as_the_integer
     moves, balances the brokers and keeps every topic within ``k``. ``refined``: every
     topic's max flow refused, so the partition-level rack rows realize the plan."""
     (parts, targets, rack_of), topics = c
-    table = topic_table(parts, topics)
-    bounds = uniform(parts, targets)
-    now = replica_counts(table.replicas)
-    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
-                              sum(map(len, parts)))
-    assume(fewest_moves(table.replicas, targets, rack_of) == fewest)
+    table, bounds, now, fewest = at_the_bound(parts, topics, targets, rack_of)
     program = Aggregate(table, targets, bounds, now, fewest, rack_of)
     with pytest.MonkeyPatch.context() as patch:
         if refined:
             patch.setattr(Aggregate, "_carry", lambda *_: False)
         verdict = program.within(k, time.monotonic() + 60)
-    assert verdict is not None
-    within = fewest_moves(table.replicas, targets, rack_of, topics=table.topic_of,
-                          topic_spread=k)
-    event("refuted" if verdict.refuted else "realized" if verdict.final else "undecided")
-    if verdict.refuted:
-        assert within is None or within > fewest
-    elif verdict.final is not None:
-        new = after(table.replicas, verdict.final)
-        check_racks(table.replicas, new, targets, rack_of)
-        assert replica_moves(table.replicas, verdict.final) == fewest == within
-        assert worst_topic(new, table.topic_of, targets) <= k
-        assert within_shares(new, targets, None)
+    check_verdict(table, targets, rack_of, fewest, k, verdict)
 
 
 @settings(max_examples=100)
@@ -452,12 +435,7 @@ def test_the_least_spread_the_program_decides_is_the_integer_programs(
     ``k`` is the integer program's least worst spread among plans of the fewest moves and its
     plan reaches it; when not, that least is at least its ``k``."""
     (parts, targets, rack_of), topics = c
-    table = topic_table(parts, topics)
-    bounds = uniform(parts, targets)
-    now = replica_counts(table.replicas)
-    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
-                              sum(map(len, parts)))
-    assume(fewest_moves(table.replicas, targets, rack_of) == fewest)
+    table, bounds, now, fewest = at_the_bound(parts, topics, targets, rack_of)
     least = least_topic_spread(table.replicas, targets, table.topic_of, fewest, rack_of)
     final, k, decided = Aggregate(table, targets, bounds, now, fewest, rack_of).least(
         0, 20, time.monotonic() + 60)
@@ -487,11 +465,7 @@ def test_a_plan_of_the_fewest_moves_is_found_not_refuted_by_a_solvers_gap() -> N
                                 seed=1)
     table = PartitionTable.from_topics(cluster.topics, sorted(cluster.topics))
     targets = list(range(2, 24))
-    result = rebalance(table, targets)
-    goal = result.topics
-    assert result.replica_moves == result.lower_bound == 23587
-    assert goal is not None and goal.exact and goal.spread == goal.least == 3
-    assert worst_spread(table, result.final, targets) == 3
+    proven_at(table, targets, 23587, 3)
     bounds = uniform(table.replicas, targets)
     now = replica_counts(table.replicas)
     solved = Aggregate(table, targets, bounds, now, 23587)._solve(3, 600.0)
