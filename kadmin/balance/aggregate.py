@@ -73,6 +73,11 @@ SECONDS = 15.0
 """The time the program may take for one cluster, every ``k`` and round together (a network
 program: a linear program each, branch and bound only where windows are free)."""
 
+RACK_SECONDS = 5.0
+"""With racks, the most of :data:`SECONDS` the program takes: its plans must also pass the
+racks' max flows, which fail where partitions are skewed across racks (then every second
+spent is lost on the rack-aware path)."""
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -187,9 +192,13 @@ class Aggregate:
         """The least ``k`` from ``least`` below ``reached`` that some plan of the fewest moves
         keeps, as far as the program decides by ``deadline``: the linear programs for every
         ``k`` upwards until one realizes a plan, then branch and bound on the ``k`` below it
-        they left undecided, upwards. Returns the plan of the least ``k`` realized (None:
-        none below ``reached``), the least ``k`` still possible, and whether that is decided
-        (every smaller ``k`` refuted)."""
+        they left undecided, upwards. With racks the search stops at the first ``k``
+        neither refuted nor realized, within :data:`RACK_SECONDS`. Returns the plan of the
+        least ``k`` realized (None: none below ``reached``), the least ``k`` still possible,
+        and whether that is decided (every smaller ``k`` refuted)."""
+        import time
+        if self.rack_of:
+            deadline = min(deadline, time.monotonic() + RACK_SECONDS)
         found: tuple[int, dict[int, Replicas]] | None = None
         undecided: list[int] = []
         for k in range(least, reached):
@@ -201,6 +210,8 @@ class Aggregate:
                 break
             if not verdict.refuted:
                 undecided.append(k)
+                if self.rack_of:  # racks: realizing is what fails, and costs most
+                    return None, undecided[0], False
         else:
             verdict = Verdict(True, None)
         if verdict is None and found is None:  # out of time before a plan or the end
