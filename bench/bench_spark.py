@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -77,16 +78,54 @@ def timed(cmd: list[str], stdout: IO[bytes] | int = subprocess.DEVNULL) -> tuple
     """Wall seconds and the peak resident memory (MB) of the whole process tree, sampled twice a
     second: for Spark in local mode that is the CLI, the JVM (driver and executor) and its Python
     workers together."""
+    elapsed, peak, _ = timed_cpu(cmd, stdout)
+    return elapsed, peak
+
+
+def timed_cpu(cmd: list[str], stdout: IO[bytes] | int = subprocess.DEVNULL
+              ) -> tuple[float, float, float]:
+    """:func:`timed`, and the CPU seconds of the process tree: each process's own user and
+    system time at its last sample (a worker that lives less than half a second is missed;
+    Spark reuses its Python workers)."""
     start = time.perf_counter()
     process = subprocess.Popen(cmd, stdout=stdout)
     peak = 0.0
+    cpu: dict[int, float] = {}
     while process.poll() is None:
         peak = max(peak, tree_rss_mb(process.pid))
+        cpu.update(tree_cpu(process.pid))
         time.sleep(0.5)
     elapsed = time.perf_counter() - start
     if process.returncode:
         raise subprocess.CalledProcessError(process.returncode, cmd)
-    return elapsed, peak
+    return elapsed, peak, sum(cpu.values())
+
+
+def tree_cpu(root: int) -> dict[int, float]:
+    """User and system CPU seconds of ``root`` and each descendant, by pid, now."""
+    parent: dict[int, int] = {}
+    used: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        pid = int(entry.name)
+        parent[pid] = int(fields[1])
+        used[pid] = (int(fields[11]) + int(fields[12])) / tick
+    out, stack = {}, [root]
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    while stack:
+        pid = stack.pop()
+        if pid in used:
+            out[pid] = used[pid]
+        stack.extend(children.get(pid, ()))
+    return out
 
 
 def spark_moves(out: Path) -> Iterator[PartitionMove]:

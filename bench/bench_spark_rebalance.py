@@ -14,6 +14,16 @@ moves equal to the bound, spreads of at most 1.
 Run: python bench/bench_spark_rebalance.py [--sizes 1m,10m] [--variants new,skewed] [--work DIR]
 Snapshots are generated once into --work (default: a temp folder) and reused when present.
 Appends a section to bench/RESULTS.md.
+
+``--count-step``: instead, the driver's count step of ``--topic-spread`` at that size
+(:func:`kadmin.balance.chunks.least_compatible`: counts per chunk and broker within the chunks'
+windows and the brokers' ranges, a circulation over chunks x brokers), in this process: the
+cluster cut into the chunks ``spark rebalance --topic-spread`` makes (whole topics, at most
+``LIMIT / brokers`` partitions each: 2,500 chunks of 400 at 1M on 1,000 brokers), the replica
+rounds run over them with the same functions the tasks run (:class:`kadmin.balance.chunks.Listed`),
+then each chunk's windows, then the count step, wall and CPU, next to the replica rounds as a
+floor. The tasks' exact programs that follow are timed on a sample of chunks only (2,500 of
+them do not fit a shared 2-core machine).
 """
 
 from __future__ import annotations
@@ -33,10 +43,10 @@ from kadmin.synthetic import write_synthetic_dir
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_spark import timed  # noqa: E402
+from bench_spark import timed, timed_cpu  # noqa: E402
 from machine import append_results, describe_machine  # noqa: E402
 
-SIZES = {"1m": 100_000, "10m": 1_000_000}
+SIZES = {"100k": 10_000, "1m": 100_000, "10m": 1_000_000}
 """Topics of 10 partitions per size."""
 PARTITIONS = 10
 RF = 3
@@ -69,13 +79,15 @@ def snapshot_dir(work: Path, size: str, variant: str) -> tuple[Path, float | Non
     return path, time.perf_counter() - start
 
 
-def spark_run(cluster: Path, out: Path) -> tuple[float, float, dict]:
+def spark_run(cluster: Path, out: Path) -> tuple[float, float, float, dict]:
+    """Wall seconds, peak RSS (MB), CPU seconds of the process tree, and the manifest."""
     shutil.rmtree(out, ignore_errors=True)
-    seconds, peak = timed([sys.executable, "-m", "kadmin", "spark", "rebalance", "--cluster",
-                           str(cluster), "--master", "local[2]", "--out", str(out)])
+    seconds, peak, cpu = timed_cpu([sys.executable, "-m", "kadmin", "spark", "rebalance",
+                                    "--cluster", str(cluster), "--master", "local[2]", "--out",
+                                    str(out)])
     manifest = json.loads((out / "manifest.json").read_text())
     shutil.rmtree(out, ignore_errors=True)
-    return seconds, peak, manifest
+    return seconds, peak, cpu, manifest
 
 
 def single_run(cluster: Path, plan: Path) -> tuple[float, float, dict]:
@@ -99,6 +111,88 @@ def describe(figures: dict) -> str:
             f"{before['worst_topic_spread']} -> {after['worst_topic_spread']}")
 
 
+def count_step(size: str, variant: str, asked: int, sample: int) -> str:
+    """The driver's count step of ``--topic-spread asked`` at ``size`` (see the module
+    docstring), as one line for RESULTS.md."""
+    from kadmin.balance import evenness
+    from kadmin.balance.chunks import (
+        PRICE_ROUNDS,
+        Context,
+        Even,
+        Listed,
+        Price,
+        balanced_ranges,
+        least_compatible,
+        plan,
+    )
+    from kadmin.balance.table import PartitionTable
+    from kadmin.synthetic import synthetic_cluster
+    assert variant == "skewed", "the count step is measured on the skewed cluster"
+    topics = dict(synthetic_cluster(OLD, SIZES[size], PARTITIONS, RF, seed=1).topics)
+    targets = tuple(range(OLD + NEW))
+    per_chunk = max(1, evenness.LIMIT // len(targets) // PARTITIONS)  # topics per chunk
+    names = sorted(topics)
+    tables = [PartitionTable.from_topics(topics, names[a:a + per_chunk])
+              for a in range(0, len(names), per_chunk)]
+    context = Context(targets, None, even_topics=True)
+    parts = Listed(tables, context)
+    wall, cpu = time.perf_counter(), time.process_time()
+    planned = plan(parts, [p.counts() for p in parts.parts], context, leaders=False,
+                   exact_topics=False, certify=False)
+    rounds = time.perf_counter() - wall, time.process_time() - cpu
+    counts = [p.counts() for p in parts.parts]
+    near = [{b: c.replicas.get(b, 0) for b in targets} for c in counts]
+    wall, cpu = time.perf_counter(), time.process_time()
+    windows = [p.windowed(asked, len(targets)) for p in parts.parts]
+    windowed = time.perf_counter() - wall, time.process_time() - cpu
+    total: dict[int, int] = {}
+    for c in counts:
+        for b, n in c.replicas.items():
+            total[b] = total.get(b, 0) + n
+    wall, cpu = time.perf_counter(), time.process_time()
+    spread, chosen = least_compatible(near, windows, balanced_ranges(total, context), asked)
+    step = time.perf_counter() - wall, time.process_time() - cpu
+    moved = sum(abs(chosen[c][b] - near[c][b]) for c in range(len(near)) for b in targets) // 2
+    wall, cpu = time.perf_counter(), time.process_time()
+    for c in range(min(sample, len(tables))):
+        parts.parts[c].step(Even(spread, chosen[c]), context)
+    programs = (time.perf_counter() - wall) / max(1, sample), \
+        (time.process_time() - cpu) / max(1, sample)
+    prices = {b: 0.01 * (b % 7 - 3) for b in targets}  # some prices, as a round would have
+    wall, cpu = time.perf_counter(), time.process_time()
+    for c in range(min(sample, len(tables))):
+        parts.parts[c].step(Price(spread, prices), context)
+    priced = (time.perf_counter() - wall) / max(1, sample), \
+        (time.process_time() - cpu) / max(1, sample)
+    return (f"- {size.upper()} {variant}, `--topic-spread {asked}`: {len(names):,} topics x "
+            f"{PARTITIONS} partitions, RF {RF}, {len(targets):,} brokers, {len(tables):,} "
+            f"chunks of {per_chunk * PARTITIONS} partitions\n"
+            f"  - replica rounds over the chunks (in process, the floor): {rounds[0]:.1f} s "
+            f"wall, {rounds[1]:.1f} s CPU; {planned.lower_bound:,} moves (lower bound)\n"
+            f"  - windows (tasks' work): {windowed[0]:.1f} s wall, {windowed[1]:.1f} s CPU\n"
+            f"  - the driver's count step: {step[0]:.2f} s wall, {step[1]:.2f} s CPU "
+            f"({step[1] / rounds[1]:.2f}x the rounds' CPU); spread {spread} admitted, "
+            f"{moved:,} unit(s) of the rounds' counts moved between chunks\n"
+            f"  - each chunk's exact program (sample of {sample}): {programs[0]:.1f} s wall, "
+            f"{programs[1]:.1f} s CPU a chunk, so about {programs[1] * len(tables) / 3600:.1f} "
+            f"CPU-hours for the {len(tables):,} chunks on the executors\n"
+            f"  - one round of prices (sample of {sample}): {priced[0]:.1f} s wall, "
+            f"{priced[1]:.1f} s CPU a chunk; at most {PRICE_ROUNDS} rounds where the moves "
+            f"exceed the bound: up to {priced[1] * len(tables) * PRICE_ROUNDS / 3600:.1f} "
+            f"CPU-hours more")
+
+
+def certified(manifest: dict) -> str:
+    """What the default objective's certificate over the chunks proved (empty without it)."""
+    goal = manifest.get("topic_goal") or {}
+    if not goal.get("certified"):
+        return ""
+    return (f"; certificate: no plan of these moves goes below worst topic spread "
+            f"{goal['least']} ({'proven' if goal['exact'] else 'not proven'}), "
+            f"{goal['chunks_proven']:,} of {goal['chunks']:,} chunks and "
+            f"{goal['topics_proven']:,} of {goal['topics']:,} topics at their own bound")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1m,10m", help="comma-separated: 1m, 10m")
@@ -106,7 +200,19 @@ def main() -> None:
     parser.add_argument("--single-max", default="1m",
                         help="largest size also planned by `kadmin plan rebalance`")
     parser.add_argument("--work", type=Path, help="folder for the snapshots (kept; reused)")
+    parser.add_argument("--count-step", action="store_true",
+                        help="measure the driver's count step of --topic-spread instead")
+    parser.add_argument("--topic-spread", type=int, default=1, help="with --count-step")
+    parser.add_argument("--sample", type=int, default=3,
+                        help="with --count-step: chunks whose exact program is timed")
     args = parser.parse_args()
+    if args.count_step:
+        lines = [count_step(size, variant, args.topic_spread, args.sample)
+                 for size in args.sizes.split(",") for variant in args.variants.split(",")]
+        print("\n".join(lines), flush=True)
+        append_results("kadmin spark rebalance --topic-spread: the driver's count step",
+                       describe_machine(), lines)
+        return
     work = args.work or Path(tempfile.mkdtemp(prefix="kadmin-bench-spark-rebalance-"))
     work.mkdir(parents=True, exist_ok=True)
     lines = []
@@ -115,13 +221,14 @@ def main() -> None:
             for variant in args.variants.split(","):
                 cluster, generated = snapshot_dir(work, size, variant)
                 partitions = SIZES[size] * PARTITIONS
-                seconds, peak, manifest = spark_run(cluster, work / "out")
+                seconds, peak, cpu, manifest = spark_run(cluster, work / "out")
                 line = (f"- {size.upper()} {variant}: {SIZES[size]:,} topics x {PARTITIONS} = "
                         f"{partitions:,} partitions, RF {RF}, {OLD + NEW:,} brokers ({NEW} new)"
                         + (f"; snapshot generated in {generated:.0f} s" if generated else "")
-                        + f"\n  - `kadmin spark rebalance` local[2]: {seconds:.1f} s, peak RSS "
-                        f"of the process tree {peak:.0f} MB, {manifest['rounds']} rounds; "
-                        + describe(manifest))
+                        + f"\n  - `kadmin spark rebalance` local[2]: {seconds:.1f} s "
+                        f"({cpu:.0f} s CPU), peak RSS of the process tree {peak:.0f} MB, "
+                        f"{manifest['rounds']} rounds; " + describe(manifest)
+                        + certified(manifest))
                 if size == "10m":
                     ok = (seconds < TARGET_10M_SECONDS
                           and manifest["replica_moves"] == manifest["lower_bound"]

@@ -293,19 +293,36 @@ def _budget(boxes: Boxes, fewest: int, low_level: np.ndarray, high_level: np.nda
     """The least spread from ``k`` up to ``reached`` that the budget bound of the module
     docstring passes, every topic's least count at most ``low_level`` and its largest at
     least ``high_level``."""
-    import numpy as np
     c, n, give, take = boxes.c, boxes.n, boxes.give, boxes.take
     leaving = fewest - (int(boxes.replicas.sum()) - int(c.count.sum()))
     """Replicas the targets give in a plan of ``F`` moves (the rest come from outside)."""
     while k < reached:
         # every count within [M_t - k, L_t + k]: what each broker must give and take for it
-        gives = np.bincount(c.broker, weights=np.maximum(0, c.count - low_level[c.topic] - k),
-                            minlength=n)
-        least = np.maximum(0, high_level - k)
-        takes = least.sum() - np.bincount(c.broker, weights=np.minimum(c.count, least[c.topic]),
-                                          minlength=n)
-        if (gives <= give).all() and (takes <= take).all() and gives.sum() <= leaving \
-                and takes.sum() <= fewest:
+        if admits(*needs(c, low_level, high_level, k, n), give, take, leaving, fewest):
             return k
         k += 1
     return k
+
+
+def needs(c: Cells, floor: np.ndarray, ceil: np.ndarray, k: int, n: int
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Per target broker, the replicas of the cells' topics it must give and take for every
+    one of them to end within spread ``k`` (the budget bound of the module docstring;
+    ``floor``/``ceil``, each topic's mean replicas per target, or its water levels). Sums
+    over topics: tables of disjoint topics add up (Spark's chunks)."""
+    import numpy as np
+    gives = np.bincount(c.broker, weights=np.maximum(0, c.count - floor[c.topic] - k),
+                        minlength=n)
+    least = np.maximum(0, ceil - k)
+    takes = least.sum() - np.bincount(c.broker, weights=np.minimum(c.count, least[c.topic]),
+                                      minlength=n)
+    return gives, takes
+
+
+def admits(gives: np.ndarray, takes: np.ndarray, give: np.ndarray, take: np.ndarray,
+           leaving: int, fewest: int) -> bool:
+    """Whether a plan of ``fewest`` moves can give and take :func:`needs`' replicas: no broker
+    beyond what it gives (``give``) or takes (``take``) in such a plan, the targets' gives
+    within ``leaving``, the takes within ``fewest``."""
+    return bool((gives <= give).all() and (takes <= take).all() and gives.sum() <= leaving
+                and takes.sum() <= fewest)

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kadmin import files, reports
+from kadmin.balance.chunks import ChunkedGoal
 from kadmin.balance.metrics import loads, spread
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
@@ -135,8 +136,7 @@ def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict:
 
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
     if as_json:  # brokers above capacity in the words of plan rebalance --json and status --json
-        print_json({**dataclasses.asdict(stats), "over_capacity": [
-            {"broker": b, "bytes": held, "capacity": cap} for b, held, cap in stats.over_capacity]})
+        print_json({**dataclasses.asdict(stats), "over_capacity": over_capacity_doc(stats.over_capacity)})
         return
     bound = "" if stats.lower_bound is None else f" (lower bound {stats.lower_bound})"
     moved = "" if stats.bytes_moved is None else f", {human_bytes(stats.bytes_moved)} to copy"
@@ -181,6 +181,11 @@ def above_capacity(prefix: str, over: Sequence[tuple[int, int, int]]) -> str:
     return prefix + ", ".join(f"broker {b} {human_bytes(held)} of {human_bytes(cap)} "
                               f"({held / cap:.0%})" for b, held, cap in shown.items) + (
         f", {and_more(shown.rest)}" if shown.rest else "")
+
+
+def over_capacity_doc(over: Sequence[tuple[int, int, int]]) -> list[dict[str, int]]:
+    """The ``--json`` form of the brokers above their capacity (every one: JSON is not capped)."""
+    return [{"broker": b, "bytes": held, "capacity": cap} for b, held, cap in over]
 
 
 def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: bool) -> None:
@@ -244,8 +249,7 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             "topic_goal": None if r.topic_goal is None else {
                 **dataclasses.asdict(r.topic_goal), "reachable": r.topic_goal.reachable},
             "racks": None if r.racks is None else dataclasses.asdict(r.racks),
-            "over_capacity": [{"broker": b, "bytes": held, "capacity": cap}
-                              for b, held, cap in r.over_capacity]})
+            "over_capacity": over_capacity_doc(r.over_capacity)})
         return
     console = out if written or not figures.partitions else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
@@ -408,7 +412,15 @@ def goal_lines(r: Rebalanced) -> list[str]:
     goal = r.topic_goal
     chunked = ("planned chunk by chunk, each exact for the broker counts the driver gave it: "
                "not proven the {} over the whole")
-    if goal is not None and goal.chunked and not goal.exact:
+    if isinstance(goal, ChunkedGoal) and goal.certified:
+        lines.append(
+            f"worst topic spread {goal.spread}: "
+            + ("the least any plan of these moves reaches" if goal.exact else
+               f"planned chunk by chunk, not proven the least (no plan of these moves goes "
+               f"below {goal.least})")
+            + f"; {goal.chunks_proven:,} of {goal.chunks:,} chunk(s) ({goal.topics_proven:,} of "
+              f"{goal.topics:,} topics) at their own topics' bound")
+    elif goal is not None and goal.chunked and not goal.exact:
         extra = (goal.fewest or 0) - goal.plain_bound
         lines.append(
             f"worst topic spread {goal.spread} ({chunked.format('least')})" if goal.asked is None
@@ -667,8 +679,8 @@ def status(st: Status, as_json: bool) -> None:
     print_sampled(err, (f"cannot decode {path}: {reason}" for path, reason in st.unreadable),
                   "kadmin: warning: ")
     if st.over_capacity:
-        err.print(above_capacity("kadmin: warning: above capacity: ", [
-            (u.broker, u.held or 0, u.capacity) for u in st.over_capacity]), markup=False)
+        err.print(above_capacity("kadmin: warning: above capacity: ", st.over_capacity),
+                  markup=False)
 
 
 def _status_doc(st: Status) -> dict[str, object]:
@@ -684,8 +696,7 @@ def _status_doc(st: Status) -> dict[str, object]:
                      "replica_share": round(use[s.broker].share, 3) if use else None,
                      "used": use[s.broker].used if use else None}
                     for s in shares.brokers],
-        "over_capacity": [{"broker": u.broker, "bytes": u.held, "capacity": u.capacity}
-                          for u in st.over_capacity],
+        "over_capacity": over_capacity_doc(st.over_capacity),
         "replica_spread": shares.replica_spread, "preferred_leader_spread": shares.preferred_spread,
         "leader_spread": shares.leader_spread, "worst_topic_spread": shares.worst_topic_spread,
         "worst_topic": shares.worst_topic,

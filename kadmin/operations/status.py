@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kadmin import health, sizes
-from kadmin.balance.capacity import BrokerUse, broker_use, read_capacities
+from kadmin.balance.capacity import BrokerUse, broker_use, over_capacity, read_capacities
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.weighted import bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
@@ -34,9 +34,11 @@ class Status:
     """With ``--capacity``: every registered broker against its capacity (empty without)."""
 
     @property
-    def over_capacity(self) -> list[BrokerUse]:
-        """Brokers holding more bytes than their capacity (with sizes), in broker order."""
-        return [u for u in self.use if u.held is not None and u.held > u.capacity]
+    def over_capacity(self) -> list[tuple[int, int, int]]:
+        """``(broker, bytes, capacity)`` of the brokers holding more bytes than their capacity
+        (with sizes), in broker order: :func:`kadmin.balance.capacity.over_capacity`'s rule."""
+        return over_capacity({u.broker: u.held for u in self.use if u.held is not None},
+                             {u.broker: u.capacity for u in self.use})
 
 
 def of(live: reader.LiveCluster, throttles: config.Throttles | None = None,

@@ -27,10 +27,16 @@ depends on the executors' Python (the same Python, the same bytes). Exactness: t
 counts are a decomposition, so the sum over chunks is proven the fewest moves (or the least
 spread) only where it meets a bound (:class:`kadmin.balance.chunks.TopicsPlanned`): with
 ``--topic-spread`` the larger of the plain bound and the sum of the chunks' relaxations (each
-chunk's fewest moves within ``N``, its brokers free), which is the lower bound the manifest
+chunk's fewest moves within ``N``, its brokers free) raised by a Lagrangian bound (the brokers'
+counts priced, :meth:`kadmin.balance.chunks._Run.price`), which is the lower bound the manifest
 records; its ``topic_goal`` says whether the plan meets it (``exact``, and ``proven`` in words).
+By default every chunk, whatever its size, is held to the certificate of
+:mod:`kadmin.balance.spreads` taken with the whole cluster's gives and takes (numpy on the
+executors; :meth:`kadmin.balance.chunks._Run.certify`): a worst topic spread no plan of the
+fewest moves goes below, proven where the plan meets it, with the chunks and topics that meet
+their own bound counted.
 Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
-every topic within 1 on all five clusters, at 0 to 8% more moves than the exact minimum (0 and
+every topic within 1 on all five clusters, at 0 to 1.0% more moves than the exact minimum (0 and
 proven on the skewed one); on issue 17's cluster (one broker added to 11) the exact minimum,
 proven (tests/spark/test_spark_rebalance.py).
 
@@ -184,12 +190,12 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             context = Context(scope.targets, scope.rack_of, None if options.capacity is None
                               else read_capacities(options.capacity).weights(scope.targets),
                               options.even_topics)
-            exact = _exact_topics(sc, counts, options, len(scope.targets), stages)
+            exact, certify = _exact_topics(sc, counts, options, len(scope.targets), stages)
             parts.share(context)
             result = plan(parts, counts, context,
                           leaders=options.leaders, max_moves=options.max_moves,
                           topic_spread=options.topic_spread, exact_topics=exact,
-                          report=stages.note)
+                          certify=certify, report=stages.note)
             encoded = parts.encoded()
 
             def manifest(written: Sequence[folder.BatchFile], trailers: Sequence[Any]
@@ -225,12 +231,19 @@ def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
     :class:`kadmin.balance.chunks.TopicsPlanned`)."""
     chunks = "" if topics is None else (
         f"the exact program ran on {topics.chunks} of {topics.of} chunk(s)"
-        + ("" if topics.proven else ", some out of time") + "; ")
+        + ("" if topics.proven else ", some out of time") + "; "
+        + ("" if topics.bound is None else
+           f"no plan of the fewest moves goes below worst topic spread {topics.bound} "
+           f"(the certificate over every chunk); {topics.chunks_proven} of {topics.of} "
+           f"chunk(s) ({topics.topics_proven} of {topics.topics} topics) meet their own "
+           f"bound; "))
     if goal.exact:
         return chunks + ("the fewest moves: they meet the lower bound (the larger of the plain "
-                         "bound and the sum of each chunk's fewest moves within the spread "
-                         "with its brokers free)" if goal.asked is not None
-                         else "the least worst topic spread the topics allow")
+                         "bound and the chunks' Lagrangian bound: each chunk's fewest moves "
+                         "within the spread with its brokers' counts priced)"
+                         if goal.asked is not None
+                         else "the least worst topic spread any plan of the fewest "
+                         "moves reaches: it meets the bound")
     return chunks + ("each chunk exact for the broker counts the driver gave it, which are a "
                      "decomposition: not proven the fewest (or least) over the whole")
 
@@ -246,11 +259,12 @@ def _per_task(options: RebalanceRequest, registered: Mapping[int, Any]) -> int |
 
 
 def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: RebalanceRequest,
-                  targets: int, stages: Stages) -> bool:
-    """Whether the tasks may run the exact topic program: ``--topic-spread`` needs it on
-    every chunk (each small enough, and scipy on the executors, or a one-line error);
-    the default objective uses it where a chunk is small enough and the executors have
-    scipy (else the local topic search, and the summary claims no optimum)."""
+                  targets: int, stages: Stages) -> tuple[bool, bool]:
+    """Whether the tasks may run the exact topic program, and the default objective's
+    certificate: ``--topic-spread`` needs the program on every chunk (each small enough, and
+    scipy on the executors, or a one-line error); the default objective uses it where a chunk
+    is small enough and the executors have scipy (else the local topic search), and the
+    certificate (numpy) on every chunk whatever its size."""
     asked = options.topic_spread
     if asked is not None:
         largest = max((c.partitions for c in counts), default=0)
@@ -260,20 +274,22 @@ def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: Rebalance
                 f"partitions over {targets:,} brokers is more than the exact program takes "
                 f"({evenness.LIMIT:,} partition-broker pairs); select fewer topics (--topics) "
                 f"or fewer brokers (--brokers)")
-    elif not options.even_topics or options.max_moves is not None or not any(
-            c.partitions * targets <= evenness.DEFAULT_LIMIT for c in counts):
-        return False
+    elif not options.even_topics or options.max_moves is not None:
+        return False, False
     with stages("check the executors for the exact program"):
         missing = sc.parallelize([0], 1).map(exact_program_missing).collect()[0]
+    small = asked is not None or any(c.partitions * targets <= evenness.DEFAULT_LIMIT
+                                     for c in counts)
     if missing is None:
-        return True
+        return small, True
     if asked is not None:
         raise OperationFailed(
             f"--topic-spread runs an exact program (scipy's HiGHS) in Spark's tasks, and the "
             f"executors cannot import {missing!r}: " + SHIP_AN_ENVIRONMENT)
     stages.note(f"the executors cannot import {missing!r}: topics are evened by the local "
-                f"search, not the exact program")
-    return False
+                f"search, not the exact program"
+                + (", and not held to the certificate" if missing == "numpy" else ""))
+    return False, missing != "numpy"
 
 
 class SparkParts:

@@ -141,7 +141,7 @@ def test_a_chunk_that_cannot_meet_its_share_is_helped_by_another_round(
     cluster = write(tmp_path / "snap", {b: Broker(b) for b in range(3)}, topics)
     monkeypatch.setattr(pipeline, "range_bounds", lambda scans, n: ["t0", "t1"])
     manifest = run_rebalance(cluster, tmp_path / "out", Options(leaders=False))
-    assert manifest.planned.rounds == 3  # two of replica moves, then the topics
+    assert manifest.planned.rounds == 4  # two of replica moves, the topics, their bound
     assert manifest.replica_moves == manifest.lower_bound == 2
     assert manifest.after.replica_spread <= 1
 
@@ -291,7 +291,62 @@ def test_the_default_objective_on_spark_runs_the_program_per_chunk(spark, grown,
     goal = manifest.topic_goal
     assert goal is not None and goal.asked is None and goal.chunked
     assert goal.spread == manifest.after.worst_topic_spread
-    assert goal.exact == (goal.spread <= topics.least)
+    _certified_as_one_table(grown, tmp_path / "out", manifest)
+
+
+def test_chunks_too_large_for_the_program_are_still_certified(spark, grown, tmp_path, capsys,
+                                                              monkeypatch):
+    """Above the program's size (every chunk here, with the limit shrunk) the local search's
+    spread stands, held to the certificate all the same; the summary says the bound, whether
+    the plan meets it, and how many chunks and topics meet their own bound."""
+    from kadmin.balance import evenness
+    monkeypatch.setattr(evenness, "DEFAULT_LIMIT", 1)
+    code, stdout, stderr = run_cli(["--cluster", str(grown), "--out", str(tmp_path / "out")],
+                                   capsys)
+    assert code == 0, stderr
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    goal = manifest["topic_goal"]
+    assert goal["certified"] and goal["chunked"] and goal["asked"] is None
+    assert "the exact program ran on 0 of " in goal["proven"]
+    verdict = ("the least any plan of these moves reaches" if goal["exact"] else
+               f"planned chunk by chunk, not proven the least (no plan of these moves goes "
+               f"below {goal['least']})")
+    assert (f"worst topic spread {goal['spread']}: {verdict}; {goal['chunks_proven']} of "
+            f"{goal['chunks']} chunk(s) ({goal['topics_proven']} of {goal['topics']} topics) at "
+            f"their own topics' bound\n") in stdout
+    assert goal["chunks"] > 5 and goal["topics"] == 150
+    assert goal["spread"] == manifest["after"]["worst_topic_spread"]
+    assert goal["least"] <= goal["spread"] and goal["exact"] == (goal["least"] == goal["spread"])
+
+
+def _certified_as_one_table(cluster: Path, out: Path, manifest) -> None:
+    """The manifest's certificate is the one :func:`kadmin.balance.spreads.least_spread` finds
+    over the whole table with the same gives and takes (a valid bound for every plan of the
+    fewest moves; tests/unit/test_balance_chunks.py holds it to the integer program), the plan
+    proven exactly when it meets it, the topics counted as meeting their own bound do."""
+    from collections import Counter
+
+    from kadmin.balance.chunks import ChunkedGoal
+    from kadmin.balance.spreads import least_spread, least_spreads, topic_spreads
+    from kadmin.balance.targets import groups_of
+    snapshot = snapshots.read_snapshot(cluster)
+    table = PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics))
+    targets = manifest.targets
+    now = Counter(b for r in table.replicas for b in r)
+    inside = {b: now.get(b, 0) for b in targets}
+    bounds: dict[int, tuple[int, int]] = {}
+    for group in groups_of(targets, inside, {b: n for b, n in now.items() if b not in inside},
+                           None):
+        bounds.update(group.bounds())
+    goal, topics = manifest.topic_goal, manifest.planned.topics
+    worst = manifest.after.worst_topic_spread
+    assert isinstance(goal, ChunkedGoal) and goal.certified
+    assert topics.bound == least_spread(table, targets, bounds, now, worst) == goal.least
+    assert goal.exact == (worst == topics.bound)
+    old, new, _ = applied(cluster, out)
+    spreads = topic_spreads(table, {i: n for i, n in enumerate(new) if n != old[i]}, targets)
+    assert goal.topics == len(table.topics)
+    assert goal.topics_proven == int((spreads <= least_spreads(table, targets, bounds, now)).sum())
 
 
 def test_a_topic_spread_chunk_too_large_for_the_program_is_refused(spark, grown, tmp_path,

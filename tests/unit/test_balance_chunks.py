@@ -9,43 +9,20 @@ from collections.abc import Collection, Sequence
 from itertools import pairwise
 
 import pytest
-from hypothesis import assume, given, settings
+from balance_oracle import fewest_moves, least_topic_spread
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kadmin.balance import quotas
-from kadmin.balance.chunks import Context, Counts, Part, Picked, Step, plan
+from kadmin.balance import quotas, spreads
+from kadmin.balance.chunks import Context, Listed, Part, plan
 from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
 from kadmin.balance.rebalance import rebalance, replica_quota
 from kadmin.balance.replicas import move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.targets import Group, quota
+from kadmin.balance.targets import Group, fewest_to_ranges, groups_of, quota
 from kadmin.model import Replicas, TopicAssignment
 from kadmin.synthetic import synthetic_cluster
-
-
-class ListParts:
-    """The chunks in a list: what the Spark job keeps in an RDD, one chunk per Spark partition."""
-
-    def __init__(self, tables: Sequence[PartitionTable], context: Context) -> None:
-        self.parts = [Part(t, {}) for t in tables]
-        self.context = context
-        self.labels: list[str] = []
-
-    def apply(self, steps: Sequence[Step | None], label: str) -> list[Counts | None]:
-        self.labels.append(label)
-        out: list[Counts | None] = []
-        for c, step in enumerate(steps):
-            if step is not None:
-                self.parts[c] = self.parts[c].step(step, self.context)
-            out.append(None if step is None else self.parts[c].counts())
-        return out
-
-    def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
-        return [p.picked(brokers, limit) for p in self.parts]
-
-    def replicas(self) -> list[Replicas]:
-        return [r for p in self.parts for r in p.replicas()]
 
 
 def chunked(topics: dict[str, TopicAssignment], cuts: Sequence[int]) -> list[PartitionTable]:
@@ -57,9 +34,9 @@ def chunked(topics: dict[str, TopicAssignment], cuts: Sequence[int]) -> list[Par
 
 def run_chunked(tables: Sequence[PartitionTable], targets: Sequence[int],
                 rack_of: dict[int, str] | None = None, even_topics: bool = True,
-                **options: object) -> tuple[ListParts, object]:
+                **options: object) -> tuple[Listed, object]:
     context = Context(tuple(targets), rack_of, even_topics=even_topics)
-    parts = ListParts(tables, context)
+    parts = Listed(tables, context)
     return parts, plan(parts, [p.counts() for p in parts.parts], context, **options)  # type: ignore[arg-type]
 
 
@@ -257,7 +234,7 @@ def test_a_chunk_that_misses_its_share_hands_it_back() -> None:
                                               for t in tables])
     assert first[1] is not None  # the chunk that cannot
     parts, result = run_chunked(tables, targets, leaders=False)
-    assert parts.labels == ["replica moves, round 1", "replica moves, round 2", "topics"]
+    assert parts.planning() == ["replica moves, round 1", "replica moves, round 2", "topics"]
     whole = PartitionTable.from_topics(topics, sorted(topics))
     moves = replica_moves(whole.replicas, dict(enumerate(parts.replicas())))
     assert moves == result.lower_bound == rebalance(whole, targets).replica_moves == 2
@@ -284,7 +261,7 @@ def test_the_tail_re_plans_what_no_chunk_can_on_its_own() -> None:
     whole = PartitionTable.from_topics(topics, sorted(topics))
     single = rebalance(whole, targets, leaders=False)
     parts, result = run_chunked(chunked(topics, [1, 2]), targets, leaders=False)
-    assert parts.labels[-2:] == ["replica moves, tail", "topics"]
+    assert parts.planning()[-2:] == ["replica moves, tail", "topics"]
     after = parts.replicas()
     assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves \
         == result.lower_bound + 1  # the bound is out of reach for one machine too
@@ -330,7 +307,7 @@ def test_capacity_enters_the_drivers_quotas() -> None:
     whole = PartitionTable.from_topics(topics, sorted(topics))
     single = rebalance(whole, targets, weights=weights)
     context = Context(tuple(targets), None, weights)
-    parts = ListParts(chunked(topics, range(0, 90, 13)), context)
+    parts = Listed(chunked(topics, range(0, 90, 13)), context)
     result = plan(parts, [p.counts() for p in parts.parts], context)
     after = parts.replicas()
     check_valid(whole.replicas, after, targets, None)
@@ -434,6 +411,11 @@ def test_topic_spread_in_chunks_against_plan_rebalance(name: str) -> None:
     assert goal.reachable and figures.worst_topic_spread <= 1
     if name == "skew":  # the chunks' counts allow the minimum, and the relaxation proves it
         assert goal.exact and moves == single.topics.fewest
+    # the prices (the Lagrangian rounds) close most of the gap, both ways: measured, at most
+    # 1.0% above the exact minimum and 1.1% below it for the bound (the sum of the chunks'
+    # relaxations alone was up to 17% below; the counts near the rounds' up to 8.1% above)
+    assert moves - single.topics.fewest <= max(2, single.topics.fewest // 80)
+    assert single.topics.fewest - bound <= max(2, single.topics.fewest // 80)
 
 
 def test_an_unreachable_topic_spread_in_chunks_gives_the_smallest_the_windows_allow() -> None:
@@ -464,13 +446,15 @@ def test_the_default_objective_in_chunks_is_each_chunks_lexicographic_optimum(na
     parts, result = run_chunked(tables, targets, rack_of, leaders=False)
     after = parts.replicas()
     assert replica_moves(whole.replicas, dict(enumerate(after))) == single.replica_moves
-    assert parts.labels[-1] == "topics" and result.topics is not None
+    assert "topics" in parts.labels and parts.labels[-1].startswith("topic bound")
+    assert result.topics is not None
     assert result.topics.chunks == len(tables) and result.topics.proven
     _, figures = _figures(topics, after, targets)
     assert figures.worst_topic_spread == max(p.topics.spread for p in parts.parts
-                                             if p.topics is not None)
+                                             if p.topics is not None) == result.topics.spread
     goal = result.topics.goal(result.lower_bound, figures.worst_topic_spread)
-    assert goal.exact == (figures.worst_topic_spread <= result.topics.least)
+    assert result.topics.bound is not None and result.topics.bound >= result.topics.least
+    assert goal.exact == (figures.worst_topic_spread <= result.topics.bound)
     without, _ = run_chunked(tables, targets, rack_of, leaders=False, exact_topics=False)
     assert "topics" not in without.labels
     for evened, plain in zip(parts.parts, without.parts, strict=True):
@@ -555,3 +539,81 @@ def test_compatible_counts_keep_every_rule(near, data) -> None:
                    if all(boxes[c][0] <= v <= boxes[c][1] for v in r.values()))
 
     assert not exists(0, [])
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.filter_too_much])
+@given(small_clusters())
+def test_the_chunks_certificate_is_the_whole_tables_and_never_above_the_program(case) -> None:
+    """The default objective's certificate over chunks (:meth:`_Run.certify`): the same bound
+    :func:`kadmin.balance.spreads.least_spread` finds over the whole table (per-topic boxes
+    hold topic by topic, the budget's needs add up over the chunks), never above the least
+    worst topic spread the integer program finds for the plan's moves (a valid lower bound),
+    and the goal proven exactly when the chunks' plan meets it; the chunks and topics said to
+    meet their own bound do."""
+    topics, targets, cuts = case
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, leaders=False)
+    assume(single.unplaced == 0)
+    tables = chunked(topics, cuts)
+    parts, result = run_chunked(tables, targets, leaders=False)
+    after = parts.replicas()
+    moves = replica_moves(whole.replicas, dict(enumerate(after)))
+    assert result.topics is not None and result.topics.bound is not None
+    worst = balance(after, whole.topic_of, whole.topics, targets).worst_topic_spread
+    now = Counter(b for r in whole.replicas for b in r)
+    bounds = {b: (lo, hi) for b, (lo, hi) in _ranges(whole, targets).items()}
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
+                              sum(map(len, whole.replicas)))
+    known = now if moves == fewest else None  # a plan of the fewest moves to the ranges
+    assert result.topics.bound == spreads.least_spread(whole, targets, bounds, known, worst)
+    least = least_topic_spread(whole.replicas, targets, whole.topic_of, moves)
+    assert result.topics.bound <= least <= worst
+    goal = result.topics.goal(result.lower_bound, worst)
+    assert goal.exact == (worst == result.topics.bound)
+    assert result.topics.topics == len(topics)
+    per_topic = spreads.least_spreads(whole, targets, bounds, known)
+    spread = spreads.topic_spreads(whole, dict(enumerate(after)), targets)
+    assert result.topics.topics_proven == int((spread <= per_topic).sum())
+    assert result.topics.chunks_proven == sum(
+        int(spreads.topic_spreads(p.table, p.changed, targets).max(initial=0))
+        <= int(spreads.least_spreads(p.table, targets, bounds, known).max(initial=0))
+        for p in parts.parts)
+
+
+def _ranges(table: PartitionTable, targets: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Each target's balanced range, as ``plan rebalance`` has it (no racks, no capacity)."""
+    counts = Counter(b for r in table.replicas for b in r)
+    inside = {b: counts.get(b, 0) for b in targets}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    out: dict[int, tuple[int, int]] = {}
+    for group in groups_of(targets, inside, outside, None):
+        out.update(group.bounds())
+    return out
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.filter_too_much])
+@given(small_clusters())
+def test_topic_spread_in_chunks_against_the_integer_program(case) -> None:
+    """``--topic-spread 1`` in chunks on small clusters cut anywhere, held to the integer
+    program: where the chunks keep every topic within 1 their moves are never fewer than its
+    fewest and the lower bound they print (the prices' Lagrangian bound) never more, and the
+    goal says proven exactly when the moves meet that bound."""
+    topics, targets, cuts = case
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    single = rebalance(whole, targets, leaders=False)
+    assume(single.unplaced == 0)
+    parts, result = run_chunked(chunked(topics, cuts), targets, topic_spread=1, leaders=False)
+    after = parts.replicas()
+    check_valid(whole.replicas, after, targets, None)
+    figures = balance(after, whole.topic_of, whole.topics, targets)
+    assert figures.replica_spread <= 1
+    assert result.topics is not None
+    moves = replica_moves(whole.replicas, dict(enumerate(after)))
+    exact = fewest_moves(whole.replicas, targets, topics=whole.topic_of, topic_spread=1)
+    goal = result.topics.goal(result.lower_bound, figures.worst_topic_spread)
+    bound = result.topics.lower_bound(result.lower_bound, figures.worst_topic_spread)
+    if figures.worst_topic_spread <= 1:
+        assert exact is not None and bound <= exact <= moves
+        assert goal.exact == (moves == bound)
+    elif result.topics.floor > 1:  # the windows refuse spread 1: so does the program
+        assert exact is None

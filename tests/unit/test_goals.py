@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from balance_oracle import fewest_moves, least_topic_spread, share_bounds
+from balance_oracle import exact, fewest_moves, least_topic_spread, share_bounds
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_balance import Cluster, after, check_valid, clusters, table_of
@@ -191,7 +191,7 @@ def fewest_moves_restricted(lists: Sequence[Replicas], targets: Sequence[int],
         low.append(lo)
         high.append(hi)
     found = milp(cost, constraints=LinearConstraint(np.array(rows), low, high),
-                 integrality=np.ones(len(cells)), bounds=Bounds(0, 1))
+                 integrality=np.ones(len(cells)), bounds=Bounds(0, 1), options=exact())
     return None if found.status != 0 else round(found.fun)
 
 
