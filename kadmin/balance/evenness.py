@@ -450,7 +450,8 @@ def even_topics(table: PartitionTable, targets: Collection[int],
                                        sum(map(len, table.replicas)))
     """``moved`` meets the balance bound: the fewest moves any plan within ``bounds`` makes."""
     if asked is None:
-        least = least_spread(table, targets, bounds, now if fewest else None, reached)
+        least = least_spread(table, targets, bounds, now if fewest else None, reached,
+                             levels=True)
         if reached <= least:
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
         if fewest:

@@ -261,14 +261,15 @@ def least_spreads(table: PartitionTable, targets: Collection[int],
 
 def least_spread(table: PartitionTable, targets: Collection[int],
                  bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None,
-                 reached: int) -> int:
+                 reached: int, levels: bool = False) -> int:
     """The worst topic spread no plan of the fewest moves within ``bounds`` goes below (``now``
     as for :func:`least_spreads`): the largest per-topic bound, raised while the budget bound
     of the module docstring refuses it, up to ``reached`` (a spread some such plan has).
 
     Cheapest first, each stage only where the one before leaves a gap: the per-topic bound
     with the mean, the budget bound with the mean (these two prove the million-partition
-    runs), then both with the water levels (:meth:`Boxes.levels`)."""
+    runs), then, with ``levels``, both with the water levels (:meth:`Boxes.levels`; Spark's
+    chunks certify the mean's, which add up over chunks)."""
     import numpy as np
     k = int(least_spreads(table, targets, bounds, now).max(initial=0))
     if bounds is None or now is None or k >= reached:
@@ -279,7 +280,7 @@ def least_spread(table: PartitionTable, targets: Collection[int],
     total = int(boxes.replicas.sum())
     fewest = fewest_to_ranges({b: now.get(b, 0) for b in sorted(targets)}, bounds, total)
     k = _budget(boxes, fewest, boxes.replicas // n, -(-boxes.replicas // n), k, reached)
-    if k >= reached:
+    if k >= reached or not levels:
         return k
     most_low, least_high = boxes.per_topic_bound()
     low_level, high_level = boxes.levels()

@@ -239,6 +239,7 @@ def test_the_budget_bound_never_exceeds_the_integer_programs_least(
     least = least_topic_spread(table.replicas, targets, table.topic_of, fewest,
                                weights=weights)
     assert least_spread(table, targets, bounds, now, 1 << 20) <= least
+    assert least_spread(table, targets, bounds, now, 1 << 20, levels=True) <= least
     assert least_spread(table, targets, bounds, None, 1 << 20) <= least
 
 
@@ -347,7 +348,7 @@ def test_a_drained_cluster_beyond_the_programs_is_proven_at_spread_4_not_3() -> 
     now = replica_counts(table.replicas)
     program = Aggregate(table, targets, bounds, now, 2400)
     assert not program.giver.any() and (program.window_high[program.movable] == 0).all()
-    assert least_spread(table, targets, bounds, now, 4) == 3  # the bounds alone: 3
+    assert least_spread(table, targets, bounds, now, 4, levels=True) == 3  # the bounds: 3
     cell = np.zeros((len(table.topics), 50), dtype=np.int64)
     for t, members in zip(table.topic_of, table.replicas, strict=True):
         cell[t, list(members)] += 1
