@@ -12,9 +12,18 @@ replicas of each topic each broker gives or takes, with partitions only in a las
 - per topic, what leaves (with its replicas on brokers outside the targets, which all leave)
   equals what arrives; per broker, what it gives or takes keeps it within its range;
 - every topic's end counts within a window ``[L_t, L_t + k]``: neutral brokers (neither give
-  nor take) keep their counts, so ``L_t`` is bounded by them, by the mean, and by 0 on a giver
-  not holding the topic; where those fix ``L_t`` the window is a bound on each column, else
-  ``L_t`` is a column and each count a row.
+  nor take) keep their counts, so ``L_t`` is bounded by them, by the water levels of
+  :meth:`kadmin.balance.spreads.Boxes.levels` (within the mean), and by 0 on a giver not
+  holding the topic; where those fix ``L_t`` the window is a bound on each column, else
+  ``L_t`` is a column and each count a row;
+- all arrivals together at most ``F``: the program asks for a plan of ``F`` moves (a
+  feasibility question), so no optimality gap of the solver can pass for a refutation.
+
+Solved in stages (:meth:`Aggregate.within`, :meth:`Aggregate.least`): the relaxed program
+(each count within ``[lowest L_t, highest L_t + k]``, no window column: a network linear
+program) refutes ``k``, or its solution is one of the exact program's when every topic spans
+at most ``k``; else the windows pinned where its counts suggest (a heuristic); else branch
+and bound, only for the ``k`` left undecided below the least one realized.
 
 With ``L_t`` fixed this is a network matrix (totally unimodular): the linear program's vertex
 optimum is integral, and branch and bound (HiGHS, scipy's ``milp``) only branches on windows.
@@ -34,10 +43,13 @@ one of its solutions. Hence a refutation without racks is a refutation with them
 only the realization must respect racks:
 
 - each topic's max flow routes a partition's departures through a node per rack it holds
-  (a replica leaving rack ``r`` may be replaced in ``r``) and one node for new racks, with
-  capacity 1 into each rack the partition does not hold: every rack a partition empties is
-  matched by a distinct new one, so no flow it carries loses a rack (a sufficient rule, still
-  a max flow; a partition with one rack or none is free);
+  (a replica leaving rack ``r`` may be replaced in ``r``, all but one of them anywhere) and
+  one node for new racks, with capacity 1 into each rack the partition does not hold: every
+  rack a partition empties is matched by a distinct new one, so no flow it carries loses a
+  rack (a sufficient rule, still a max flow; a partition with one rack or none is free);
+- rows per topic and rack, laminar refinements of the topic's row (still a network matrix):
+  arrivals in a rack at least the partitions that must regain it, and, for partitions on
+  every target rack once (rigid), arrivals there against departures there;
 - a topic whose flow falls short is modelled at partition level with the rack rule exactly
   (per partition and target rack a flag at most the replicas it keeps or gains there, the
   flags at least the racks it needs, as :mod:`kadmin.balance.evenness` does) and the program
