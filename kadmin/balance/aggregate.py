@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -531,7 +531,7 @@ class Aggregate:
                 # there; the flags >= the racks the partition needs
                 rack_of = self.rack_of or {}
                 flags = []
-                for rack in sorted({rack_of.get(b) for b in order} - {None}):
+                for rack in sorted(_racks(rack_of, order)):
                     kept = [w for w in where if w is not None and rack_of.get(order[w]) == rack]
                     mine = [(col, 1.0 if b in leaving else -1.0) for col, b in columns
                             if rack_of.get(order[b]) == rack]
@@ -566,7 +566,7 @@ class Aggregate:
     @cached_property
     def _rack_index(self) -> dict[str | None, int]:
         rack_of = self.rack_of or {}
-        return {r: i for i, r in enumerate(sorted({rack_of.get(b) for b in self.order} - {None}))}
+        return {r: i for i, r in enumerate(sorted(_racks(rack_of, self.order)))}
 
     @cached_property
     def _regain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -717,7 +717,7 @@ class Aggregate:
 
         for p in parts:
             members = table.replicas[p]
-            racks = {rack_of.get(a) for a in members} - {None}
+            racks = _racks(rack_of, members)
             anywhere = node(p)
             """Free (no rack rule), or with racks: departures that empty no rack."""
             if self._need(members) < 2:
@@ -739,7 +739,8 @@ class Aggregate:
                 edges.append((into[rack], y_node[y], 1))
             for a in members:
                 if a in gives:
-                    edges.append((g_node[a], held.get(rack_of.get(a), anywhere), 1))
+                    rack = rack_of.get(a)
+                    edges.append((g_node[a], anywhere if rack is None else held[rack], 1))
             emptied = node(p)
             for rack, v in held.items():
                 if rack in into:
@@ -764,6 +765,11 @@ class Aggregate:
             elif v > 0 and i in part_of and j in taker_of:
                 gained.setdefault(part_of[i], []).append(taker_of[j])
         return True
+
+
+def _racks(rack_of: Mapping[int, str], brokers: Iterable[int]) -> set[str]:
+    """The racks of ``brokers`` (those without one left out)."""
+    return {r for b in brokers if (r := rack_of.get(b)) is not None}
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
