@@ -21,7 +21,8 @@ from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
-from kadmin.balance.replicas import leader_kept, move_replicas, replica_counts
+from kadmin.balance.racks import rack_ends, toward
+from kadmin.balance.replicas import leader_kept, move_across, move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, groups_of, quota
 from kadmin.balance.weighted import balance_bytes
@@ -184,6 +185,9 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
     ranges = _ranges(counts, brokers, rack_of, weights)
     racks = None
+    at_free_bound = False
+    """The search's plan across racks, kept because it meets the rack-free bound (the quota's
+    units, which no rack-aware plan beats): that is the bound, with no program to run."""
     across = None if held.index is not None else _across_racks(table, brokers, counts, rack_of,
                                                                weights)
     if across is not None and across[1] is not None:
@@ -198,13 +202,13 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
                     if by_rack and across is None and held.index is None else None)
         if searched is not None and searched[1] is not None:
             racks, (wanted, moved) = searched[0], searched[1]
-            unplaced = 0
+            unplaced, at_free_bound = 0, True
             ranges = _ranges(counts, brokers, None, weights)
         else:
             racks = racks if searched is None else searched[0]
             moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
                                             even_topics=prefer_even, within_racks=by_rack)
-    bound = wanted.units if not unplaced and racks is None else lower_bound(
+    bound = wanted.units if not unplaced and (racks is None or at_free_bound) else lower_bound(
         before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
     form); across racks of unequal size the exact program's fewest moves (also
@@ -259,12 +263,26 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
                      rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None,
                      even_topics: bool
                      ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
-    """Racks of unequal size on a cluster too large for the exact program: the broker-level
-    search balancing the whole cluster, no partition losing a rack. Kept (with its quota)
-    only when it meets the rack-free lower bound, which no rack-aware plan can beat: then it
-    is the fewest moves, exactly. Otherwise None beside ``across=False``: each rack is then
-    balanced on its own, which may be less even than some plan reaches (not proven)."""
+    """Racks of unequal size on a cluster too large for the exact program: the whole cluster
+    balanced, no partition losing a rack, kept (with its quota) only when it meets the
+    rack-free lower bound, which no rack-aware plan can beat: then it is the fewest moves,
+    exactly. First the fast way: the fewest-move end state that sends the fewest units across
+    racks (:func:`kadmin.balance.racks.rack_ends`), those units through the partitions that
+    allow it and every other move inside its rack (:func:`move_across`); where that falls
+    short, the broker-level search over every hop. Neither: None beside ``across=False``, and
+    each rack is balanced on its own, which may be less even than some plan reaches (not
+    proven)."""
     whole = replica_quota(table.replicas, brokers, None, counts, weights)
+    if rack_of is not None:
+        inside = {b: counts.get(b, 0) for b in brokers}
+        outside = {b: n for b, n in counts.items() if b not in inside}
+        ends = rack_ends(inside, _ranges(counts, brokers, None, weights), rack_of, outside)
+        if ends.moves == whole.units:
+            give, take = toward(counts, ends.ends, outside)
+            direct = move_across(table, brokers, Quota(give, take, frozenset(), frozenset()),
+                                 rack_of, ends.flow, even_topics=even_topics)
+            if direct is not None:  # every unit met by a move of its own: whole.units moves
+                return RackBalance(True, whole.units), (whole, direct)
     moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics)
     if unplaced or replica_moves(table.replicas, moved) > whole.units:
         return RackBalance(False, whole.units, proven=False), None

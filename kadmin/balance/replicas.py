@@ -9,7 +9,9 @@ racks, when the partition keeps at least as many distinct racks as it had at the
 Among the hops of equal cost the direct phase prefers, so that each topic stays spread over the
 brokers: taking a replica from a topic ``x`` holds several of, giving it to a broker that holds
 the fewest replicas of that topic, moving followers before leaders, and filling the taker with
-the most room first (which also keeps the tail short).
+the most room first (which also keeps the tail short). With racks of unequal size balanced as
+one cluster, the units that must change rack go first (:meth:`_ReplicaProblem.cross`), through
+the few partitions that allow it, and every other move stays inside its rack.
 """
 
 from __future__ import annotations
@@ -58,11 +60,28 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics,
                               rack_of if within_racks else None)
     solve(problem, cost=1, limit=1 if single_copies else None)
-    if even_topics:
-        even_out_topics(problem.original, problem.current, problem.topic_of,
-                        problem.topic_count, problem.targets, problem.rack_ok)
-    return {i: leader_kept(problem.original[i], r) for i, r in problem.current.items()}, \
-        problem.ledger.pending
+    return problem.final(), problem.ledger.pending
+
+
+def move_across(table: PartitionTable, targets: Collection[int], quota: Quota,
+                rack_of: Mapping[int, str], flow: Mapping[str | None, int], *,
+                even_topics: bool = True) -> dict[int, Replicas] | None:
+    """Racks of unequal size balanced as one cluster at the rack-free lower bound: the replica
+    lists that change, or None where this way cannot reach it (the caller then searches).
+
+    ``quota`` leads to one end state (no spare unit: :func:`kadmin.balance.racks.toward`) and
+    ``flow`` is what each rack sends to the others to get there
+    (:func:`kadmin.balance.racks.rack_ends`). The few partitions that may change rack carry
+    those units first, one move each (:meth:`_ReplicaProblem.cross`); every other unit then
+    stays inside its rack, where no move can cost a partition a rack, by the direct phase and,
+    for a tail, the search limited to single copies. Every move takes a unit from a broker
+    that must give to one that must take, so the moves are the quota's units: the rack-free
+    bound when the end state is one of the fewest moves, which no rack-aware plan beats."""
+    problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics, rack_of)
+    if not problem.cross(flow):
+        return None
+    solve(problem, cost=1, limit=1)
+    return None if problem.ledger.pending else problem.final()
 
 
 def leader_kept(original: Replicas, members: list[int]) -> Replicas:
@@ -132,6 +151,14 @@ class _ReplicaProblem:
         """While no broker is in both, moves equal the sum of what brokers gained, so every
         further unit costs at least one copy (see :meth:`cheapest`)."""
 
+    def final(self) -> dict[int, Replicas]:
+        """The replica lists that changed, topics evened out among moves of the same count
+        when ``even_topics``."""
+        if self.even_topics:
+            even_out_topics(self.original, self.current, self.topic_of, self.topic_count,
+                            self.targets, self.rack_ok)
+        return {i: leader_kept(self.original[i], r) for i, r in self.current.items()}
+
     # --- state ---------------------------------------------------------------------------------
 
     def members(self, p: int) -> Sequence[int]:
@@ -178,20 +205,74 @@ class _ReplicaProblem:
         (each unit a broker takes is then a copy more than the plan has), else unknown."""
         return None if self.gained & self.lost else 1
 
+    # --- units across racks --------------------------------------------------------------------
+
+    def cross(self, flow: Mapping[str | None, int]) -> bool:
+        """Move the units each rack sends to the others (``flow``: negative for a rack that
+        receives), one move each from a giver of a sending rack to a taker of a receiving one,
+        through partitions that lose no rack: the givers with the most to give first, each
+        through the partitions it holds in order, to the receiving rack's taker not in the
+        partition that holds the fewest replicas of its topic (with ``even_topics``), the
+        takers in turn (most room first at the start). True when every flow was met.
+
+        A greedy choice: a rack's flow may find no partition left that allows it where
+        another order would have (the caller then searches), but the few partitions that
+        allow a move between two racks are the ones it looks for."""
+        rack_of, ledger = self.rack_of or {}, self.ledger
+        can_give, can_take = ledger.can_give, ledger.can_take
+        send = {r: n for r, n in flow.items() if n > 0}
+        need = {r: -n for r, n in flow.items() if n < 0}
+        takers: dict[str | None, list[int]] = {r: [] for r in need}
+        for y in sorted(ledger.takers(), key=lambda b: (-can_take(b), b)):
+            if need.get(rack_of.get(y)):
+                takers[rack_of.get(y)].append(y)
+        current, original, barred_of = self.current, self.original, self._barred
+        counts, topic_of = self.topic_count, self.topic_of
+        for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
+            rack = rack_of.get(x)
+            if not send.get(rack):
+                continue
+            for p in self.holders.get(x, ()):  # grows for takers only: x is none
+                members = current.get(p) or original[p]
+                if x not in members:
+                    continue
+                barred = barred_of(p, members, x)
+                count = counts[topic_of[p]] if counts else _NONE
+                for to, n in need.items():
+                    if n and to not in barred:
+                        group = takers[to]
+                        y = min((y for y in group if y not in members),
+                                key=lambda y: count.get(y, 0), default=-1)
+                        if y >= 0:
+                            break
+                else:
+                    continue
+                self.move(p, x, y)
+                ledger.gave(x)
+                ledger.took(y)
+                group.remove(y)
+                if can_take(y):
+                    group.append(y)  # the others first next time: moves spread over takers
+                send[rack] -= 1
+                need[to] -= 1
+                if not send[rack] or not can_give(x):
+                    break
+        return not any(send.values()) and not any(need.values())
+
     # --- direct phase --------------------------------------------------------------------------
 
     def direct(self, cost: int) -> int:
         """Single hops of cost 1 (a fresh copy) from givers, the most to give first, each in
-        turn until it is done, to takers. The hot loop of a rebalance (one pass per replica
-        moved), so it binds what it uses."""
+        turn until it is done, to takers: each giver's partitions in :meth:`_order`, each to
+        the taker with the most room that fits (:meth:`_taker` when it does not). The hot loop
+        of a rebalance (one pass per replica moved), so it binds what it uses."""
         if cost != 1:
             return 0
-        if not self.even_topics:
-            return self._direct_plain()
         ledger = self.ledger
         can_give, can_take = ledger.can_give, ledger.can_take
-        current, original, queues = self.current, self.original, self.queues
-        counts, topic_of, racks = self.topic_count, self.topic_of, self.rack_of is not None
+        current, original, order = self.current, self.original, self._order
+        counts, topic_of, rack_of = self.topic_count, self.topic_of, self.rack_of or {}
+        rack_ok, racks = self.rack_ok, self.rack_of is not None
         heaps = {key: [(-can_take(y), y) for y in group]
                  for key, group in self._takers_by_rack().items()}
         for heap in heaps.values():
@@ -204,10 +285,8 @@ class _ReplicaProblem:
             own fits (most partitions would lose a rack there: scanned last)."""
             if not takers:
                 continue
-            queue = queues.get(x)
-            if queue is None:
-                queue = queues[x] = self._candidates(x)
-            for p in queue:
+            own = rack_of.get(x)
+            for p in order(x):
                 members = current.get(p) or original[p]
                 if x not in members:
                     continue
@@ -219,8 +298,9 @@ class _ReplicaProblem:
                     _refresh(takers, free, top)
                 else:
                     break
-                if (top not in members and not counts[topic_of[p]].get(top)
-                        and (not racks or self.rack_ok(p, members, x, top))):
+                if (top not in members and (not counts or not counts[topic_of[p]].get(top))
+                        and (not racks or rack_of.get(top) == own
+                             or rack_ok(p, members, x, top))):
                     _refresh(takers, free - 1, top)
                     y = top
                 else:
@@ -237,6 +317,17 @@ class _ReplicaProblem:
                 if not can_give(x):
                     break
         return moved
+
+    def _order(self, x: int) -> Iterator[int]:
+        """The partitions ``x`` gives, in the order it should: ranked by topic
+        (:meth:`_candidates`, one queue per giver for the whole solve) with ``even_topics``,
+        else spread evenly over those it holds (:meth:`_spread`, the fastest)."""
+        if not self.even_topics:
+            return self._spread(x, self.ledger.can_give(x))
+        queue = self.queues.get(x)
+        if queue is None:
+            queue = self.queues[x] = self._candidates(x)
+        return queue
 
     def _rack_key(self, b: int) -> str | None:
         """The group of takers ``b`` gives to first in the direct phase: its rack (when each
@@ -257,71 +348,11 @@ class _ReplicaProblem:
             groups[_ANY] = list(takers)
         return groups
 
-    def _direct_plain(self) -> int:
-        """The direct phase with no topic looked at (``even_topics`` off): each giver, the most
-        to give first, hands over partitions spread evenly over those it holds (followers
-        first), to the takers (of its rack, see :meth:`_rack_key`) in turn, skipping a taker
-        already in the partition or, with racks, one that would cost the partition a rack. A
-        few steps per move: the fastest."""
-        ledger = self.ledger
-        can_give = ledger.can_give
-        groups = self._takers_by_rack()
-        moved = 0
-        turns: dict[str | None, int] = {}
-        across = self.within is None and self.rack_of is not None
-        """Racks balanced together: the giver's own rack first, then any (most partitions
-        would lose a rack across racks)."""
-        for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
-            own = self._rack_key(x)
-            for key in (own, _ANY) if across and own in groups else (own,):
-                if can_give(x):
-                    moved += self._plain_from(x, key if key in groups else _ANY, groups, turns)
-        return moved
-
-    def _plain_from(self, x: int, key: str | None, groups: dict[str | None, list[int]],
-                    turns: dict[str | None, int]) -> int:
-        """:meth:`_direct_plain` for one giver and one group of takers."""
-        ledger = self.ledger
-        can_give, can_take = ledger.can_give, ledger.can_take
-        current, original, move = self.current, self.original, self.move
-        rack_ok = self.rack_ok if self.rack_of is not None else None
-        moved = 0
-        takers = groups[key]
-        turn = turns.get(key, 0)
-        for p in self._spread(x, can_give(x)) if takers else ():
-            members = current.get(p) or original[p]
-            if x not in members:
-                continue  # given already
-            n = len(takers)
-            for k in range(n):
-                y = takers[(turn + k) % n]
-                if y not in members and can_take(y) and (
-                        rack_ok is None or rack_ok(p, members, x, y)):
-                    break
-            else:
-                continue
-            move(p, x, y)
-            ledger.gave(x)
-            ledger.took(y)
-            moved += 1
-            turn = (turn + k) % n
-            if can_take(y):
-                turn = (turn + 1) % n
-            else:
-                del takers[turn]
-                if not takers:
-                    break
-                turn %= len(takers)
-            if not can_give(x):
-                break
-        turns[key] = turn
-        return moved
-
     def _spread(self, x: int, want: int) -> Iterator[int]:
         """``x``'s partitions for it to give ``want`` of: evenly spaced over the partitions it
         follows in (then over those it leads, if it must give more), so that the moves spread
         over its topics; then all of them, for the givers whose first choices found no taker."""
-        mine = self.holders.get(x, [])  # a giver never took a partition: no stale entries
+        mine = self.holders.get(x, [])  # a giver never takes: stale only where it gave
         original = self.original
         followers = [p for p in mine if original[p][0] != x]
         leaders = [p for p in mine if original[p][0] == x]
@@ -359,7 +390,7 @@ class _ReplicaProblem:
             return (n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
 
         parts: dict[int, list[int]] = {}
-        for p in self.holders.get(x, []):  # a giver never took a partition: no stale entries
+        for p in self.holders.get(x, []):  # a giver never takes: stale only where it gave
             t = topic_of[p]
             run = parts.get(t)
             if run is None:
@@ -408,7 +439,8 @@ class _ReplicaProblem:
         """The taker for ``p``'s replica on ``x``: fewest replicas of the topic, then the most
         room, then the lowest id, among the first valid takers in order of room. The taker with
         the most room, when it fits, is taken without a scan: the common case."""
-        ledger, count = self.ledger, self.topic_count[self.topic_of[p]]
+        ledger = self.ledger
+        count = self.topic_count[self.topic_of[p]] if self.topic_count else _NONE
         while takers:
             room, y = takers[0]
             left = ledger.can_take(y)
@@ -538,6 +570,9 @@ class _ReplicaProblem:
             self.move(p, x, y)
         return None
 
+
+_NONE: Mapping[int, int] = {}
+"""No topic's counts: the taker choice without ``even_topics``."""
 
 _ANY = "\x00any"
 """The key of every taker in :meth:`_ReplicaProblem._takers_by_rack` (no rack is named so)."""

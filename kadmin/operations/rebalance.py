@@ -250,7 +250,8 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
     request.check()
     manifest = run_rebalance(cluster_dir, out_dir, request, master=run.master,
                              batch_size=run.batch_size, max_znode_bytes=run.max_znode_bytes,
-                             force=run.force, verbose=run.verbose, progress=progress)
+                             force=run.force, verbose=run.verbose,
+                             price_rounds=run.price_rounds, progress=progress)
     return Rebalanced(manifest.topics, manifest.partitions, manifest.replica_moves,
                       manifest.lower_bound, manifest.leader_changes, manifest.planned.unplaced,
                       manifest.planned.partial, manifest.before, manifest.after,

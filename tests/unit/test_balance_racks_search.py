@@ -5,13 +5,22 @@ when it meets the rack-free lower bound, which no rack-aware plan can beat."""
 from __future__ import annotations
 
 from collections import Counter
+from itertools import product
 
 import pytest
+from balance_oracle import fewest_moves
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_balance import after, check_valid, spec_lower_bound
 
 from kadmin.balance.evenness import DEFAULT_LIMIT, arcs
-from kadmin.balance.rebalance import rebalance
+from kadmin.balance.metrics import replica_moves
+from kadmin.balance.racks import rack_ends, toward
+from kadmin.balance.rebalance import rebalance, replica_quota
+from kadmin.balance.replicas import move_across
 from kadmin.balance.table import PartitionTable
+from kadmin.balance.targets import Group, Quota, fewest_to_ranges
+from kadmin.model import Replicas
 from kadmin.synthetic import synthetic_cluster
 
 
@@ -59,3 +68,120 @@ def test_where_racks_forbid_balance_across_them_each_rack_is_balanced_inside() -
     assert result.unplaced == 0 and result.racks is not None
     assert not result.racks.across and not result.racks.proven
     assert result.replica_moves == result.lower_bound == 3000 + 4500
+
+
+# --- the rack-level end state and the moves across racks it asks for (kadmin.balance.racks) ---
+
+
+@st.composite
+def racked_ranges(draw: st.DrawFn) -> tuple[dict[int, int], dict[int, tuple[int, int]],
+                                            dict[int, str], dict[int, int]]:
+    """Counts per target broker, balanced ranges over the whole cluster (alike or weighted),
+    racks of any size (some drained brokers in racks of their own), units outside."""
+    n = draw(st.integers(1, 8))
+    counts = {b: draw(st.integers(0, 12)) for b in range(n)}
+    outside = {b: draw(st.integers(1, 6)) for b in range(n, n + draw(st.integers(0, 2)))}
+    rack_of = {b: f"r{draw(st.integers(0, 3))}" for b in [*counts, *outside]}
+    weights = draw(st.one_of(st.none(), st.just({b: draw(st.integers(1, 4)) for b in counts})))
+    total = sum(counts.values()) + sum(outside.values())
+    group = Group(tuple(counts), total, None if weights is None else
+                  tuple(weights[b] for b in counts))
+    return counts, group.bounds(), rack_of, outside
+
+
+@settings(max_examples=300)
+@given(racked_ranges())
+def test_rack_ends_reach_the_fewest_moves_then_the_fewest_units_across_racks(
+        c: tuple[dict[int, int], dict[int, tuple[int, int]], dict[int, str], dict[int, int]]
+) -> None:
+    """Against every end state within the ranges (brute force): the fewest moves any reaches,
+    and among those the fewest units that change rack; the flows are what each rack sends."""
+    counts, ranges, rack_of, outside = c
+    total = sum(counts.values()) + sum(outside.values())
+    found = rack_ends(counts, ranges, rack_of, outside)
+    brokers = sorted(ranges)
+    assert all(ranges[b][0] <= found.ends[b] <= ranges[b][1] for b in brokers)
+    assert sum(found.ends.values()) == total
+    assert found.moves == sum(max(0, found.ends[b] - counts[b]) for b in brokers)
+    sent: Counter[str] = Counter()
+    for b, n in [*counts.items(), *outside.items()]:
+        sent[rack_of[b]] += n - found.ends.get(b, 0)
+    assert {r: n for r, n in found.flow.items() if n} == {r: n for r, n in sent.items() if n}
+    best: tuple[int, int] | None = None
+    for ends in product(*(range(ranges[b][0], ranges[b][1] + 1) for b in brokers)):
+        if sum(ends) != total:
+            continue
+        moves = sum(max(0, e - counts[b]) for b, e in zip(brokers, ends, strict=True))
+        flow: Counter[str] = Counter()
+        for b, n in [*counts.items(), *outside.items()]:
+            flow[rack_of[b]] += n
+        for b, e in zip(brokers, ends, strict=True):
+            flow[rack_of[b]] -= e
+        score = (moves, sum(max(0, n) for n in flow.values()))
+        best = score if best is None or score < best else best
+    assert best == (found.moves, sum(max(0, n) for n in found.flow.values()))
+    assert found.moves == fewest_to_ranges(counts, ranges, total)  # the rack-free bound
+    give, take = toward({**counts, **outside}, found.ends, outside)
+    assert sum(give.values()) == sum(take.values()) == found.moves
+
+
+@st.composite
+def unequal_racks(draw: st.DrawFn) -> tuple[list[Replicas], list[int], dict[int, str]]:
+    """Small clusters with racks of any size: skewed or not, drained brokers, replication
+    factors 1 to 3, partitions spanning fewer racks than they could."""
+    n = draw(st.integers(3, 7))
+    everyone = list(range(n + draw(st.integers(0, 1))))
+    targets = list(range(n))
+    rack_of = {b: f"r{draw(st.integers(0, 2))}" for b in everyone}
+    skewed = draw(st.booleans())
+    pool = st.sampled_from([b for i, b in enumerate(everyone)
+                            for _ in range((i + 1) ** 2 if skewed else 1)])
+    parts = [tuple(draw(st.lists(pool, min_size=rf, max_size=rf, unique=True)))
+             for rf in draw(st.lists(st.integers(1, 3), min_size=1, max_size=14))]
+    return parts, targets, rack_of
+
+
+@pytest.mark.parametrize("even_topics", [True, False])
+@settings(max_examples=150)
+@given(unequal_racks())
+def test_moves_across_racks_meet_the_rack_free_bound_the_integer_program_confirms(
+        even_topics: bool, c: tuple[list[Replicas], list[int], dict[int, str]]) -> None:
+    """Whenever :func:`move_across` returns a plan, it is valid (no partition loses a rack),
+    ends at the rack-level end state (every broker within one of the whole cluster), and moves
+    the rack-free bound, which the integer program with rack constraints confirms is the
+    fewest; where it returns None the caller searches as before."""
+    parts, targets, rack_of = c
+    table = PartitionTable.of([("t", dict(enumerate(parts)))])
+    counts = Counter(b for r in parts for b in r)
+    inside = {b: counts.get(b, 0) for b in targets}
+    outside = {b: n for b, n in counts.items() if b not in inside}
+    whole = replica_quota(parts, targets, None, counts)
+    ranges = Group(tuple(targets), sum(counts.values())).bounds()
+    ends = rack_ends(inside, ranges, rack_of, outside)
+    assert ends.moves == whole.units
+    give, take = toward(counts, ends.ends, outside)
+    plan = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
+                       ends.flow, even_topics=even_topics)
+    if plan is None:
+        return
+    new = after(parts, plan)
+    check_valid(parts, new, targets, rack_of)
+    end = Counter(b for r in new for b in r)
+    assert {b: end[b] for b in targets} == ends.ends
+    assert replica_moves(parts, plan) == whole.units == fewest_moves(parts, targets, rack_of)
+
+
+def test_moves_across_racks_are_made_directly_on_a_large_cluster() -> None:
+    """racks 8/7/7: the few partitions that may change rack carry the units the end state
+    sends across, and every other move stays inside its rack (no search needed)."""
+    table, targets, rack_of = racked(21, 1, 3, 400)
+    counts = Counter(b for r in table.replicas for b in r)
+    whole = replica_quota(table.replicas, targets, None, counts)
+    ends = rack_ends(counts, Group(tuple(targets), sum(counts.values())).bounds(), rack_of, {})
+    assert sum(max(0, n) for n in ends.flow.values()) > 0  # some units must change rack
+    give, take = toward(counts, ends.ends, ())
+    plan = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
+                       ends.flow)
+    assert plan is not None
+    check_valid(table.replicas, after(table.replicas, plan), targets, rack_of)
+    assert replica_moves(table.replicas, plan) == whole.units
