@@ -436,7 +436,7 @@ def least_if_fewest(table: PartitionTable, targets: Collection[int],
     (:func:`kadmin.balance.topics.even_out_topics`), or never starts when the plan is already
     there, and :func:`even_topics` takes it as its certificate when the plan does make the
     fewest moves."""
-    return least_spread(table, targets, bounds, now, LEAST_CAP)
+    return least_spread(table, targets, bounds, now, LEAST_CAP, levels=True)
 
 
 def worst_topic(table: PartitionTable, final: Mapping[int, Replicas],
@@ -489,16 +489,19 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         if fewest and least is not None and (least < LEAST_CAP or reached <= LEAST_CAP):
             least = min(least, reached)  # least_spread's answer up to ``reached``
         else:
-            least = least_spread(table, targets, bounds, now if fewest else None, reached)
+            least = least_spread(table, targets, bounds, now if fewest else None, reached,
+                                 levels=True)
         if reached <= least:
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
-        if fewest and rack_of is None:
+        if fewest:
             better, least, decided = _by_aggregate(table, targets, bounds, now, moves, least,
-                                                   reached)
+                                                   reached, rack_of)
             if decided:
                 final = dict(moved) if better is None else better
                 spread = worst_spread(table, final, targets)
                 return final, TopicGoal(None, spread, plain_bound, None, True, spread)
+            if better is not None:  # lower than the search's, not proven the least
+                moved, reached = better, worst_spread(table, better, targets)
         unproven = dict(moved), TopicGoal(None, reached, plain_bound, None, False, least)
         if arcs(table, targets) > DEFAULT_LIMIT:
             return unproven
@@ -513,10 +516,10 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         return best.final, TopicGoal(None, spread, plain_bound, None, True, spread)
     if fewest and reached <= asked:
         return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)
-    if fewest and rack_of is None and least_spread(table, targets, bounds, now,
-                                                    asked + 1) <= asked:
+    if fewest and least_spread(table, targets, bounds, now, asked + 1) <= asked:
         # a plan of the fewest moves there are within ``asked``?
-        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1)
+        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1,
+                                     rack_of)
         if within is not None:
             return within, TopicGoal(asked, worst_spread(table, within, targets), plain_bound,
                                      moves, True)
@@ -542,26 +545,24 @@ def even_topics(table: PartitionTable, targets: Collection[int],
 
 def _by_aggregate(table: PartitionTable, targets: Collection[int],
                   bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int], moves: int,
-                  least: int, reached: int) -> tuple[dict[int, Replicas] | None, int, bool]:
-    """The topic x broker program of :mod:`kadmin.balance.aggregate`, ``k`` upwards from
-    ``least`` below ``reached`` (``moves``, the balance bound's, are the fewest): the plan of
-    the first ``k`` it realizes (None: every ``k`` below ``reached`` refuted, so ``reached``
-    is the least), the least spread still possible, and whether that settles it (False: the
-    program is too large, ran out of time, or could not realize a ``k`` it did not refute)."""
+                  least: int, reached: int, rack_of: Mapping[int, str] | None = None
+                  ) -> tuple[dict[int, Replicas] | None, int, bool]:
+    """The topic x broker program of :mod:`kadmin.balance.aggregate` (with ``rack_of``, its
+    plans keep every partition's racks), ``k`` from ``least`` below ``reached`` (``moves``,
+    the balance bound's, are the fewest; :meth:`Aggregate.least`): the plan of the least
+    ``k`` it realizes (None: none below ``reached``), the least spread still possible, and
+    whether that settles it (False: the program is too large, ran out of time, or could not
+    realize a ``k`` it did not refute; a plan is then better than ``reached``, not proven)."""
     import time
     deadline = time.monotonic() + AGGREGATE_SECONDS
-    program = Aggregate(table, targets, bounds, now, moves)
+    program = Aggregate(table, targets, bounds, now, moves, rack_of)
     if program.size > AGGREGATE_LIMIT:
         return None, least, False
-    for k in range(least, reached):
-        verdict = program.within(k, deadline)
-        if verdict is None or (not verdict.refuted and verdict.final is None):
-            return None, k, False
-        if verdict.refuted:
-            continue
-        final = verdict.final or {}
+    final, k, decided = program.least(least, reached, deadline)
+    if final is not None:
         made = sum(len(set(new) - set(table.replicas[i])) for i, new in final.items())
-        if made != moves or worst_spread(table, final, targets) > k:
-            return None, k, False  # a realization the checks refuse is no proof
-        return final, k, True
-    return None, reached, True
+        if made != moves or worst_spread(table, final, targets) >= reached:
+            return None, k, False  # a realization the checks refuse is no plan
+        if decided and worst_spread(table, final, targets) > k:
+            return None, k, False  # nor a proof
+    return final, k, decided
