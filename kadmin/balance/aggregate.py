@@ -12,9 +12,18 @@ replicas of each topic each broker gives or takes, with partitions only in a las
 - per topic, what leaves (with its replicas on brokers outside the targets, which all leave)
   equals what arrives; per broker, what it gives or takes keeps it within its range;
 - every topic's end counts within a window ``[L_t, L_t + k]``: neutral brokers (neither give
-  nor take) keep their counts, so ``L_t`` is bounded by them, by the mean, and by 0 on a giver
-  not holding the topic; where those fix ``L_t`` the window is a bound on each column, else
-  ``L_t`` is a column and each count a row.
+  nor take) keep their counts, so ``L_t`` is bounded by them, by the water levels of
+  :meth:`kadmin.balance.spreads.Boxes.levels` (within the mean), and by 0 on a giver not
+  holding the topic; where those fix ``L_t`` the window is a bound on each column, else
+  ``L_t`` is a column and each count a row;
+- all arrivals together at most ``F``: the program asks for a plan of ``F`` moves (a
+  feasibility question), so no optimality gap of the solver can pass for a refutation.
+
+Solved in stages (:meth:`Aggregate.within`, :meth:`Aggregate.least`): the relaxed program
+(each count within ``[lowest L_t, highest L_t + k]``, no window column: a network linear
+program) refutes ``k``, or its solution is one of the exact program's when every topic spans
+at most ``k``; else the windows pinned where its counts suggest (a heuristic); else branch
+and bound, only for the ``k`` left undecided below the least one realized.
 
 With ``L_t`` fixed this is a network matrix (totally unimodular): the linear program's vertex
 optimum is integral, and branch and bound (HiGHS, scipy's ``milp``) only branches on windows.
@@ -27,19 +36,39 @@ hold -> sink, capacities ``out``, 1, 1 and ``in``; Dinic, scipy's ``maximum_flow
   level (moves ``F``, every broker in range, every count in its window);
 - a solution some topic's flow does not realize: undecided.
 
-Racks are not modelled (a partition's rack diversity is a partition-level rule): the caller
-uses this without racks only.
+**Racks** (no partition ends on fewer distinct racks than it has, or than the targets have;
+racks of any size). Rack diversity is a rule on each partition, not on a topic's counts, so the
+program above is a relaxation of the rack-aware one: every rack-aware plan of ``F`` moves is
+one of its solutions. Hence a refutation without racks is a refutation with them (exact), and
+only the realization must respect racks:
+
+- each topic's max flow routes a partition's departures through a node per rack it holds
+  (a replica leaving rack ``r`` may be replaced in ``r``, all but one of them anywhere) and
+  one node for new racks, with capacity 1 into each rack the partition does not hold: every
+  rack a partition empties is matched by a distinct new one, so no flow it carries loses a
+  rack (a sufficient rule, still a max flow; a partition with one rack or none is free);
+- rows per topic and rack, laminar refinements of the topic's row (still a network matrix):
+  arrivals in a rack at least the partitions that must regain it, and, for partitions on
+  every target rack once (rigid), arrivals there against departures there;
+- a topic whose flow falls short is modelled at partition level with the rack rule exactly
+  (per partition and target rack a flag at most the replicas it keeps or gains there, the
+  flags at least the racks it needs, as :mod:`kadmin.balance.evenness` does) and the program
+  solved again.
+
+A rack-aware plan realized this way is exact (``F`` moves, every topic within ``k``); a topic
+still not realized after :data:`ROUNDS` leaves ``k`` undecided, never wrongly decided.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from kadmin.balance.spreads import cells, per_topic
+from kadmin.balance.spreads import Boxes, cells, per_topic
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -56,6 +85,11 @@ SECONDS = 15.0
 """The time the program may take for one cluster, every ``k`` and round together (a network
 program: a linear program each, branch and bound only where windows are free)."""
 
+RACK_SECONDS = 5.0
+"""With racks, the most of :data:`SECONDS` the program takes: its plans must also pass the
+racks' max flows, which fail where partitions are skewed across racks (then every second
+spent is lost on the rack-aware path)."""
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -69,13 +103,15 @@ class Verdict:
 
 class Aggregate:
     """The program of the module docstring for one cluster; :meth:`within` asks it of one
-    ``k``. ``fewest``: ``F``, which some plan is known to make."""
+    ``k``. ``fewest``: ``F``, which some plan is known to make; ``rack_of``: plans keep
+    every partition's racks."""
 
     def __init__(self, table: PartitionTable, targets: Collection[int],
                  bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int],
-                 fewest: int) -> None:
+                 fewest: int, rack_of: Mapping[int, str] | None = None) -> None:
         import numpy as np
-        self.table, self.fewest = table, fewest
+        self.table, self.fewest, self.rack_of = table, fewest, rack_of
+        self.target_racks = len({rack_of.get(b) for b in targets} - {None}) if rack_of else 0
         self.order = order = sorted(targets)
         self.inside = frozenset(order)
         self.refined: set[int] = set()
@@ -93,7 +129,9 @@ class Aggregate:
         topic_of = np.asarray(table.topic_of, dtype=np.int64)
         self.replicas = np.bincount(topic_of, weights=sizes, minlength=topics).astype(np.int64)
         self.partitions = np.bincount(topic_of, minlength=topics)
-        self.c = c = cells(table.replicas, table.topic_of, order)
+        boxes = Boxes.of(table, targets, bounds, now)
+        self.c = c = boxes.c
+        low_level, high_level = boxes.levels()
         inside = np.bincount(c.topic, weights=c.count, minlength=topics).astype(np.int64)
         self.outside = self.replicas - inside
         """Replicas of each topic on brokers outside the targets: all of them leave."""
@@ -121,28 +159,38 @@ class Aggregate:
             return per_topic(sub, sub.count, topics, 0, "maximum")
 
         self.window_high = np.minimum.reduce([least_over(neutral), least_over(self.giver),
-                                              self.replicas // n])
+                                              low_level])
         """The highest ``L_t`` can be: neutral counts stay, a giver never gains, the least
-        count is at most the mean."""
+        count is at most the low water level (:meth:`kadmin.balance.spreads.Boxes.levels`;
+        at most the mean)."""
         self.fixed_top = np.maximum(most_over(neutral), most_over(self.taker))
         """Counts some end reaches whatever the plan: neutral ones stay, a taker never loses."""
-        self.mean_top = -(-self.replicas // n)
+        self.mean_top = high_level
+        """The largest count is at least the high water level (at least the mean)."""
         self.current = np.where(self.gives, 0, per_topic(c, c.count, topics, 0, "maximum")
                                 - np.where(np.bincount(c.topic, minlength=topics) == n,
                                            per_topic(c, c.count, topics, 0, "minimum"), 0))
         """The spread of each topic that cannot give: it keeps its counts."""
 
-    def within(self, k: int, deadline: float) -> Verdict | None:
+    def within(self, k: int, deadline: float, branch: bool = True) -> Verdict | None:
         """The verdict for spread ``k``; None when the solver ran out of time (``deadline``,
-        by ``time.monotonic``). Topics whose flow does not realize the solution are modelled
-        at partition level (as :mod:`kadmin.balance.evenness` does, inside this program) and
-        the program solved again, up to :data:`ROUNDS` times."""
+        by ``time.monotonic``). The relaxed program first (a linear program: it refutes, or
+        its solution is one of the exact program's); then, with ``branch``, the exact one
+        (branch and bound over free windows). Topics whose flow does not realize the solution
+        are modelled at partition level (as :mod:`kadmin.balance.evenness` does, inside this
+        program) and the program solved again, up to :data:`ROUNDS` times."""
         import time
         for _ in range(ROUNDS):
             seconds = deadline - time.monotonic()
             if seconds <= 0:
                 return None
-            solved = self._solve(k, seconds)
+            solved = self._solve(k, seconds, relaxed=True)
+            if isinstance(solved, tuple) and not self._within(k, *solved[:6]):
+                solved = self._pinned(k, solved, deadline)
+            if isinstance(solved, tuple) and not self._within(k, *solved[:6]):
+                if not branch:
+                    return Verdict(False, None)
+                solved = self._solve(k, deadline - time.monotonic())
             if solved is None or isinstance(solved, Verdict):
                 return solved
             final, failed = self._realize(*solved)
@@ -151,9 +199,75 @@ class Aggregate:
             self.refined |= failed
         return Verdict(False, None)
 
-    def _solve(self, k: int, seconds: float) -> Verdict | tuple | None:
+    def least(self, least: int, reached: int, deadline: float
+              ) -> tuple[dict[int, Replicas] | None, int, bool]:
+        """The least ``k`` from ``least`` below ``reached`` that some plan of the fewest moves
+        keeps, as far as the program decides by ``deadline``: the linear programs for every
+        ``k`` upwards until one realizes a plan, then branch and bound on the ``k`` below it
+        they left undecided, upwards. With racks the search stops at the first ``k``
+        neither refuted nor realized, within :data:`RACK_SECONDS`. Returns the plan of the
+        least ``k`` realized (None: none below ``reached``), the least ``k`` still possible,
+        and whether that is decided (every smaller ``k`` refuted)."""
+        import time
+        if self.rack_of:
+            deadline = min(deadline, time.monotonic() + RACK_SECONDS)
+        found: tuple[int, dict[int, Replicas]] | None = None
+        undecided: list[int] = []
+        for k in range(least, reached):
+            verdict = self.within(k, deadline, branch=False)
+            if verdict is None:
+                break
+            if verdict.final is not None:
+                found = (k, verdict.final)
+                break
+            if not verdict.refuted:
+                undecided.append(k)
+                if self.rack_of:  # racks: realizing is what fails, and costs most
+                    return None, undecided[0], False
+        else:
+            verdict = Verdict(True, None)
+        if verdict is None and found is None:  # out of time before a plan or the end
+            undecided.append(k)
+        for k in undecided:
+            verdict = self.within(k, deadline)
+            if verdict is None or not verdict.refuted:
+                if verdict is not None and verdict.final is not None:
+                    return verdict.final, k, True
+                return (None, k, False) if found is None else (found[1], k, False)
+        if found is None:
+            return None, reached, True
+        return found[1], found[0], True
+
+    def _pinned(self, k: int, relaxed: tuple, deadline: float) -> tuple:
+        """A solution of the exact program near the relaxed one (a heuristic: it decides
+        nothing when it fails): each topic's window pinned where the relaxed solution's counts
+        suggest, at its largest count less ``k`` (lows raised), else at its least count
+        (highs lowered); each a network linear program. ``relaxed`` back when neither
+        works."""
+        import time
+
+        import numpy as np
+        low, high = self._ends(*relaxed[:6])
+        for pin in (high - k, low):
+            seconds = deadline - time.monotonic()
+            if seconds <= 0:
+                break
+            solved = self._solve(k, seconds, pinned=np.maximum(pin, 0))
+            if isinstance(solved, tuple):
+                return solved
+        return relaxed
+
+    def _solve(self, k: int, seconds: float, relaxed: bool = False,
+               pinned: np.ndarray | None = None) -> Verdict | tuple | None:
         """The program for ``k``: a refuting :class:`Verdict`, None when out of time, or the
-        integral solution's columns for :meth:`_realize`."""
+        integral solution's columns for :meth:`_realize`. ``relaxed``: every window free to lie
+        anywhere in its range on each cell separately (each count within ``[lowest L,
+        highest L + k]``): a network matrix with no window column, a linear program whose
+        infeasibility refutes ``k`` and whose solution, when every topic's counts happen to
+        span at most ``k`` (:meth:`_within`), is one of the exact program's. ``pinned``: each
+        topic's window fixed there (clipped to its range): a solution is one of the exact
+        program's, but infeasibility proves nothing (the returned refutation is then only
+        that pinning's)."""
         import numpy as np
         from scipy.sparse import coo_array
         topics = len(self.table.topics)
@@ -164,7 +278,10 @@ class Aggregate:
         if (window_low > self.window_high)[self.movable].any():
             return Verdict(True, None)
         c, takers, movable = self.c, self.takers, self.movable
-        fixed = window_low == self.window_high
+        window_high = self.window_high
+        if pinned is not None:
+            window_low = window_high = np.minimum(np.maximum(pinned, window_low), window_high)
+        fixed = (window_low == window_high) | relaxed
         """Topics whose window is fixed: the window bounds each column; else ``L_t`` is one."""
         # columns: giver cells, then (movable topic, taker) pairs, then free windows
         gt, gb, gc = c.topic[self.giver_cells], c.broker[self.giver_cells], c.count[self.giver_cells]
@@ -177,16 +294,17 @@ class Aggregate:
         lo = np.zeros(width)
         hi = np.zeros(width)
         base = np.where(fixed, window_low, 0)
+        top = np.where(fixed, window_high if relaxed else window_low, 0)
         # out[t, g]: the end c - out within [L, L + k] when L is fixed
-        lo[:n_out] = np.where(fixed[gt], np.maximum(0, gc - base[gt] - k), 0)
+        lo[:n_out] = np.where(fixed[gt], np.maximum(0, gc - top[gt] - k), 0)
         hi[:n_out] = np.where(fixed[gt], gc - base[gt], gc)
         # in[t, y]: at most the partitions not on y; the end c + in within the window
         leaving, moving_key, moving_count = self._leaving
         cap = leaving[at] - _lookup(moving_key, moving_count, at * len(self.order) + ab)
         lo[n_out:n_out + n_in] = np.where(fixed[at], np.maximum(0, base[at] - ac), 0)
-        hi[n_out:n_out + n_in] = np.where(fixed[at], np.minimum(cap, base[at] + k - ac), cap)
+        hi[n_out:n_out + n_in] = np.where(fixed[at], np.minimum(cap, top[at] + k - ac), cap)
         lo[n_out + n_in:] = window_low[free]
-        hi[n_out + n_in:] = self.window_high[free]
+        hi[n_out + n_in:] = window_high[free]
         if (lo > hi).any():
             return Verdict(True, None)
         cost = np.zeros(width)
@@ -213,6 +331,45 @@ class Aggregate:
         row_lo += [self.give_range[0][givers], self.take_range[0][takers]]
         row_hi += [self.give_range[1][givers], self.take_range[1][takers]]
         r += len(givers) + len(takers)
+        # all arrivals together at most F (every plan moves at least F): the program asks
+        # for a plan of F moves, not for the least moves, so a solver's optimality gap never
+        # turns into a refutation (HiGHS stops branch and bound within a relative gap)
+        rows.append(np.full(n_in, r))
+        cols.append(n_out + np.arange(n_in))
+        vals.append(np.ones(n_in))
+        row_lo.append(np.array([0.0]))
+        row_hi.append(np.array([float(self.fewest)]))
+        r += 1
+        if self.rack_of:  # per topic and rack: at least the arrivals its partitions must have
+            topic, rack, need = self._regain
+            movable_pos = np.full(topics, -1)
+            movable_pos[movable] = np.arange(len(movable))
+            taker_rack = np.array([self._rack_index.get(self.rack_of.get(self.order[y]), -1)
+                                   for y in takers.tolist()], dtype=np.int64)
+            for i, (t, g) in enumerate(zip(topic.tolist(), rack.tolist(), strict=True)):
+                mine = n_out + movable_pos[t] * len(takers) + np.flatnonzero(taker_rack == g)
+                rows.append(np.full(len(mine), r + i))
+                cols.append(mine)
+                vals.append(np.ones(len(mine)))
+            row_lo.append(need.astype(float))
+            row_hi.append(np.full(len(need), np.inf))
+            r += len(need)
+            rigid, least_more, most_more = self._rigid
+            if len(rigid):  # arrivals in each rack against departures there
+                racks = len(self._rack_index)
+                row_of = np.full(topics, -1)
+                row_of[rigid] = r + np.arange(len(rigid)) * racks
+                rack_at = np.array([self._rack_index.get(self.rack_of.get(b), -1)
+                                    for b in self.order], dtype=np.int64)
+                for t, b, col, sign in ((gt, gb, np.arange(n_out), -1.0),
+                                        (at, ab, n_out + np.arange(n_in), 1.0)):
+                    on = (row_of[t] >= 0) & (rack_at[b] >= 0)
+                    rows.append(row_of[t[on]] + rack_at[b[on]])
+                    cols.append(col[on])
+                    vals.append(np.full(int(on.sum()), sign))
+                row_lo.append(least_more.ravel().astype(float))
+                row_hi.append(most_more.ravel().astype(float))
+                r += len(rigid) * racks
         if len(free):  # free windows: c - out - L in [0, k] and c + in - L in [0, k]
             window_col = np.full(topics, -1)
             window_col[free] = n_out + n_in + np.arange(len(free))
@@ -267,6 +424,31 @@ class Aggregate:
             return Verdict(True, None)
         return gt, gb, x[:n_out], at, ab, into, arcs, x
 
+    def _within(self, k: int, gt: np.ndarray, gb: np.ndarray, out: np.ndarray,
+                at: np.ndarray, ab: np.ndarray, into: np.ndarray) -> bool:
+        """Whether every topic's end counts over the targets (its counts now, less ``out``
+        on the givers, plus ``into`` on the takers) span at most ``k``."""
+        low, high = self._ends(gt, gb, out, at, ab, into)
+        return bool((high - low <= k).all())
+
+    def _ends(self, gt: np.ndarray, gb: np.ndarray, out: np.ndarray, at: np.ndarray,
+              ab: np.ndarray, into: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each topic's least and largest end count over the targets (see :meth:`_within`)."""
+        import numpy as np
+        c, n = self.c, len(self.order)
+        keys = np.concatenate([c.topic * n + c.broker, gt * n + gb, at * n + ab])
+        delta = np.concatenate([c.count, -out, into])
+        cell, where = np.unique(keys, return_inverse=True)
+        end = np.bincount(where, weights=delta).astype(np.int64)
+        on = end > 0
+        topic, count = cell[on] // n, end[on]
+        topics = len(self.table.topics)
+        high = np.zeros(topics, dtype=np.int64)
+        np.maximum.at(high, topic, count)
+        low = np.full(topics, np.iinfo(np.int64).max)
+        np.minimum.at(low, topic, count)
+        return np.where(np.bincount(topic, minlength=topics) == n, low, 0), high
+
     @cached_property
     def _leaving(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per topic, its partitions that can lose a replica (only they gain one); and, as
@@ -319,9 +501,12 @@ class Aggregate:
                 leaving = [w for w in where if w is not None and self.giver[w]]
                 if not leaving and not outside:
                     continue
+                columns: list[tuple[int, int]] = []
+                """This partition's (column, broker index), departures and arrivals."""
                 for w in leaving:
                     links.setdefault(out_col[(t, w)], []).append(width)
                     arcs.append((width, p, -1 - w))
+                    columns.append((width, w))
                     entries_r.append(r)
                     entries_c.append(width)
                     entries_v.append(-1.0)
@@ -331,12 +516,38 @@ class Aggregate:
                         continue
                     links.setdefault(first + taker_pos[y], []).append(width)
                     arcs.append((width, p, y))
+                    columns.append((width, y))
                     entries_r.append(r)
                     entries_c.append(width)
                     entries_v.append(1.0)
                     width += 1
                 low.append(outside)
                 high.append(outside)
+                r += 1
+                need = self._need(members)
+                if need < 2:
+                    continue
+                # racks: per target rack a flag <= replicas kept there + replicas arriving
+                # there; the flags >= the racks the partition needs
+                rack_of = self.rack_of or {}
+                flags = []
+                for rack in sorted(_racks(rack_of, order)):
+                    kept = [w for w in where if w is not None and rack_of.get(order[w]) == rack]
+                    mine = [(col, 1.0 if b in leaving else -1.0) for col, b in columns
+                            if rack_of.get(order[b]) == rack]
+                    entries_r += [r] * (len(mine) + 1)
+                    entries_c += [width, *(col for col, _ in mine)]
+                    entries_v += [1.0, *(v for _, v in mine)]
+                    low.append(-np.inf)
+                    high.append(len(kept))
+                    flags.append(width)
+                    width += 1
+                    r += 1
+                entries_r += [r] * len(flags)
+                entries_c += flags
+                entries_v += [1.0] * len(flags)
+                low.append(need)
+                high.append(np.inf)
                 r += 1
         for col, parts in links.items():
             entries_r += [r] * (len(parts) + 1)
@@ -351,6 +562,82 @@ class Aggregate:
         row_lo.append(np.array(low))
         row_hi.append(np.array(high))
         return r, width, arcs
+
+    @cached_property
+    def _rack_index(self) -> dict[str | None, int]:
+        rack_of = self.rack_of or {}
+        return {r: i for i, r in enumerate(sorted(_racks(rack_of, self.order)))}
+
+    @cached_property
+    def _regain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (topic, target rack), the partitions that must gain a replica in that rack in
+        every plan: those that must end on every target rack and whose replicas there are all
+        on brokers outside the targets (they leave; only takers gain). As arrays: topic, rack
+        index, count. A row each: the topic's arrivals in the rack are at least that many
+        (a laminar refinement of the topic's row: the matrix stays a network matrix)."""
+        import numpy as np
+        rack_of, index = self.rack_of or {}, self._rack_index
+        found: dict[tuple[int, int], int] = {}
+        for p, members in enumerate(self.table.replicas):
+            if all(b in self.inside for b in members) or self._need(members) < self.target_racks:
+                continue
+            kept = {rack_of.get(b) for b in members if b in self.inside}
+            for g in {rack_of.get(b) for b in members if b not in self.inside} - kept:
+                if g in index:
+                    key = (self.table.topic_of[p], index[g])
+                    found[key] = found.get(key, 0) + 1
+        keys = sorted(found)
+        return (np.array([t for t, _ in keys], dtype=np.int64),
+                np.array([g for _, g in keys], dtype=np.int64),
+                np.array([found[key] for key in keys], dtype=np.int64))
+
+    @cached_property
+    def _rigid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The topics with rigid partitions, and per such topic and target rack ``r`` the
+        least and most its arrivals in ``r`` may exceed its departures from the givers in
+        ``r``. A partition is rigid when its replicas are on distinct target racks, one on
+        each: it must end so, every departure replaced in its own rack. So a topic's arrivals
+        in ``r`` are at least its departures there (givers' and outside the targets') less
+        those its other partitions may make there (``slack``), and at most its departures
+        there plus every departure its other partitions may make. Rows refining the topic's
+        own, laminar: still a network matrix."""
+        import numpy as np
+        rack_of, index = self.rack_of or {}, self._rack_index
+        topics = len(self.table.topics)
+        rigid = np.zeros(topics, dtype=bool)
+        outside = np.zeros((topics, len(index)), dtype=np.int64)
+        slack = np.zeros((topics, len(index)), dtype=np.int64)
+        loose = np.zeros(topics, dtype=np.int64)
+        """Departures the other partitions of a topic may make, every rack together."""
+        giver = {b for b, g in zip(self.order, self.giver.tolist(), strict=True) if g}
+        for p, members in enumerate(self.table.replicas):
+            moving = [b for b in members if b in giver or b not in self.inside]
+            if not moving:
+                continue
+            t = self.table.topic_of[p]
+            racks = [index.get(rack_of.get(b), -1) for b in members]
+            if -1 not in racks and len(set(racks)) == len(members) == len(index):
+                rigid[t] = True
+            else:
+                loose[t] += len(moving)
+                for b in moving:
+                    g = index.get(rack_of.get(b), -1)
+                    if g >= 0:
+                        slack[t, g] += 1
+            for b in members:
+                g = index.get(rack_of.get(b), -1)
+                if b not in self.inside and g >= 0:
+                    outside[t, g] += 1
+        chosen = np.flatnonzero(rigid & self.gives)
+        return (chosen, outside[chosen] - slack[chosen],
+                outside[chosen] + loose[chosen][:, None])
+
+    def _need(self, members: Replicas) -> int:
+        """The distinct racks a partition must end on: as many as it has, or as the targets
+        have (0 without racks)."""
+        if not self.rack_of:
+            return 0
+        return min(len({self.rack_of.get(b) for b in members} - {None}), self.target_racks)
 
     def _realize(self, gt: np.ndarray, gb: np.ndarray, out: np.ndarray, at: np.ndarray,
                  ab: np.ndarray, into: np.ndarray, arcs: list[tuple[int, int, int]],
@@ -388,17 +675,24 @@ class Aggregate:
             for a, b in zip(sorted(gone), sorted(gained[p]), strict=True):
                 members[members.index(a)] = b
             final[p] = tuple(members)
+            if self.rack_of and len({self.rack_of.get(b) for b in members} - {None}) \
+                    < self._need(table.replicas[p]):
+                failed.add(table.topic_of[p])  # the rules above keep racks: never met
         return final, failed
 
     def _carry(self, t: int, gives: dict[int, int], takes: dict[int, int],
                lost: dict[int, list[int]], gained: dict[int, list[int]]) -> bool:
-        """Topic ``t``'s max flow (Dinic): giver -> partition holding it (1) -> taker the
-        partition does not hold (1) -> sink; what each partition loses and gains goes into
-        ``lost`` and ``gained``. False when the flow does not carry every arrival."""
+        """Topic ``t``'s max flow (Dinic, scipy's ``maximum_flow``): giver -> partition holding
+        it (1) -> taker the partition does not hold (1) -> sink; with racks the partition is a
+        node per rack it holds (its departures from that rack: replaced there, all but one
+        anywhere, the last one in a new rack), one per rack it may gain in (1 into each new
+        rack from the racks it empties), as in the module docstring. What each
+        partition loses and gains goes into ``lost`` and ``gained``. False when the flow does
+        not carry every arrival."""
         import numpy as np
         from scipy.sparse import csr_array
         from scipy.sparse.csgraph import maximum_flow
-        table = self.table
+        table, rack_of = self.table, self.rack_of or {}
         gives = dict(gives)
         mine = range(bisect_left(table.topic_of, t), bisect_right(table.topic_of, t))
         for p in mine:
@@ -408,15 +702,54 @@ class Aggregate:
         parts = [p for p in mine if any(a in gives for a in table.replicas[p])]
         giver_ids, taker_ids = sorted(gives), sorted(takes)
         g_node = {g: 2 + i for i, g in enumerate(giver_ids)}
-        p_node = {p: 2 + len(giver_ids) + i for i, p in enumerate(parts)}
-        y_node = {y: 2 + len(giver_ids) + len(parts) + i for i, y in enumerate(taker_ids)}
+        y_node = {y: 2 + len(giver_ids) + i for i, y in enumerate(taker_ids)}
+        size = 2 + len(giver_ids) + len(taker_ids)
         edges: list[tuple[int, int, int]] = [(0, g_node[g], gives[g]) for g in giver_ids]
         edges += [(y_node[y], 1, takes[y]) for y in taker_ids]
+        part_of: dict[int, int] = {}
+        """Every node of a partition -> the partition."""
+
+        def node(p: int) -> int:
+            nonlocal size
+            part_of[size] = p
+            size += 1
+            return size - 1
+
         for p in parts:
             members = table.replicas[p]
-            edges += [(g_node[a], p_node[p], 1) for a in members if a in gives]
-            edges += [(p_node[p], y_node[y], 1) for y in taker_ids if y not in members]
-        size = 2 + len(giver_ids) + len(parts) + len(taker_ids)
+            racks = _racks(rack_of, members)
+            anywhere = node(p)
+            """Free (no rack rule), or with racks: departures that empty no rack."""
+            if self._need(members) < 2:
+                edges += [(g_node[a], anywhere, 1) for a in members if a in gives]
+                edges += [(anywhere, y_node[y], 1) for y in taker_ids if y not in members]
+                continue
+            # departures by rack; arrivals by rack into the takers (one arc each: a taker
+            # gained once); a rack's departures replaced in it, all but one of them anywhere,
+            # and the one that empties it in a distinct new rack
+            many = Counter(rack_of.get(a) for a in members)
+            held = {rack: node(p) for rack in sorted(racks)}
+            into: dict[str, int] = {}
+            for y in taker_ids:
+                rack = rack_of.get(y)
+                if y in members or rack is None:
+                    continue
+                if rack not in into:
+                    into[rack] = node(p)
+                edges.append((into[rack], y_node[y], 1))
+            for a in members:
+                if a in gives:
+                    rack = rack_of.get(a)
+                    edges.append((g_node[a], anywhere if rack is None else held[rack], 1))
+            emptied = node(p)
+            for rack, v in held.items():
+                if rack in into:
+                    edges.append((v, into[rack], many[rack]))
+                if many[rack] > 1:
+                    edges.append((v, anywhere, many[rack] - 1))
+                edges.append((v, emptied, 1))
+            edges += [(anywhere, w, len(members)) for w in into.values()]
+            edges += [(emptied, w, 1) for rack, w in into.items() if rack not in racks]
         tails, heads, caps = zip(*edges, strict=True)
         flow = maximum_flow(csr_array((np.array(caps, dtype=np.int32), (tails, heads)),
                                       shape=(size, size)), 0, 1)
@@ -424,7 +757,6 @@ class Aggregate:
             return False
         carried = flow.flow.tocoo()
         giver_of = {v: g for g, v in g_node.items()}
-        part_of = {v: p for p, v in p_node.items()}
         taker_of = {v: y for y, v in y_node.items()}
         for i, j, v in zip(carried.row.tolist(), carried.col.tolist(), carried.data.tolist(),
                            strict=True):
@@ -433,6 +765,11 @@ class Aggregate:
             elif v > 0 and i in part_of and j in taker_of:
                 gained.setdefault(part_of[i], []).append(taker_of[j])
         return True
+
+
+def _racks(rack_of: Mapping[int, str], brokers: Iterable[int]) -> set[str]:
+    """The racks of ``brokers`` (those without one left out)."""
+    return {r for b in brokers if (r := rack_of.get(b)) is not None}
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # numpy is imported where the program is built: Spark's execu
 from kadmin.balance.aggregate import LIMIT as AGGREGATE_LIMIT
 from kadmin.balance.aggregate import SECONDS as AGGREGATE_SECONDS
 from kadmin.balance.aggregate import Aggregate
-from kadmin.balance.spreads import least_spread, least_spreads, worst_spread
+from kadmin.balance.spreads import least_spread, least_spreads, topic_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import fewest_to_ranges
 from kadmin.model import InvalidInput, Replicas
@@ -423,9 +423,39 @@ SECONDS = 5.0
 ASKED_SECONDS = 120.0
 
 
+LEAST_CAP = 16
+"""How far :func:`least_if_fewest` raises the bound: each step is a pass over every (topic,
+broker) cell, and a bound this high is no stop worth making for the topic search."""
+
+
+def least_if_fewest(table: PartitionTable, targets: Collection[int],
+                    bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int]) -> int:
+    """The worst topic spread no plan of the fewest moves within ``bounds`` goes below
+    (:func:`kadmin.balance.spreads.least_spread`), known before any plan is made, up to
+    :data:`LEAST_CAP` (a cap means "at least this"). The topic search stops there
+    (:func:`kadmin.balance.topics.even_out_topics`), or never starts when the plan is already
+    there, and :func:`even_topics` takes it as its certificate when the plan does make the
+    fewest moves."""
+    return least_spread(table, targets, bounds, now, LEAST_CAP, levels=True)
+
+
+def worst_topic(table: PartitionTable, final: Mapping[int, Replicas],
+                targets: Collection[int]) -> tuple[int, int]:
+    """The worst topic spread over ``targets`` once ``final`` is made, and the first topic of
+    the table at it (by index): the figure :func:`kadmin.balance.metrics.balance` names, so a
+    plan's summary takes it from here instead of counting again."""
+    spreads = topic_spreads(table, final, targets)
+    if not len(spreads):
+        return 0, 0
+    worst = int(spreads.argmax())
+    return int(spreads[worst]), worst
+
+
 def even_topics(table: PartitionTable, targets: Collection[int],
                 bounds: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str] | None,
-                moved: Mapping[int, Replicas], plain_bound: int, asked: int | None
+                moved: Mapping[int, Replicas], plain_bound: int, asked: int | None,
+                now: Mapping[int, int] | None = None, least: int | None = None,
+                reached: int | None = None, moves: int | None = None
                 ) -> tuple[dict[int, Replicas], TopicGoal] | None:
     """The replica plan with the topic goal on top of ``moved`` (the fast search's plan,
     brokers within ``bounds``).
@@ -441,25 +471,37 @@ def even_topics(table: PartitionTable, targets: Collection[int],
     moves there are (:func:`kadmin.balance.targets.fewest_to_ranges`) and keeps every topic
     within ``asked``, or the topic x broker program realizes a plan of those moves within it,
     that plan is the answer at any size (no plan moves fewer); otherwise the exact program
-    runs, and a cluster too large for it (:data:`LIMIT`) is an input error."""
-    reached = worst_spread(table, moved, targets)
-    now = Counter(chain.from_iterable(table.replicas))
+    runs, and a cluster too large for it (:data:`LIMIT`) is an input error.
+
+    ``now``: replicas per target today, when the caller has them; ``least``:
+    :func:`least_if_fewest`, when the caller computed it before the plan; ``reached``:
+    ``moved``'s worst topic spread, when the caller has it (:func:`worst_topic`); ``moves``:
+    the replicas ``moved`` copies, likewise."""
+    reached = worst_spread(table, moved, targets) if reached is None else reached
+    now = Counter(chain.from_iterable(table.replicas)) if now is None else now
     """Replicas per broker today, of this table: what the proofs count from."""
-    moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items())
+    moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items()) \
+        if moves is None else moves
     fewest = moves == fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                                        sum(map(len, table.replicas)))
     """``moved`` meets the balance bound: the fewest moves any plan within ``bounds`` makes."""
     if asked is None:
-        least = least_spread(table, targets, bounds, now if fewest else None, reached)
+        if fewest and least is not None and (least < LEAST_CAP or reached <= LEAST_CAP):
+            least = min(least, reached)  # least_spread's answer up to ``reached``
+        else:
+            least = least_spread(table, targets, bounds, now if fewest else None, reached,
+                                 levels=True)
         if reached <= least:
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
-        if fewest and rack_of is None:
+        if fewest:
             better, least, decided = _by_aggregate(table, targets, bounds, now, moves, least,
-                                                   reached)
+                                                   reached, rack_of)
             if decided:
                 final = dict(moved) if better is None else better
                 spread = worst_spread(table, final, targets)
                 return final, TopicGoal(None, spread, plain_bound, None, True, spread)
+            if better is not None:  # lower than the search's, not proven the least
+                moved, reached = better, worst_spread(table, better, targets)
         unproven = dict(moved), TopicGoal(None, reached, plain_bound, None, False, least)
         if arcs(table, targets) > DEFAULT_LIMIT:
             return unproven
@@ -474,10 +516,10 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         return best.final, TopicGoal(None, spread, plain_bound, None, True, spread)
     if fewest and reached <= asked:
         return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)
-    if fewest and rack_of is None and least_spread(table, targets, bounds, now,
-                                                    asked + 1) <= asked:
+    if fewest and least_spread(table, targets, bounds, now, asked + 1) <= asked:
         # a plan of the fewest moves there are within ``asked``?
-        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1)
+        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1,
+                                     rack_of)
         if within is not None:
             return within, TopicGoal(asked, worst_spread(table, within, targets), plain_bound,
                                      moves, True)
@@ -503,26 +545,24 @@ def even_topics(table: PartitionTable, targets: Collection[int],
 
 def _by_aggregate(table: PartitionTable, targets: Collection[int],
                   bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int], moves: int,
-                  least: int, reached: int) -> tuple[dict[int, Replicas] | None, int, bool]:
-    """The topic x broker program of :mod:`kadmin.balance.aggregate`, ``k`` upwards from
-    ``least`` below ``reached`` (``moves``, the balance bound's, are the fewest): the plan of
-    the first ``k`` it realizes (None: every ``k`` below ``reached`` refuted, so ``reached``
-    is the least), the least spread still possible, and whether that settles it (False: the
-    program is too large, ran out of time, or could not realize a ``k`` it did not refute)."""
+                  least: int, reached: int, rack_of: Mapping[int, str] | None = None
+                  ) -> tuple[dict[int, Replicas] | None, int, bool]:
+    """The topic x broker program of :mod:`kadmin.balance.aggregate` (with ``rack_of``, its
+    plans keep every partition's racks), ``k`` from ``least`` below ``reached`` (``moves``,
+    the balance bound's, are the fewest; :meth:`Aggregate.least`): the plan of the least
+    ``k`` it realizes (None: none below ``reached``), the least spread still possible, and
+    whether that settles it (False: the program is too large, ran out of time, or could not
+    realize a ``k`` it did not refute; a plan is then better than ``reached``, not proven)."""
     import time
     deadline = time.monotonic() + AGGREGATE_SECONDS
-    program = Aggregate(table, targets, bounds, now, moves)
+    program = Aggregate(table, targets, bounds, now, moves, rack_of)
     if program.size > AGGREGATE_LIMIT:
         return None, least, False
-    for k in range(least, reached):
-        verdict = program.within(k, deadline)
-        if verdict is None or (not verdict.refuted and verdict.final is None):
-            return None, k, False
-        if verdict.refuted:
-            continue
-        final = verdict.final or {}
+    final, k, decided = program.least(least, reached, deadline)
+    if final is not None:
         made = sum(len(set(new) - set(table.replicas[i])) for i, new in final.items())
-        if made != moves or worst_spread(table, final, targets) > k:
-            return None, k, False  # a realization the checks refuse is no proof
-        return final, k, True
-    return None, reached, True
+        if made != moves or worst_spread(table, final, targets) >= reached:
+            return None, k, False  # a realization the checks refuse is no plan
+        if decided and worst_spread(table, final, targets) > k:
+            return None, k, False  # nor a proof
+    return final, k, decided

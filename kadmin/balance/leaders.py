@@ -15,8 +15,10 @@ today, when it stays, is next in line.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, compress
+from operator import not_
 
 from kadmin.balance.flow import Ledger, solve
 from kadmin.balance.targets import Quota
@@ -53,9 +55,11 @@ class _LeaderProblem:
     """The state of one solve.
 
     Most hops out of a broker come from partitions it leads as their leader of today: cost 1
-    to every other replica. Those neighbours are counted in C in one pass, and a witness
-    partition is looked for only when a path uses the hop. The other partitions it leads (whose
-    leader changed: hops of cost 0, or -1 back to their leader of today) are few and listed.
+    to every other replica. Those neighbours are counted per broker (:meth:`_near`, kept up to
+    date by every handover once built, so a search after thousands of handovers reads them
+    instead of going over every partition again), and a witness partition is looked for only
+    when a path uses the hop. The other partitions it leads (whose leader changed: hops of cost
+    0, or -1 back to their leader of today) are kept apart, in :attr:`others`.
     """
 
     def __init__(self, replicas: Sequence[Replicas], leaders_now: Sequence[int],
@@ -81,31 +85,58 @@ class _LeaderProblem:
         self.taken = 0
         """Partitions whose leadership was taken from their leader of today, who still holds a
         replica: each can hand it back at cost -1."""
-        led, count = self.led, self.count
+        self.handovers = 0
+        self.dry: tuple[int, str] | None = None
+        """When the relayed phase last found no path: handovers made by then, and the kind of
+        takers it looked for."""
+        self.near: dict[int, dict[int, int]] = {}
+        """Per broker, :meth:`_near` once built."""
+        self.others: dict[int, dict[int, None]] = {}
+        """Per broker, the partitions it leads whose leader of today is another broker (an
+        ordered set): the only ones it can hand on at cost 0 or -1."""
+        led, count, others = self.led, self.count, self.others
         for p, members in enumerate(replicas):
             led.setdefault(members[0], []).append(p)
             count[members[0]] = count.get(members[0], 0) + 1
+        for p in sorted(self.changed):
+            others.setdefault(replicas[p][0], {})[p] = None
 
     def lead(self, p: int) -> int:
         return self.leader.get(p, self.replicas[p][0])
 
     def hand(self, p: int, y: int) -> None:
         x = self.lead(p)
+        self.handovers += 1
         self.touched.add(x)
         self.touched.add(y)
         self.count[x] -= 1
         self.count[y] = self.count.get(y, 0) + 1
         was = self.before[p]
         self.taken += (x == was) - (y == was)
+        members = self.replicas[p]
+        if x == was:
+            near = self.near.get(x)
+            if near is not None:
+                for z in members:
+                    if z != x:
+                        near[z] -= 1
+        else:
+            del self.others[x][p]
         if y == was:
             self.changed.discard(p)
+            near = self.near.get(y)
+            if near is not None:
+                for z in members:
+                    if z != y:
+                        near[z] = near.get(z, 0) + 1
         else:
             self.changed.add(p)
+            self.others.setdefault(y, {})[p] = None
         self.leader[p] = y
         self.led.setdefault(y, []).append(p)
         index = self.index.get(y)
         if index is not None and y == was:  # handed back: a witness of y's hops of cost 1 again
-            for z in self.replicas[p]:
+            for z in members:
                 if z != y:
                     index.setdefault(z, []).append(p)
 
@@ -147,25 +178,111 @@ class _LeaderProblem:
 
     def direct(self, cost: int) -> int:
         """Single handovers of exactly ``cost`` from givers, the most to give first, each to
-        the replica that must take with the most room."""
+        the replica that must take with the most room. Hops of cost 1 hand on partitions the
+        giver leads as their leader of today, tried once each (takers only fill up); hops of
+        cost 0 or -1 those in :attr:`others`."""
         if cost > 1:
             return 0
         ledger = self.ledger
         takers = set(ledger.takers())
+        givers = sorted(ledger.givers(), key=lambda b: (-ledger.can_give(b), b))
+        if cost <= 0:  # only partitions whose leader changed anyway: those listed, afresh
+            for x in givers:
+                self.cursors[(x, cost)] = iter(list(self.others.get(x, ())))
         moved = 0
-        for x in sorted(ledger.givers(), key=lambda b: (-ledger.can_give(b), b)):
+        for x in givers:
             while takers and ledger.can_give(x):
                 found = self._direct_from(x, cost, takers)
                 if found is None:
                     break
                 p, y = found
                 self.hand(p, y)
-                ledger.gave(x)
-                ledger.took(y)
+                self._met(x, y, takers)
                 moved += 1
-                if not ledger.can_take(y):
-                    takers.discard(y)
+        if cost == 1 and not moved and ledger.giving == "must":
+            moved = self._relayed(givers, takers)
         return moved
+
+    def _met(self, x: int, y: int, takers: set[int]) -> None:
+        """One unit of the quota met, from giver ``x`` to taker ``y`` (dropped once full)."""
+        self.ledger.gave(x)
+        self.ledger.took(y)
+        if not self.ledger.can_take(y):
+            takers.discard(y)
+
+    def _relayed(self, givers: Sequence[int], takers: set[int]) -> int:
+        """Once single handovers of cost 1 have run out while 1 is the least a path can cost:
+        paths of two handovers costing 1 together, each a shortest path. Giver ``x`` hands a
+        partition it leads as its leader of today to a broker ``c`` (cost 1), which hands on a
+        partition whose leader changed anyway to taker ``y`` (cost 0), so ``c`` keeps its
+        count. The relays ``c`` and their partitions are listed once per call (a partition
+        handed to ``c`` joins them), each checked again when used (takers only fill up); the
+        givers are gone over until a pass finds none, and a call with nothing handed over
+        since then (and the same kind of takers) knows there is none."""
+        ledger, replicas, before, targets = self.ledger, self.replicas, self.before, self.targets
+        if not takers or self.dry == (self.handovers, ledger.taking):
+            return 0
+        relays: dict[int, list[int]] = {}
+        for c, mine in self.others.items():
+            if c in targets:
+                usable = list(compress(mine, map(not_, map(takers.isdisjoint, map(
+                    replicas.__getitem__, mine)))))
+                if usable:
+                    relays[c] = usable
+        moved = found_now = 0
+        while True:
+            for x in givers:
+                if not (takers and relays and ledger.can_give(x)):
+                    continue
+                for p in list(dict.fromkeys(self.led.get(x, ()))):
+                    if before[p] != x or self.lead(p) != x:
+                        continue
+                    for c in replicas[p]:
+                        if c == x or c not in relays:
+                            continue
+                        found = self._relay(c, relays, takers)
+                        if found is None:
+                            continue
+                        q, y = found
+                        self.hand(q, y)
+                        self.hand(p, c)
+                        self._met(x, y, takers)
+                        found_now += 1
+                        if not takers.isdisjoint(replicas[p]):  # c may hand it on at cost 0
+                            relays.setdefault(c, []).append(p)
+                        break
+                    if not (takers and relays and ledger.can_give(x)):
+                        break
+            if not found_now:
+                self.dry = (self.handovers, ledger.taking)
+                return moved
+            moved += found_now
+            found_now = 0
+
+    def _relay(self, c: int, relays: dict[int, list[int]], takers: set[int]
+               ) -> tuple[int, int] | None:
+        """A partition ``c`` leads whose leader changed anyway, and the replica that must take
+        with the most room it can go to at cost 0; those no longer usable are dropped."""
+        candidates = relays[c]
+        replicas, before, can_take = self.replicas, self.before, self.ledger.can_take
+        while candidates:
+            q = candidates[-1]
+            if self.lead(q) == c:
+                was = before[q]
+                best: tuple[int, int] | None = None
+                for y in replicas[q]:
+                    if y in takers and y != c and y != was:
+                        room = can_take(y)
+                        if room and (best is None or (-room, y) < best):
+                            best = (-room, y)
+                if best is not None:
+                    candidates.pop()
+                    if not candidates:
+                        del relays[c]
+                    return q, best[1]
+            candidates.pop()
+        del relays[c]
+        return None
 
     def _direct_from(self, x: int, cost: int, takers: set[int]) -> tuple[int, int] | None:
         cursor = self.cursors.get((x, cost))
@@ -190,16 +307,11 @@ class _LeaderProblem:
         return None
 
     def hops(self, x: int) -> dict[int, tuple[int, list[int]]]:
-        leader, replicas, before, targets = self.leader, self.replicas, self.before, self.targets
-        mine = [p for p in dict.fromkeys(self.led.get(x, ()))
-                if leader.get(p, replicas[p][0]) == x]
+        replicas, before, targets = self.replicas, self.before, self.targets
         best: dict[int, tuple[int, list[int]]] = {
-            y: (1, FIND) for y in dict.fromkeys(chain.from_iterable(
-                replicas[p] for p in mine if before[p] == x)) if y != x and y in targets}
-        for p in mine:
+            y: (1, FIND) for y, n in self._near(x).items() if n and y in targets}
+        for p in self.others.get(x, ()):
             was = before[p]
-            if was == x:
-                continue
             for y in replicas[p]:
                 if y == x or y not in targets:
                     continue
@@ -210,6 +322,19 @@ class _LeaderProblem:
                 elif cost == entry[0]:
                     entry[1].append(p)
         return best
+
+    def _near(self, x: int) -> dict[int, int]:
+        """How many partitions ``x`` leads as their leader of today hold each other broker: the
+        ends of its hops of cost 1 (those at 0 are gone), built when first asked for and kept
+        up to date by :meth:`hand`."""
+        near = self.near.get(x)
+        if near is None:
+            replicas, before, lead = self.replicas, self.before, self.lead
+            near = self.near[x] = dict(Counter(chain.from_iterable(
+                replicas[p] for p in dict.fromkeys(self.led.get(x, ()))
+                if before[p] == x and lead(p) == x)))
+            near.pop(x, None)
+        return near
 
     def _witness(self, x: int, y: int, overlay: Mapping[int, int]) -> int | None:
         """A partition ``x`` leads as its leader of today with ``y`` among its replicas (a hop

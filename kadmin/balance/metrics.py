@@ -55,16 +55,18 @@ def spread(counts: Mapping[int, int]) -> int:
 
 
 def balance(replicas: Sequence[Replicas], topic_of: Sequence[int], topics: Sequence[str],
-            brokers: Collection[int]) -> Balance:
+            brokers: Collection[int], worst_topic: tuple[int, str] | None = None) -> Balance:
     """The balance of ``replicas`` (partitions grouped by topic, in ``topic_of`` order) over
     ``brokers``. Counting runs in C and a topic costs a few calls: a million partitions take
-    about a second."""
+    about a second. ``worst_topic``: the worst topic spread and the first topic at it, when
+    the caller has them already (:func:`kadmin.balance.evenness.worst_topic`, the same
+    figures): the topics are not counted again."""
     targets = frozenset(brokers)
     per_replica = Counter(chain.from_iterable(replicas))
     per_leader = Counter(members[0] for members in replicas if members)
-    worst: tuple[int, str] | None = None
+    worst = None if worst_topic is None or not targets else (worst_topic[0], worst_topic[1])
     start = 0
-    for end in _topic_ends(topic_of):
+    for end in ([] if worst is not None else _topic_ends(topic_of)):
         counts = Counter(chain.from_iterable(replicas[start:end]))
         if counts.keys() <= targets:
             high = max(counts.values(), default=0)

@@ -24,7 +24,7 @@ from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.racks import RackLevel, rack_ends, rack_level, toward
 from kadmin.balance.replicas import leader_kept, move_across, move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.targets import Group, Quota, groups_of, quota
+from kadmin.balance.targets import Group, Quota, fewest_to_ranges, groups_of, quota
 from kadmin.balance.weighted import balance_bytes
 from kadmin.model import InvalidInput, Replicas
 
@@ -59,6 +59,9 @@ class Rebalance:
     held: int = 0
     """Partitions left as they are because they hold a replica on a target broker that is not
     registered (see :func:`hold`)."""
+    worst_topic: tuple[int, int] | None = None
+    """The final plan's worst topic spread over the targets and the first topic at it (its
+    index in the table), where the topic step computed it (None: not computed)."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,12 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     counts = replica_counts(before) if counts is None else counts
     wanted = replica_quota(before, brokers, rack_of, counts, weights)
     ranges = _ranges(counts, brokers, rack_of, weights)
+    default_goal = even_topics and topic_spread is None and limits.max_moves is None
+    least = evenness.least_if_fewest(table, brokers, ranges, counts) if (
+        default_goal and rack_of is None) else None
+    """The certificate's bound on the worst topic spread of any plan of the fewest moves
+    (:func:`evenness.least_if_fewest`), computed before the plan so that the topic search can
+    stop at it: without racks (where the search's plan makes the fewest moves)."""
     racks = None
     at_free_bound = False
     """The search's plan across racks, kept because it meets the rack-free bound (the quota's
@@ -220,7 +229,7 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
                 ranges = _ranges(counts, brokers, None, weights)
         else:
             racks = racks if searched is None else searched[0]
-            moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
+            moved, unplaced = move_replicas(table, brokers, wanted, rack_of, enough=least or 1,
                                             even_topics=prefer_even, within_racks=by_rack)
     if racks is not None and racks.fewest is not None:
         bound = racks.fewest
@@ -236,21 +245,36 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     otherwise only what any plan is forced to move. A partial plan reports the bound of the
     whole plan it is a step of."""
     goal = None
+    worst = None
+    made = None if least is None else replica_moves(before, moved)
+    """The replica moves of ``moved``, where counted (and the worst topic, below): the final
+    plan's too while ``moved`` stands (the leader step only reorders)."""
+    if least is not None and least > 1 and (unplaced or made != fewest_to_ranges(
+            {b: counts.get(b, 0) for b in brokers}, ranges, sum(map(len, before)))):
+        # the bound holds plans of the fewest moves there are, and this one makes more (a
+        # chain through a full broker): the topic search it stopped must run in full
+        moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
+                                        even_topics=prefer_even)
+        made = None
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
+        worst = evenness.worst_topic(table, moved, brokers)
+        made = replica_moves(before, moved) if made is None else made
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
-                                      topic_spread)
+                                      topic_spread, counts, least, worst[0], made)
         if evened is not None:
-            moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
+            if evened[0] != moved:  # another plan: its figures are counted again
+                worst = made = None
+                moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
             goal = evened[1]
             bound = goal.fewest if goal.fewest is not None else bound
     partial = False
     if limits.max_moves is not None and replica_moves(before, moved) > limits.max_moves:
         moved = cut_moves(before, moved, wanted, limits.max_moves)
-        partial = True
+        partial, worst, made = True, None, None
     final, cut = _with_leaders(before, moved, brokers, leaders, limits, weights, held.leaders)
-    return Rebalance(held.whole(final), replica_moves(before, final), bound,
-                     leader_changes(before, final), unplaced, partial or cut, topics=goal,
-                     racks=racks, held=held.partitions)
+    return Rebalance(held.whole(final), replica_moves(before, final) if made is None else made,
+                     bound, leader_changes(before, final), unplaced, partial or cut, topics=goal,
+                     racks=racks, held=held.partitions, worst_topic=worst)
 
 
 def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
@@ -440,8 +464,8 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
     if leaders:
         reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
                                      leader_quota(after, brokers, weights, fixed))
-        forced = leader_changes(before, moved)
         if limits.max_leader_changes is not None:
+            forced = leader_changes(before, moved)
             budget = limits.max_leader_changes - forced
             if budget < 0:
                 raise InvalidInput(

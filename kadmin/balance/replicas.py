@@ -46,7 +46,7 @@ one without the topic among the brokers with the most room, without scanning eve
 
 def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
                   rack_of: Mapping[int, str] | None = None, *, single_copies: bool = False,
-                  even_topics: bool = True, within_racks: bool = False
+                  even_topics: bool = True, within_racks: bool = False, enough: int = 1
                   ) -> tuple[dict[int, Replicas], int]:
     """The replica lists that change, by partition index, and how many units of the quota could
     not be met (0 unless racks or partitions as wide as the broker list forbid it).
@@ -56,11 +56,12 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     ``even_topics`` no topic is looked at: the same number of moves, found faster, each topic
     left as even as spreading every giver's moves over its partitions makes it.
     ``within_racks``: the quota balances each rack on its own (racks of unequal size), so the
-    direct phase keeps each move inside its rack (the search still weighs every hop)."""
+    direct phase keeps each move inside its rack (the search still weighs every hop).
+    ``enough``: a worst topic spread the topic search need not go below (a lower bound)."""
     problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics,
                               rack_of if within_racks else None)
     solve(problem, cost=1, limit=1 if single_copies else None)
-    return problem.final(), problem.ledger.pending
+    return problem.final(enough), problem.ledger.pending
 
 
 def move_across(table: PartitionTable, targets: Collection[int], quota: Quota,
@@ -151,12 +152,12 @@ class _ReplicaProblem:
         """While no broker is in both, moves equal the sum of what brokers gained, so every
         further unit costs at least one copy (see :meth:`cheapest`)."""
 
-    def final(self) -> dict[int, Replicas]:
+    def final(self, enough: int = 1) -> dict[int, Replicas]:
         """The replica lists that changed, topics evened out among moves of the same count
-        when ``even_topics``."""
+        when ``even_topics`` (down to a worst topic spread of ``enough``, a lower bound)."""
         if self.even_topics:
             even_out_topics(self.original, self.current, self.topic_of, self.topic_count,
-                            self.targets, self.rack_ok)
+                            self.targets, self.rack_ok, enough)
         return {i: leader_kept(self.original[i], r) for i, r in self.current.items()}
 
     # --- state ---------------------------------------------------------------------------------

@@ -25,8 +25,19 @@ and the worst topic spread of every plan of the fewest moves is at least the lar
 Without such a plan (racks can make the fewest moves exceed ``F``) only the mean term is
 certain: ``spread_t >= 1`` when ``n`` does not divide ``R_t``.
 
-**The budget bound.** Within spread ``k`` a topic's least count ``L_t`` is at most its mean,
-so every count ends at most ``floor(R_t / n) + k`` and at least ``ceil(R_t / n) - k``. In a
+**Water levels.** The end counts of topic ``t`` also add up to ``R_t`` (every replica ends on a
+target), each within its box ``[low_tb, high_tb]``. So its least count ``L`` satisfies
+``sum_b max(L, low_tb) <= R_t`` and its largest ``M`` satisfies ``sum_b min(M, high_tb) >= R_t``:
+the water-filling levels (:meth:`Boxes.levels`, bisection on the monotone sums) replace the
+mean's floor and ceiling above and are never looser (``n L <= R_t <= n M``). They matter on
+drains of evenly placed clusters: every target only takes, most targets hold none of a topic
+and only a few of its replicas arrive, so its least count stays 0 where the mean says 1
+(and the topic x broker program of :mod:`kadmin.balance.aggregate` then has its windows fixed:
+a linear program instead of branch and bound).
+
+**The budget bound.** Within spread ``k`` a topic's least count ``L_t`` is at most its low
+water level (at most its mean), so every count ends at most that ``+ k``, and at least its high
+water level ``- k`` (at least ``ceil(R_t / n) - k``). In a
 plan of ``F`` moves broker ``b`` must then give at least ``sum_t max(0, c_tb - floor(R_t / n)
 - k)`` and take at least ``sum_t max(0, ceil(R_t / n) - k - c_tb)``: neither may exceed
 ``give_b`` (``take_b``), and the gives of all brokers together may not exceed the ``F`` minus
@@ -113,79 +124,182 @@ def worst_spread(table: PartitionTable, final: Mapping[int, Replicas],
     return int(spreads.max()) if len(spreads) else 0
 
 
+@dataclass(frozen=True)
+class Boxes:
+    """The boxes of the module docstring: per (topic, target) cell the least and most count it
+    can end with in a plan of the fewest moves (targets not holding a topic: 0 and
+    ``min(take_b, P_t)``), and what the bounds need of each broker and topic."""
+
+    c: Cells
+    low: np.ndarray
+    high: np.ndarray
+    give: np.ndarray
+    take: np.ndarray
+    """Per target (sorted): the most it may give, or take."""
+    replicas: np.ndarray
+    partitions: np.ndarray
+    """Per topic."""
+
+    @property
+    def n(self) -> int:
+        return len(self.take)
+
+    @classmethod
+    def of(cls, table: PartitionTable, targets: Collection[int],
+           bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int]) -> Boxes:
+        import numpy as np
+        order = sorted(targets)
+        topics = len(table.topics)
+        sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
+        topic_of = np.asarray(table.topic_of, dtype=np.int64)
+        replicas = np.bincount(topic_of, weights=sizes, minlength=topics).astype(np.int64)
+        partitions = np.bincount(topic_of, minlength=topics)
+        held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
+        give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
+        take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
+        c = cells(table.replicas, table.topic_of, order)
+        low = np.maximum(0, c.count - give[c.broker])
+        high = np.minimum(c.count + take[c.broker], partitions[c.topic])
+        return cls(c, low, high, give, take, replicas, partitions)
+
+    def levels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per topic, the highest its least end count and the lowest its largest end count
+        can be (water filling): the end counts lie in their boxes and add up to ``R_t``, so
+        the least ``L`` has ``sum_b max(L, low_tb) <= R_t`` and the largest ``M`` has
+        ``sum_b min(M, high_tb) >= R_t``; each found by bisection on the monotone sums, all
+        topics at once. Both are within the mean's floor and ceiling (``n L <= R_t <= n M``)
+        and at least as tight (the per-topic bound of the module docstring)."""
+        import numpy as np
+        c, n = self.c, self.n
+        topics = len(self.replicas)
+        held = np.bincount(c.topic, minlength=topics)
+        ranked = np.sort(self.take)
+        prefix = np.r_[0, np.cumsum(ranked)]
+
+        def filled_to(level: np.ndarray) -> np.ndarray:  # sum_b max(level, low_tb)
+            over = np.maximum(level[c.topic], self.low)
+            return np.bincount(c.topic, weights=over, minlength=topics) + (n - held) * level
+
+        def capped_at(level: np.ndarray) -> np.ndarray:  # sum_b min(level, high_tb)
+            level = np.minimum(level, self.partitions)
+            every = np.searchsorted(ranked, level)  # sum over targets of min(level, take_b)
+            every = prefix[every] + (n - every) * level
+            own = np.bincount(c.topic, weights=np.minimum(level[c.topic], self.take[c.broker]),
+                              minlength=topics)
+            cells_sum = np.bincount(c.topic, weights=np.minimum(level[c.topic], self.high),
+                                    minlength=topics)
+            return every - own + cells_sum
+
+        # highest L: filled_to(lo) <= R always holds at 0; hi is infeasible (n (floor+1) > R)
+        lo = np.zeros(topics, dtype=np.int64)
+        hi = self.replicas // n + 1
+        while (hi - lo > 1).any():
+            mid = (lo + hi) // 2
+            ok = filled_to(mid) <= self.replicas
+            lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+        highest_low = lo
+        # lowest M: capped_at(lo) < R (lo = ceil - 1 < the mean); hi feasible (P + 1: a
+        # sentinel where even P falls short, which no plan of the fewest moves allows)
+        lo = -(-self.replicas // n) - 1
+        hi = np.maximum(self.partitions + 1, lo + 1)
+        while (hi - lo > 1).any():
+            mid = (lo + hi) // 2
+            ok = capped_at(mid) >= self.replicas
+            lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
+        return highest_low, hi
+
+    def per_topic_bound(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per topic, the largest of the box lows and the least of the box highs (the latter
+        over the targets not holding the topic too)."""
+        import numpy as np
+        c, take, partitions = self.c, self.take, self.partitions
+        topics = len(self.replicas)
+        most_low = per_topic(c, self.low, topics, 0, "maximum")
+        least_high = per_topic(c, self.high, topics, np.iinfo(np.int64).max, "minimum")
+        # brokers not holding the topic: low 0, high min(take_b, P_t); the smallest take_b
+        # among them is the smallest take overall unless the topic holds every broker that
+        # has it
+        smallest = int(take.min())
+        spare = np.flatnonzero(take == smallest)
+        holding = np.bincount(c.topic[take[c.broker] == smallest], minlength=topics)
+        absent = np.minimum(smallest, partitions)
+        crowded = np.flatnonzero(holding >= len(spare))
+        if len(crowded):
+            by_take = np.argsort(take, kind="stable")
+            starts = np.searchsorted(c.topic, crowded)
+            ends = np.searchsorted(c.topic, crowded, side="right")
+            for t, s, e in zip(crowded.tolist(), starts.tolist(), ends.tolist(), strict=True):
+                mine = set(c.broker[s:e].tolist())
+                other = next((int(take[b]) for b in by_take if int(b) not in mine), None)
+                absent[t] = partitions[t] if other is None else min(other, int(partitions[t]))
+        return most_low, np.minimum(least_high, absent)
+
+
 def least_spreads(table: PartitionTable, targets: Collection[int],
-                  bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None
-                  ) -> np.ndarray:
+                  bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None,
+                  levels: bool = False) -> np.ndarray:
     """Per topic, the lower bound of the module docstring on its spread in every plan of the
     fewest moves that ends within ``bounds``. ``now``: replicas per target today, given only
     when some plan of ``F`` moves is known (else only the mean term holds, as without
-    ``bounds``)."""
+    ``bounds``). ``levels``: with the water levels of :meth:`Boxes.levels` in place of the
+    mean (tighter, a few passes over the cells more)."""
     import numpy as np
-    order = sorted(targets)
-    n = len(order)
-    topics = len(table.topics)
-    sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
-    topic_of = np.asarray(table.topic_of, dtype=np.int64)
-    replicas = np.bincount(topic_of, weights=sizes, minlength=topics).astype(np.int64)
-    partitions = np.bincount(topic_of, minlength=topics)
-    floor, ceil = replicas // n, -(-replicas // n)
+    n = len(targets)
     if bounds is None or now is None:
-        return ceil - floor
-    held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
-    give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
-    take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
-    c = cells(table.replicas, table.topic_of, order)
-    low = np.maximum(0, c.count - give[c.broker])
-    high = np.minimum(c.count + take[c.broker], partitions[c.topic])
-    most_low = per_topic(c, low, topics, 0, "maximum")
-    least_high = per_topic(c, high, topics, np.iinfo(np.int64).max, "minimum")
-    # brokers not holding the topic: low 0, high min(take_b, P_t); the smallest take_b among
-    # them is the smallest take overall unless the topic holds every broker that has it
-    smallest = int(take.min())
-    spare = np.flatnonzero(take == smallest)
-    holding = np.bincount(c.topic[take[c.broker] == smallest], minlength=topics)
-    absent = np.minimum(smallest, partitions)
-    crowded = np.flatnonzero(holding >= len(spare))
-    if len(crowded):
-        by_take = np.argsort(take, kind="stable")
-        starts = np.searchsorted(c.topic, crowded)
-        ends = np.searchsorted(c.topic, crowded, side="right")
-        for t, s, e in zip(crowded.tolist(), starts.tolist(), ends.tolist(), strict=True):
-            mine = set(c.broker[s:e].tolist())
-            other = next((int(take[b]) for b in by_take if int(b) not in mine), None)
-            absent[t] = partitions[t] if other is None else min(other, int(partitions[t]))
-    least_high = np.minimum(least_high, absent)
-    return np.maximum(most_low, ceil) - np.minimum(least_high, floor)
+        sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
+        replicas = np.bincount(np.asarray(table.topic_of, dtype=np.int64), weights=sizes,
+                               minlength=len(table.topics)).astype(np.int64)
+        return -(-replicas // n) - replicas // n
+    boxes = Boxes.of(table, targets, bounds, now)
+    most_low, least_high = boxes.per_topic_bound()
+    if levels:
+        low_level, high_level = boxes.levels()
+    else:
+        low_level, high_level = boxes.replicas // n, -(-boxes.replicas // n)
+    return np.maximum(most_low, high_level) - np.minimum(least_high, low_level)
 
 
 def least_spread(table: PartitionTable, targets: Collection[int],
                  bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None,
-                 reached: int) -> int:
+                 reached: int, levels: bool = False) -> int:
     """The worst topic spread no plan of the fewest moves within ``bounds`` goes below (``now``
     as for :func:`least_spreads`): the largest per-topic bound, raised while the budget bound
-    of the module docstring refuses it, up to ``reached`` (a spread some such plan has)."""
+    of the module docstring refuses it, up to ``reached`` (a spread some such plan has).
+
+    Cheapest first, each stage only where the one before leaves a gap: the per-topic bound
+    with the mean, the budget bound with the mean (these two prove the million-partition
+    runs), then, with ``levels``, both with the water levels (:meth:`Boxes.levels`; Spark's
+    chunks certify the mean's, which add up over chunks)."""
     import numpy as np
-    per_topic_bound = least_spreads(table, targets, bounds, now)
-    k = int(per_topic_bound.max(initial=0))
+    k = int(least_spreads(table, targets, bounds, now).max(initial=0))
     if bounds is None or now is None or k >= reached:
         return min(k, reached)
     from kadmin.balance.targets import fewest_to_ranges
-    order = sorted(targets)
-    n = len(order)
-    topics = len(table.topics)
-    sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
-    replicas = np.bincount(np.asarray(table.topic_of, dtype=np.int64), weights=sizes,
-                           minlength=topics).astype(np.int64)
-    floor, ceil = replicas // n, -(-replicas // n)
-    held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
-    give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
-    take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
-    c = cells(table.replicas, table.topic_of, order)
-    fewest = fewest_to_ranges({b: now.get(b, 0) for b in order}, bounds, int(sizes.sum()))
-    leaving = fewest - (int(sizes.sum()) - int(c.count.sum()))
+    boxes = Boxes.of(table, targets, bounds, now)
+    n = boxes.n
+    total = int(boxes.replicas.sum())
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in sorted(targets)}, bounds, total)
+    k = _budget(boxes, fewest, boxes.replicas // n, -(-boxes.replicas // n), k, reached)
+    if k >= reached or not levels:
+        return k
+    most_low, least_high = boxes.per_topic_bound()
+    low_level, high_level = boxes.levels()
+    k = max(k, int((np.maximum(most_low, high_level)
+                    - np.minimum(least_high, low_level)).max(initial=0)))
+    return _budget(boxes, fewest, low_level, high_level, k, reached)
+
+
+def _budget(boxes: Boxes, fewest: int, low_level: np.ndarray, high_level: np.ndarray, k: int,
+            reached: int) -> int:
+    """The least spread from ``k`` up to ``reached`` that the budget bound of the module
+    docstring passes, every topic's least count at most ``low_level`` and its largest at
+    least ``high_level``."""
+    c, n, give, take = boxes.c, boxes.n, boxes.give, boxes.take
+    leaving = fewest - (int(boxes.replicas.sum()) - int(c.count.sum()))
     """Replicas the targets give in a plan of ``F`` moves (the rest come from outside)."""
     while k < reached:
-        if admits(*needs(c, floor, ceil, k, n), give, take, leaving, fewest):
+        # every count within [M_t - k, L_t + k]: what each broker must give and take for it
+        if admits(*needs(c, low_level, high_level, k, n), give, take, leaving, fewest):
             return k
         k += 1
     return k
@@ -195,8 +309,8 @@ def needs(c: Cells, floor: np.ndarray, ceil: np.ndarray, k: int, n: int
           ) -> tuple[np.ndarray, np.ndarray]:
     """Per target broker, the replicas of the cells' topics it must give and take for every
     one of them to end within spread ``k`` (the budget bound of the module docstring;
-    ``floor``/``ceil``, each topic's mean replicas per target). Sums over topics: tables of
-    disjoint topics add up (Spark's chunks)."""
+    ``floor``/``ceil``, each topic's mean replicas per target, or its water levels). Sums
+    over topics: tables of disjoint topics add up (Spark's chunks)."""
     import numpy as np
     gives = np.bincount(c.broker, weights=np.maximum(0, c.count - floor[c.topic] - k),
                         minlength=n)

@@ -6,7 +6,10 @@ of it, and ``h`` gives a replica of another topic ``U`` to a broker ``y``, give 
 ``W`` to ``y`` instead (or, on the side of the broker holding the least of ``W``, take one of
 ``W`` instead of ``U``). Every broker gives and takes as many replicas as before, so the moves
 and the balance stay exactly as they were; a swap is made only if it lowers the worst spread of
-the two topics. Bounded by the number of moves.
+the two topics. Bounded by the number of moves, and stopped once the worst spread is down to
+``enough``: the lower bound every plan of these moves is held to
+(:func:`kadmin.balance.spreads.least_spread`), below which no swap can go; a plan already there
+is not searched at all (at a million partitions, building the search costs seconds).
 """
 
 from __future__ import annotations
@@ -25,11 +28,30 @@ Slot = tuple[int, int]
 def even_out_topics(original: Sequence[Replicas], current: dict[int, list[int]],
                     topic_of: Sequence[int], topic_count: Sequence[dict[int, int]],
                     targets: frozenset[int],
-                    rack_ok: Callable[[int, Sequence[int], int, int], bool]) -> None:
+                    rack_ok: Callable[[int, Sequence[int], int, int], bool], enough: int = 1
+                    ) -> None:
     """Improve ``current`` (changed replica lists, position for position with ``original``) in
-    place, keeping ``topic_count`` (per topic, replicas per broker) up to date."""
+    place, keeping ``topic_count`` (per topic, replicas per broker) up to date, until the worst
+    topic spread is at most ``enough`` (at least 1: a spread of 1 is the least there is
+    whenever a topic's replicas do not divide evenly)."""
+    enough = max(1, enough)
+    if max((spread(counts, len(targets)) for counts in topic_count), default=0) <= enough:
+        return
     search = _Search(original, current, topic_of, topic_count, targets, rack_ok)
-    search.run(budget=2 * sum(map(len, search.outgoing.values())))
+    search.run(2 * sum(map(len, search.outgoing.values())), enough)
+
+
+def spread(counts: dict[int, int], targets: int) -> int:
+    """A topic's max minus min over the ``targets`` brokers, from its replicas per broker. Only
+    targets hold replicas once every move is made (a broker given up has 0 left), so the counts
+    need no filtering; a topic on fewer brokers than the targets has a minimum of 0. Mostly C
+    calls: every topic is looked at."""
+    values = counts.values()
+    if not values:
+        return 0
+    held = len(values) - countOf(values, 0)
+    low = min(v for v in values if v) if held >= targets else 0
+    return max(values) - low
 
 
 class _Search:
@@ -53,17 +75,9 @@ class _Search:
                 if a != b]
 
     def spread(self, t: int) -> int:
-        """Max minus min over the targets. Only targets hold replicas once every move is made
-        (a broker given up has 0 left), so the counts need no filtering; a topic on fewer
-        brokers than the targets has a minimum of 0. Mostly C calls: every topic is looked at."""
-        values = self.counts[t].values()
-        if not values:
-            return 0
-        held = len(values) - countOf(values, 0)
-        low = min(v for v in values if v) if held >= len(self.targets) else 0
-        return max(values) - low
+        return spread(self.counts[t], len(self.targets))
 
-    def run(self, budget: int) -> None:
+    def run(self, budget: int, enough: int) -> None:
         order = [(-self.spread(t), t) for t in range(len(self.counts))]
         heapq.heapify(order)
         while order and budget > 0:
@@ -72,7 +86,7 @@ class _Search:
             if now != key:
                 heapq.heapreplace(order, (now, t))
                 continue
-            if -key <= 1:
+            if -key <= enough:
                 return
             other = self._swap(t)
             if other is None:

@@ -265,6 +265,12 @@ EvenTopicsOpt = Annotated[bool, typer.Option(
     help="Among the plans with the fewest moves, return one whose worst topic spread is the "
          "least (the default). --no-even-topics: the fewest moves and balanced brokers only, "
          "no topic looked at (the fastest on large clusters).")]
+PriceRoundsOpt = Annotated[int, typer.Option(
+    "--price-rounds", min=0,
+    help="With --topic-spread: rounds of Spark tasks, each about one linear program per chunk, "
+         "that price the brokers' counts to bring the moves and the printed lower bound towards "
+         "the exact minimum; fewer rounds plan faster on very large clusters (0: none, the "
+         "chunks' first plan and their own bound).")]
 ReassignmentPlanOpt = Annotated[Path | None, typer.Option(
     "--plan", help="Reassignment plan file, or a `kadmin spark` output folder or its "
                    "manifest.json.")]

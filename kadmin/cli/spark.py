@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from kadmin import placement, plans
+from kadmin.balance.chunks import PRICE_ROUNDS
 from kadmin.cli import render
 from kadmin.cli.common import (
     AllTopicsDefaultOpt,
@@ -25,6 +26,7 @@ from kadmin.cli.common import (
     MaxMovesOpt,
     MaxZnodeBytesOpt,
     PlacementRfOpt,
+    PriceRoundsOpt,
     RackOpt,
     RemoveBrokersOpt,
     StartIndexOpt,
@@ -125,6 +127,7 @@ def rebalance(
     capacity: CapacityOpt = None,
     topic_spread: TopicSpreadOpt = None,
     even_topics: EvenTopicsOpt = True,
+    price_rounds: PriceRoundsOpt = PRICE_ROUNDS,
     master: MasterOpt = "local[*]",
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
@@ -147,6 +150,7 @@ def rebalance(
         capacity=capacity, topic_spread=topic_spread, even_topics=even_topics)
     with needs_pyspark(), render.planner_progress() as progress:
         figures = spark_rebalance(cluster, out_dir, request,
-                                  SparkRun(master, batch_size, max_znode_bytes, force, verbose),
+                                  SparkRun(master, batch_size, max_znode_bytes, force, verbose,
+                                           price_rounds),
                                   progress=None if verbose else progress)
     render.rebalanced(figures, json_output)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kadmin import files, placement, plans
+from kadmin.balance.chunks import PRICE_ROUNDS
 from kadmin.events import PlannerEvent
 from kadmin.model import (
     Broker,
@@ -42,6 +43,8 @@ class SparkRun:
     max_znode_bytes: int = 1_000_000
     force: bool = False
     verbose: bool = False
+    price_rounds: int = PRICE_ROUNDS
+    """``spark rebalance --topic-spread``: rounds of pricing the brokers' counts at most."""
 
 
 Progress = Callable[[PlannerEvent], None]

@@ -202,12 +202,17 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
                                          kept=scope.unregistered)
     moves, undo = table.moves(result.final)
     after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
-    live, left = scope.live, replica_counts(after)
+    live = scope.live
+    drained = [b for b in sorted(counts) if b not in scope.targets]
+    left = replica_counts(after) if drained else {}
+    """Replicas per broker after the plan: only the drained brokers' are reported."""
     figures = Rebalanced(
         len(selected), len(moves), result.replica_moves, result.lower_bound,
         result.leader_changes, result.unplaced, result.partial,
         metrics.balance(table.replicas, table.topic_of, table.topics, live),
-        metrics.balance(after, table.topic_of, table.topics, live),
+        metrics.balance(after, table.topic_of, table.topics, live, None if (
+            result.worst_topic is None or not table.topics) else (
+            result.worst_topic[0], table.topics[result.worst_topic[1]])),
         resized=request.replication_factor is not None, bytes_moved=result.bytes_moved,
         byte_figures=None if size_of is None else ByteFigures(
             sum(moved_bytes(size_of[i], table.replicas[i], r) for i, r in result.final.items()),
@@ -216,8 +221,7 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
         topic_goal=result.topics, racks=result.racks,
         over_capacity=() if size_of is None or weights is None or others is None else tuple(
             over_capacity(_plus(_held(after, size_of, live), others), weights)),
-        drained={b: (n, left.get(b, 0)) for b, n in sorted(counts.items())
-                 if b not in scope.targets},
+        drained={b: (counts[b], left.get(b, 0)) for b in drained},
         unregistered=scope.unregistered, held=result.held, limits=request.limit_words)
     return ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)), figures
 
@@ -250,7 +254,8 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
     request.check()
     manifest = run_rebalance(cluster_dir, out_dir, request, master=run.master,
                              batch_size=run.batch_size, max_znode_bytes=run.max_znode_bytes,
-                             force=run.force, verbose=run.verbose, progress=progress)
+                             force=run.force, verbose=run.verbose,
+                             price_rounds=run.price_rounds, progress=progress)
     return Rebalanced(manifest.topics, manifest.partitions, manifest.replica_moves,
                       manifest.lower_bound, manifest.leader_changes, manifest.planned.unplaced,
                       manifest.planned.partial, manifest.before, manifest.after,

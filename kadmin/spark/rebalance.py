@@ -57,7 +57,17 @@ from pyspark import RDD, SparkContext, StorageLevel
 
 from kadmin.balance import evenness, quotas
 from kadmin.balance.capacity import read_capacities
-from kadmin.balance.chunks import Context, Counts, Part, Picked, Planned, Step, TopicsPlanned, plan
+from kadmin.balance.chunks import (
+    PRICE_ROUNDS,
+    Context,
+    Counts,
+    Part,
+    Picked,
+    Planned,
+    Step,
+    TopicsPlanned,
+    plan,
+)
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.scope import scope_of
@@ -141,10 +151,12 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                   options: RebalanceRequest | None = None,
                   *, master: str | None = "local[*]", batch_size: int = 1000,
                   max_znode_bytes: int = 1_000_000, force: bool = False, verbose: bool = False,
-                  progress: Progress | None = None) -> Manifest:
+                  price_rounds: int = PRICE_ROUNDS, progress: Progress | None = None
+                  ) -> Manifest:
     """Rebalance the selected topics of the snapshot folder ``cluster_dir`` and write the batch
-    files and manifest to ``out_dir``. Input errors raise InvalidInput before anything is
-    written; an active SparkSession is used as it is and left running."""
+    files and manifest to ``out_dir`` (``price_rounds``: see :attr:`Context.price_rounds`).
+    Input errors raise InvalidInput before anything is written; an active SparkSession is used
+    as it is and left running."""
     options = options or RebalanceRequest()
     topics = topic_names(options.topics, default_all=True)
     if options.replication_factor is not None or options.max_leader_changes is not None \
@@ -153,6 +165,8 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                            "--replication-factor, --max-leader-changes or --balance bytes")
     if options.topic_spread is not None and options.topic_spread < 0:
         raise InvalidInput(f"--topic-spread must be at least 0, got {options.topic_spread}")
+    if price_rounds < 0:
+        raise InvalidInput(f"--price-rounds must be at least 0, got {price_rounds}")
 
     def check() -> None:
         if options.max_moves is not None and options.max_moves < 0:
@@ -189,7 +203,7 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                        for b in sorted(holding - set(scope.targets))}  # before plan() runs
             context = Context(scope.targets, scope.rack_of, None if options.capacity is None
                               else read_capacities(options.capacity).weights(scope.targets),
-                              options.even_topics)
+                              options.even_topics, price_rounds)
             exact, certify = _exact_topics(sc, counts, options, len(scope.targets), stages)
             parts.share(context)
             result = plan(parts, counts, context,

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kadmin.balance import quotas, spreads
-from kadmin.balance.chunks import Context, Listed, Part, plan
+from kadmin.balance.chunks import PRICE_ROUNDS, Context, Listed, Part, plan
 from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
 from kadmin.balance.rebalance import rebalance, replica_quota
@@ -34,8 +34,9 @@ def chunked(topics: dict[str, TopicAssignment], cuts: Sequence[int]) -> list[Par
 
 def run_chunked(tables: Sequence[PartitionTable], targets: Sequence[int],
                 rack_of: dict[int, str] | None = None, even_topics: bool = True,
-                **options: object) -> tuple[Listed, object]:
-    context = Context(tuple(targets), rack_of, even_topics=even_topics)
+                price_rounds: int = PRICE_ROUNDS, **options: object) -> tuple[Listed, object]:
+    context = Context(tuple(targets), rack_of, even_topics=even_topics,
+                      price_rounds=price_rounds)
     parts = Listed(tables, context)
     return parts, plan(parts, [p.counts() for p in parts.parts], context, **options)  # type: ignore[arg-type]
 
@@ -416,6 +417,29 @@ def test_topic_spread_in_chunks_against_plan_rebalance(name: str) -> None:
     # relaxations alone was up to 17% below; the counts near the rounds' up to 8.1% above)
     assert moves - single.topics.fewest <= max(2, single.topics.fewest // 80)
     assert single.topics.fewest - bound <= max(2, single.topics.fewest // 80)
+
+
+def test_fewer_price_rounds_plan_no_better_and_prove_no_more() -> None:
+    """``--price-rounds 0`` keeps the chunks' first plan and the sum of their relaxations as
+    the bound; the rounds only lower the moves and raise the bound, both staying on the right
+    side of the exact minimum (``plan rebalance``'s)."""
+    topics, targets, rack_of = realistic("new brokers")
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    exact = rebalance(whole, targets, rack_of, topic_spread=1, leaders=False).topics
+    assert exact is not None and exact.exact
+    figures = []
+    for rounds in (0, 1, PRICE_ROUNDS):
+        parts, result = run_chunked(chunked(topics, range(0, 90, 13)), targets, rack_of,
+                                    price_rounds=rounds, topic_spread=1, leaders=False)
+        after = parts.replicas()
+        check_valid(whole.replicas, after, targets, rack_of)
+        spread = balance(after, whole.topic_of, whole.topics, targets).worst_topic_spread
+        assert spread <= 1 and result.topics is not None
+        moves = replica_moves(whole.replicas, dict(enumerate(after)))
+        figures.append((moves, result.topics.lower_bound(result.lower_bound, spread)))
+    (none, floor), (one, _), (full, bound) = figures
+    assert floor <= bound <= exact.fewest <= full <= none and one <= none
+    assert full < none and floor < bound  # the rounds do something on this cluster
 
 
 def test_an_unreachable_topic_spread_in_chunks_gives_the_smallest_the_windows_allow() -> None:
