@@ -144,13 +144,14 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     class end with each signature that keeps their racks and fits the racks' brokers: a
     transportation problem from classes to end signatures, whose totals per rack the brokers
     of the rack share (``e_b = f_r + z_b``, ``z_b`` in 0..1). A plan's moves are at least the
-    units each broker gains (``t_b >= e_b - now_b``) and, per rack, the units that enter it
-    from other racks. Solved lexicographically by HiGHS (scipy's ``milp``, branch and bound):
-    first the least spread ``H - L`` over ``L <= e_b <= H``, then, with it fixed, the least
-    sum of those per-rack moves. Every plan under the rule maps to a solution of the program
-    (it forgets only which broker of a rack holds a replica), so both optima are lower bounds
-    any such plan meets: the spread is the least any reaches, and a plan reaching ``ends``
-    in ``moves`` moves is the fewest."""
+    units each broker gains (``t_b >= e_b - now_b``) and, per rack, the replicas partitions
+    gain there (from other racks, or from its brokers that are no target). Solved
+    lexicographically by HiGHS (scipy's ``milp``, branch and bound): first the least spread
+    ``H - L`` over ``L <= e_b <= H``, then, with it fixed, the least sum of those per-rack
+    moves. Every plan under the rule maps to a solution of the program (it forgets only which
+    broker of a rack holds a replica), so both optima are lower bounds any such plan meets:
+    the spread is the least any reaches, and a plan reaching ``ends`` in ``moves`` moves is
+    the fewest."""
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
 
@@ -160,20 +161,25 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
         return None
     racks = sorted({rack_of[b] for b in brokers})
     size = Counter(rack_of[b] for b in brokers)
-    classes = Counter(tuple(Counter(rack_of[b] for b in r).items()) for r in parts)
-    moves_of: list[tuple[int, tuple[int, ...], int]] = []
-    """Per variable: its class, its end signature (replicas per target rack), units in."""
+    inside = frozenset(brokers)
+    classes = Counter((tuple(sorted(Counter(rack_of[b] for b in r).items())),
+                       tuple(sorted(Counter(rack_of[b] for b in r if b in inside).items())))
+                      for r in parts)
+    """Partitions by their replicas per rack, and those on targets (the others must move)."""
+    moves_of: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+    """Per variable: its class, its end signature (replicas per target rack), and per rack
+    the replicas it gains there (each a move: more than the targets of the rack hold of it)."""
     keys = list(classes)
-    for k, key in enumerate(keys):
-        now = dict(key)
+    for k, (key, kept) in enumerate(keys):
+        now, held_on = dict(key), dict(kept)
         width = sum(now.values())
         keep = min(len(now), len(racks))
         shapes = [end for end in product(*(range(min(size[r], width) + 1) for r in racks))
                   if sum(end) == width and sum(1 for n in end if n) >= keep]
         if not shapes:
             return None
-        moves_of.extend((k, end, sum(max(0, n - now.get(r, 0)) for r, n in zip(racks, end,
-                                                                               strict=True)))
+        moves_of.extend((k, end, tuple(max(0, n - held_on.get(r, 0))
+                                       for r, n in zip(racks, end, strict=True)))
                         for end in shapes)
         if len(moves_of) > LEVEL_LIMIT:
             return None
@@ -192,15 +198,15 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
         low.append(a)
         high.append(b)
 
-    for k, key in enumerate(keys):
+    for k, group in enumerate(keys):
         row({i: 1.0 for i, (c, _, _) in enumerate(moves_of) if c == k},
-            classes[key], classes[key])
+            classes[group], classes[group])
     for j, r in enumerate(racks):
         entries = {x0 + i: -float(end[j]) for i, (_, end, _) in enumerate(moves_of) if end[j]}
         entries.update({e0 + i: 1.0 for i, b in enumerate(brokers) if rack_of[b] == r})
         row(entries, 0, 0)
-        entered = {x0 + i: -float(end[j] - dict(keys[c]).get(r, 0))
-                   for i, (c, end, _) in enumerate(moves_of) if end[j] > dict(keys[c]).get(r, 0)}
+        entered = {x0 + i: -float(into[j]) for i, (_, _, into) in enumerate(moves_of)
+                   if into[j]}
         row({m0 + j: 1.0, **entered}, 0, np.inf)
         row({m0 + j: 1.0, **{t0 + i: -1.0 for i, b in enumerate(brokers)
                              if rack_of[b] == r}}, 0, np.inf)

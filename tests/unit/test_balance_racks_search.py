@@ -232,10 +232,15 @@ def test_moves_across_racks_are_made_directly_on_a_large_cluster() -> None:
 def blocked_racks(draw: st.DrawFn) -> tuple[list[Replicas], list[int], dict[int, str]]:
     """Clusters where racks often forbid balance: racks a and b of any size, a new rack c of
     one or two empty brokers, most partitions spanning a and b (a replica may leave for c,
-    not go between a and b), a few on one rack or on all three; loads skewed or not."""
+    not go between a and b), a few on one rack or on all three; loads skewed or not; maybe a
+    broker of a drained (its replicas must move, inside a or out to c)."""
     a, b, c = draw(st.integers(2, 4)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
     rack_of = {x: "a" if x < a else "b" if x < a + b else "c" for x in range(a + b + c)}
+    targets = list(rack_of)
     ina, inb = list(range(a)), list(range(a, a + b))
+    if draw(st.booleans()):
+        rack_of[a + b + c] = "a"
+        ina.append(a + b + c)
     skew = draw(st.booleans())
     pick_a = st.sampled_from([x for i, x in enumerate(ina) for _ in range((i + 1) if skew else 1)])
     pick_b = st.sampled_from([x for i, x in enumerate(inb) for _ in range((i + 1) if skew else 1)])
@@ -246,7 +251,7 @@ def blocked_racks(draw: st.DrawFn) -> tuple[list[Replicas], list[int], dict[int,
         members += [draw(pick_b)] if "b" in shape else []
         members += [a + b] if "c" in shape else []
         parts.append(tuple(members))
-    return parts, list(rack_of), rack_of
+    return parts, targets, rack_of
 
 
 @settings(max_examples=200)
