@@ -77,11 +77,13 @@ def new_rack(n: int, seed: int = 1) -> tuple[PartitionTable, list[int], dict[int
     """Racks a {0..4}, b {5,6} and a new rack c {7} with one broker; ``n`` partitions of two
     replicas, one in a and one in b: a replica may leave a or b for c (the partition keeps two
     racks), never go between a and b (it would lose one), so a cannot gain and the whole
-    cluster cannot be balanced; b and c share what b holds."""
+    cluster cannot be balanced; b and c share what b holds. Topics of 100 partitions."""
     rack_of = {b: "a" for b in range(5)} | {5: "b", 6: "b", 7: "c"}
     rnd = random.Random(seed)
-    parts = [(rnd.randrange(5), 5 + rnd.randrange(2)) for _ in range(n)]
-    return PartitionTable.of([("t", dict(enumerate(parts)))]), list(rack_of), rack_of
+    topics: list[tuple[str, dict[int, Replicas]]] = [
+        (f"t{t:03d}", {p: (rnd.randrange(5), 5 + rnd.randrange(2)) for p in range(100)})
+        for t in range(n // 100)]
+    return PartitionTable.of(topics), list(rack_of), rack_of
 
 
 @pytest.mark.parametrize("even_topics", [True, False])
@@ -106,6 +108,9 @@ def test_a_new_rack_of_one_broker_gets_its_share_where_the_cluster_cannot_balanc
     assert result.racks.spread == 6667 - 4000 and result.unplaced == 0
     assert result.replica_moves == result.lower_bound == counts[7] + inside
     assert result.racks.rack_free_bound == 10_000  # balanced would need 5000 on broker 7
+    if even_topics:  # broker 7 holds its share of every topic, not the first topics whole
+        on_7 = Counter(table.topic_of[i] for i, r in enumerate(new_lists) if 7 in r)
+        assert min(on_7[t] for t in range(200)) >= counts[7] // 200 - 2
 
 
 # --- the rack-level end state and the moves across racks it asks for (kadmin.balance.racks) ---
