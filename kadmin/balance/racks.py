@@ -154,6 +154,7 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     the fewest."""
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_array
 
     brokers = sorted(targets)
     if any(rack_of.get(b) is None for b in brokers) or any(
@@ -220,10 +221,10 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     integral = np.ones(width)
 
     def solve(cost: dict[int, float]) -> tuple[float, np.ndarray] | None:
-        matrix = np.zeros((len(rows), width))
-        for n, entries in enumerate(rows):
-            for i, v in entries.items():
-                matrix[n, i] = v
+        cells = [(n, i, v) for n, entries in enumerate(rows) for i, v in entries.items()]
+        matrix = csr_array(([v for _, _, v in cells], ([n for n, _, _ in cells],
+                                                       [i for _, i, _ in cells])),
+                           shape=(len(rows), width))  # a few entries a row: sparse
         objective = np.zeros(width)
         for i, v in cost.items():
             objective[i] = v
