@@ -471,8 +471,8 @@ def racks_line(racks: RackBalance, bound: int) -> str:
                 + "), so each rack is balanced inside"
                 + (f" ({bound - free} move(s) over the rack-free bound {free})"
                    if bound > free else ""))
-    why = " and ".join([f"rack(s) {', '.join(racks.below)} below"] * bool(racks.below)
-                       + [f"rack(s) {', '.join(racks.above)} above"] * bool(racks.above))
+    why = " and ".join([f"rack(s) {listed(racks.below)} below"] * bool(racks.below)
+                       + [f"rack(s) {listed(racks.above)} above"] * bool(racks.above))
     why = f"it keeps {why} a balanced share at best" if why else ""
     return ("racks of unequal size: balanced across racks: no (no plan balances every broker "
             f"without a partition losing a rack{': ' if why else ''}{why}); as "
