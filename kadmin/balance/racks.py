@@ -16,12 +16,29 @@ moving the rest one unit at a time where it lowers the sum (every step changes i
 one, so the units that lower it come first: the greedy algorithm for a separable convex
 resource allocation, Ibaraki & Katoh, *Resource Allocation Problems*, ch. 2). Inside a rack the
 ceilings go to the brokers holding the most (the spec's rule), lowest id first on ties.
+
+Where no plan balances the whole cluster without a partition losing a rack, :func:`rack_level`
+decides how evenly the rule allows: the least spread of the brokers (each rack's brokers within
+one of each other), then the fewest moves at that spread, by an integer program over racks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import product
+
+from kadmin.model import Replicas
+
+LEVEL_LIMIT = 20_000
+"""Variables the rack-level program is built with at most (classes of partitions times the end
+signatures each may take): a handful of racks gives hundreds; beyond it no end state is
+decided and each rack is balanced inside."""
+
+LEVEL_SECONDS = 20.0
+"""Seconds HiGHS gets per stage of the rack-level program; a stage unproven by then leaves
+each rack balanced inside."""
 
 
 @dataclass(frozen=True)
@@ -98,3 +115,140 @@ def toward(counts: Mapping[int, int], ends: Mapping[int, int], outside: Collecti
         elif n < end:
             take[b] = end - n
     return give, take
+
+
+@dataclass(frozen=True)
+class RackLevel:
+    """The most even end state the rule allows (no partition on fewer racks than it has)."""
+
+    ends: dict[int, int]
+    """Units each target broker ends with: each rack's brokers within one of each other."""
+    flow: dict[str | None, int]
+    """Units each rack sends to other racks (negative: receives)."""
+    spread: int
+    """The least spread (most minus fewest units per target broker) any plan under the rule
+    reaches, each rack's brokers within one."""
+    moves: int
+    """The fewest moves any plan under the rule at that spread makes: a lower bound."""
+
+
+def rack_level(parts: Sequence[Replicas], targets: Collection[int],
+               rack_of: Mapping[int, str]) -> RackLevel | None:
+    """Racks as close as rack diversity permits: the least broker spread, each rack's brokers
+    within one, then the fewest moves at that spread, over every plan in which no partition
+    ends on fewer distinct racks than it has (or on every rack with a target, when it had
+    more). None where the program is too large or not solved in time, or a broker has no rack.
+
+    Which broker of a rack holds a replica does not bear on rack diversity, so partitions are
+    grouped by their signature (replicas per rack) and the program chooses how many of each
+    class end with each signature that keeps their racks and fits the racks' brokers: a
+    transportation problem from classes to end signatures, whose totals per rack the brokers
+    of the rack share (``e_b = f_r + z_b``, ``z_b`` in 0..1). A plan's moves are at least the
+    units each broker gains (``t_b >= e_b - now_b``) and, per rack, the replicas partitions
+    gain there (from other racks, or from its brokers that are no target). Solved
+    lexicographically by HiGHS (scipy's ``milp``, branch and bound): first the least spread
+    ``H - L`` over ``L <= e_b <= H``, then, with it fixed, the least sum of those per-rack
+    moves. Every plan under the rule maps to a solution of the program (it forgets only which
+    broker of a rack holds a replica), so both optima are lower bounds any such plan meets:
+    the spread is the least any reaches, and a plan reaching ``ends`` in ``moves`` moves is
+    the fewest."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_array
+
+    brokers = sorted(targets)
+    if any(rack_of.get(b) is None for b in brokers) or any(
+            rack_of.get(b) is None for r in parts for b in r):
+        return None
+    racks = sorted({rack_of[b] for b in brokers})
+    size = Counter(rack_of[b] for b in brokers)
+    inside = frozenset(brokers)
+    classes = Counter((tuple(sorted(Counter(rack_of[b] for b in r).items())),
+                       tuple(sorted(Counter(rack_of[b] for b in r if b in inside).items())))
+                      for r in parts)
+    """Partitions by their replicas per rack, and those on targets (the others must move)."""
+    moves_of: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+    """Per variable: its class, its end signature (replicas per target rack), and per rack
+    the replicas it gains there (each a move: more than the targets of the rack hold of it)."""
+    keys = list(classes)
+    for k, (key, kept) in enumerate(keys):
+        now, held_on = dict(key), dict(kept)
+        width = sum(now.values())
+        keep = min(len(now), len(racks))
+        shapes = [end for end in product(*(range(min(size[r], width) + 1) for r in racks))
+                  if sum(end) == width and sum(1 for n in end if n) >= keep]
+        if not shapes:
+            return None
+        moves_of.extend((k, end, tuple(max(0, n - held_on.get(r, 0))
+                                       for r, n in zip(racks, end, strict=True)))
+                        for end in shapes)
+        if len(moves_of) > LEVEL_LIMIT:
+            return None
+    counts = Counter(b for r in parts for b in r)
+    nx, nb, nr = len(moves_of), len(brokers), len(racks)
+    x0, e0, f0, t0, m0 = 0, nx, nx + nb, nx + nb + nr, nx + 2 * nb + nr
+    hi, lo = nx + 2 * nb + 2 * nr, nx + 2 * nb + 2 * nr + 1
+    width = lo + 1
+    at = {r: i for i, r in enumerate(racks)}
+    rows: list[dict[int, float]] = []
+    low: list[float] = []
+    high: list[float] = []
+
+    def row(entries: dict[int, float], a: float, b: float) -> None:
+        rows.append(entries)
+        low.append(a)
+        high.append(b)
+
+    for k, group in enumerate(keys):
+        row({i: 1.0 for i, (c, _, _) in enumerate(moves_of) if c == k},
+            classes[group], classes[group])
+    for j, r in enumerate(racks):
+        entries = {x0 + i: -float(end[j]) for i, (_, end, _) in enumerate(moves_of) if end[j]}
+        entries.update({e0 + i: 1.0 for i, b in enumerate(brokers) if rack_of[b] == r})
+        row(entries, 0, 0)
+        entered = {x0 + i: -float(into[j]) for i, (_, _, into) in enumerate(moves_of)
+                   if into[j]}
+        row({m0 + j: 1.0, **entered}, 0, np.inf)
+        row({m0 + j: 1.0, **{t0 + i: -1.0 for i, b in enumerate(brokers)
+                             if rack_of[b] == r}}, 0, np.inf)
+    for i, b in enumerate(brokers):
+        row({e0 + i: 1.0, f0 + at[rack_of[b]]: -1.0}, 0, 1)
+        row({e0 + i: 1.0, hi: -1.0}, -np.inf, 0)
+        row({e0 + i: 1.0, lo: -1.0}, 0, np.inf)
+        row({t0 + i: 1.0, e0 + i: -1.0}, -counts.get(b, 0), np.inf)
+    total = float(sum(map(len, parts)))
+    bounds = Bounds(np.zeros(width), np.full(width, total))
+    integral = np.ones(width)
+
+    def solve(cost: dict[int, float]) -> tuple[float, np.ndarray] | None:
+        cells = [(n, i, v) for n, entries in enumerate(rows) for i, v in entries.items()]
+        matrix = csr_array(([v for _, _, v in cells], ([n for n, _, _ in cells],
+                                                       [i for _, i, _ in cells])),
+                           shape=(len(rows), width))  # a few entries a row: sparse
+        objective = np.zeros(width)
+        for i, v in cost.items():
+            objective[i] = v
+        found = milp(objective, constraints=LinearConstraint(matrix, low, high),
+                     integrality=integral, bounds=bounds,
+                     options={"mip_rel_gap": 0.0, "time_limit": LEVEL_SECONDS,
+                              "presolve": False})  # scipy 1.17's presolve called a feasible
+        # program of two partitions infeasible (tests/unit/test_balance_racks_search.py)
+        return None if found.status != 0 else (float(found.fun), found.x)
+
+    spread = solve({hi: 1.0, lo: -1.0})
+    if spread is None:
+        return None
+    least = round(spread[0])
+    row({hi: 1.0, lo: -1.0}, -np.inf, least)
+    fewest = solve({m0 + j: 1.0 for j in range(nr)})
+    if fewest is None:
+        return None
+    values = np.rint(fewest[1]).astype(int)
+    ends = {b: int(values[e0 + i]) for i, b in enumerate(brokers)}
+    held: Counter[str | None] = Counter()
+    for b, n in counts.items():
+        held[rack_of[b]] += n
+    for b, n in ends.items():
+        held[rack_of[b]] -= n
+    return RackLevel(ends, {r: held[r] for r in sorted(held, key=str)}, least,
+                     round(fewest[0]))

@@ -21,7 +21,7 @@ from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
-from kadmin.balance.racks import rack_ends, toward
+from kadmin.balance.racks import RackLevel, rack_ends, rack_level, toward
 from kadmin.balance.replicas import leader_kept, move_across, move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, fewest_to_ranges, groups_of, quota
@@ -118,12 +118,25 @@ def hold(table: PartitionTable, targets: Collection[int], kept: Collection[int])
 class RackBalance:
     across: bool
     """True: every broker within its range of the whole cluster, no partition losing a rack;
-    False: no such plan exists, so each rack is balanced inside (as even as the rule allows)."""
+    False: no such plan exists (or none was found, see ``proven``), so the brokers end as
+    evenly as the rule allows (``spread``), else each rack balanced inside."""
     rack_free_bound: int
     """The lower bound racks aside: the plan's bound exceeds it by what rack diversity costs."""
     proven: bool = True
-    """False where the cluster is too large for the exact program and the search balancing
-    across racks did not reach the rack-free bound: some plan may still balance across them."""
+    """False where the plan is not shown the best: too large for the exact program, the
+    search found no balance across racks at the rack-free bound (some plan may still reach
+    it), or it moves more than the rack-level program's fewest at its spread."""
+    fewest: int | None = None
+    """With ``spread``: the fewest moves any plan under the rule at that spread makes (the
+    plan's lower bound, which may be below the rack-free one: the brokers end less even)."""
+    spread: int | None = None
+    """With ``across`` False: the least spread of the brokers (each rack's within one) any
+    plan under the rule reaches (:func:`kadmin.balance.racks.rack_level`), which the plan
+    reaches; None: not decided, each rack balanced on its own."""
+    below: tuple[str, ...] = ()
+    above: tuple[str, ...] = ()
+    """With ``spread``: the racks whose brokers end below (above) the range that balances the
+    whole cluster, at best under the rule: why the cluster is not balanced."""
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -211,18 +224,26 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
                     if by_rack and across is None and held.index is None else None)
         if searched is not None and searched[1] is not None:
             racks, (wanted, moved) = searched[0], searched[1]
-            unplaced, at_free_bound = 0, True
-            ranges = _ranges(counts, brokers, None, weights)
+            unplaced, at_free_bound = 0, racks.across
+            if racks.across:
+                ranges = _ranges(counts, brokers, None, weights)
         else:
             racks = racks if searched is None else searched[0]
             moved, unplaced = move_replicas(table, brokers, wanted, rack_of, enough=least or 1,
                                             even_topics=prefer_even, within_racks=by_rack)
-    bound = wanted.units if not unplaced and (racks is None or at_free_bound) else lower_bound(
-        before, [moved.get(i, r) for i, r in enumerate(before)], brokers, rack_of, weights)
+    if racks is not None and racks.fewest is not None:
+        bound = racks.fewest
+        ranges = {b: (n, n) for b, n in _ends(before, moved, brokers).items()}
+    else:
+        bound = wanted.units if not unplaced and (racks is None or at_free_bound) else (
+            lower_bound(before, [moved.get(i, r) for i, r in enumerate(before)], brokers,
+                        rack_of, weights))
     """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
     form); across racks of unequal size the exact program's fewest moves (also
-    :func:`lower_bound`); otherwise only what any plan is forced to move. A partial plan
-    reports the bound of the whole plan it is a step of."""
+    :func:`lower_bound`); where no plan balances across them, the rack-level program's
+    fewest at the least spread (and the topics are evened at the end state it reached);
+    otherwise only what any plan is forced to move. A partial plan reports the bound of the
+    whole plan it is a step of."""
     goal = None
     worst = None
     made = None if least is None else replica_moves(before, moved)
@@ -279,8 +300,23 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
                                          None, rack_of)
     if exact is not None:
         return RackBalance(True, free), exact
+    level = _level(table, brokers, rack_of, weights)
+    if level is not None:
+        exact = evenness.fewest_moves_within(table, brokers, {b: (n, n) for b, n in
+                                                              level.ends.items()}, None, rack_of)
+        if exact is not None:
+            return RackBalance(False, free, exact.moves == level.moves, level.moves,
+                               level.spread, *_apart(level, counts, brokers, rack_of)), exact
     return RackBalance(False, free), evenness.fewest_moves_within(
         table, brokers, _ranges(counts, brokers, rack_of, weights), None, rack_of)
+
+
+def _level(table: PartitionTable, brokers: Collection[int], rack_of: Mapping[int, str],
+           weights: Mapping[int, int] | None) -> RackLevel | None:
+    """The most even end state the rule allows (:func:`kadmin.balance.racks.rack_level`);
+    None with capacities (its spread is of counts, not of shares: each rack is then balanced
+    on its own)."""
+    return None if weights is not None else rack_level(table.replicas, brokers, rack_of)
 
 
 def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
@@ -293,9 +329,12 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
     exactly. First the fast way: the fewest-move end state that sends the fewest units across
     racks (:func:`kadmin.balance.racks.rack_ends`), those units through the partitions that
     allow it and every other move inside its rack (:func:`move_across`); where that falls
-    short, the broker-level search over every hop. Neither: None beside ``across=False``, and
-    each rack is balanced on its own, which may be less even than some plan reaches (not
-    proven)."""
+    short, the rack-level program (:func:`kadmin.balance.racks.rack_level`) says whether any
+    plan balances the brokers: if not, the plan reaches its end state, as evenly as the rule
+    allows (:func:`_realised`, no broker-level search wasted on it); if so, the broker-level
+    search over every hop, and where it falls short, the program's end state again. None
+    beside ``across=False`` only where neither decides (capacities, a broker without a rack,
+    too large a program): each rack is then balanced on its own (not proven)."""
     whole = replica_quota(table.replicas, brokers, None, counts, weights)
     if rack_of is not None:
         inside = {b: counts.get(b, 0) for b in brokers}
@@ -307,10 +346,60 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
                                  rack_of, ends.flow, even_topics=even_topics)
             if direct is not None:  # every unit met by a move of its own: whole.units moves
                 return RackBalance(True, whole.units), (whole, direct)
+    level = None if rack_of is None else _level(table, brokers, rack_of, weights)
+    if level is not None and level.spread > 1:  # no plan balances: no search to try it
+        return _realised(table, brokers, counts, rack_of or {}, level, whole.units,
+                         even_topics)
     moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics)
-    if unplaced or replica_moves(table.replicas, moved) > whole.units:
+    if not unplaced and replica_moves(table.replicas, moved) <= whole.units:
+        return RackBalance(True, whole.units), (whole, moved)
+    if level is None:
         return RackBalance(False, whole.units, proven=False), None
-    return RackBalance(True, whole.units), (whole, moved)
+    return _realised(table, brokers, counts, rack_of or {}, level, whole.units, even_topics)
+
+
+def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
+              rack_of: Mapping[int, str], level: RackLevel, free: int, even_topics: bool
+              ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
+    """A plan reaching ``level``'s end state: the units each rack sends through the partitions
+    that allow it, every other move inside its rack (:func:`move_across`), else the search
+    over every hop. Its moves are at least ``level.moves`` (the rack-level program's fewest
+    at its spread): proven when equal. Neither reaching it: None, each rack balanced inside.
+    At spread 1 the whole cluster is balanced (``across``), by more moves than the rack-free
+    bound where racks cost some."""
+    outside = [b for b in counts if b not in level.ends]
+    give, take = toward(counts, level.ends, outside)
+    wanted = Quota(give, take, frozenset(), frozenset())
+    moved = move_across(table, brokers, wanted, rack_of, level.flow, even_topics=even_topics)
+    if moved is None:
+        moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
+                                        even_topics=even_topics)
+        if unplaced:
+            return RackBalance(False, free, proven=False), None
+    proven = replica_moves(table.replicas, moved) == level.moves
+    if level.spread <= 1:  # the whole cluster balanced after all, above the rack-free bound
+        return RackBalance(True, free, proven, level.moves), (wanted, moved)
+    return RackBalance(False, free, proven, level.moves, level.spread,
+                       *_apart(level, counts, brokers, rack_of)), (wanted, moved)
+
+
+def _apart(level: RackLevel, counts: Mapping[int, int], brokers: Collection[int],
+           rack_of: Mapping[int, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The racks whose brokers end below, and above, the range balancing the whole cluster."""
+    ranges = _ranges(counts, brokers, None, None)
+    below = {rack_of[b] for b, n in level.ends.items() if n < ranges[b][0]}
+    above = {rack_of[b] for b, n in level.ends.items() if n > ranges[b][1]}
+    return tuple(sorted(below)), tuple(sorted(above))
+
+
+def _ends(before: Sequence[Replicas], moved: Mapping[int, Replicas], brokers: Collection[int]
+          ) -> dict[int, int]:
+    """Replicas per target broker once ``moved`` is applied to ``before``."""
+    counts = Counter(replica_counts(before))
+    for i, members in moved.items():
+        counts.subtract(before[i])
+        counts.update(members)
+    return {b: counts[b] for b in brokers}
 
 
 def _by_rack(counts: Mapping[int, int], brokers: Collection[int],

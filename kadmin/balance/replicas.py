@@ -212,9 +212,10 @@ class _ReplicaProblem:
         """Move the units each rack sends to the others (``flow``: negative for a rack that
         receives), one move each from a giver of a sending rack to a taker of a receiving one,
         through partitions that lose no rack: the givers with the most to give first, each
-        through the partitions it holds in order, to the receiving rack's taker not in the
-        partition that holds the fewest replicas of its topic (with ``even_topics``), the
-        takers in turn (most room first at the start). True when every flow was met.
+        through the partitions it holds (topics in turn with ``even_topics``), to the
+        receiving rack's taker not in the partition that holds the fewest replicas of its
+        topic (with ``even_topics``), the takers in turn (most room first at the start). True
+        when every flow was met.
 
         A greedy choice: a rack's flow may find no partition left that allows it where
         another order would have (the caller then searches), but the few partitions that
@@ -233,7 +234,11 @@ class _ReplicaProblem:
             rack = rack_of.get(x)
             if not send.get(rack):
                 continue
-            for p in self.holders.get(x, ()):  # grows for takers only: x is none
+            order = self._candidates(x) if self.even_topics else self.holders.get(x, ())
+            """Topics in turn when they count (a fresh queue: the direct phase keeps its own),
+            so that a rack of one new broker gets its share of every topic, not the first
+            topics whole; else as held (grows for takers only: x is none)."""
+            for p in order:
                 members = current.get(p) or original[p]
                 if x not in members:
                     continue

@@ -23,6 +23,7 @@ from rich.text import Text
 from kadmin import files, reports
 from kadmin.balance.chunks import ChunkedGoal
 from kadmin.balance.metrics import loads, spread
+from kadmin.balance.rebalance import RackBalance
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
     BatchDone,
@@ -444,26 +445,43 @@ def goal_lines(r: Rebalanced) -> list[str]:
                         + (f" (no plan of these moves goes below {goal.least})"
                            if goal.least is not None else "")))
     if r.racks is not None:
-        if r.racks.across:
-            lines.append("racks of unequal size: every broker balanced across them, no "
-                         "partition on fewer racks than it had"
-                         + (f"; racks cost {r.lower_bound - r.racks.rack_free_bound} move(s) "
-                            f"over the rack-free bound {r.racks.rack_free_bound}"
-                            if r.lower_bound > r.racks.rack_free_bound else ""))
-        else:
-            lines.append(("racks of unequal size: no plan balances every broker without a "
-                          "partition losing a rack, so each rack is balanced inside"
-                          if r.racks.proven else
-                          "racks of unequal size: the search found no plan that balances "
-                          "every broker at the rack-free bound without a partition losing a "
-                          "rack (too many partitions for the exact program), so each rack is "
-                          "balanced inside")
-                         + (f" ({r.lower_bound - r.racks.rack_free_bound} move(s) over the "
-                            f"rack-free bound {r.racks.rack_free_bound})"
-                            if r.lower_bound > r.racks.rack_free_bound else ""))
+        lines.append(racks_line(r.racks, r.lower_bound))
     if r.over_capacity:
         lines.append(above_capacity("warning: above capacity after the plan: ", r.over_capacity))
     return lines
+
+
+def racks_line(racks: RackBalance, bound: int) -> str:
+    """Racks of unequal size: whether every broker was balanced across them, and if not why,
+    how evenly the rule let them end and what the printed lower bound is."""
+    free = racks.rack_free_bound
+    if racks.across:
+        return ("racks of unequal size: every broker balanced across them, no partition on "
+                "fewer racks than it had"
+                + (f"; racks cost {bound - free} move(s) over the rack-free bound {free}"
+                   if bound > free else "")
+                + ("" if racks.proven else "; not proven the fewest moves (the search's plan "
+                   "makes more than the lower bound)"))
+    if racks.spread is None:
+        return ("racks of unequal size: balanced across racks: no ("
+                + ("no plan balances every broker without a partition losing a rack"
+                   if racks.proven else "the search found no plan that does without a "
+                   "partition losing a rack, and too many partitions for the exact program to "
+                   "say whether one exists")
+                + "), so each rack is balanced inside"
+                + (f" ({bound - free} move(s) over the rack-free bound {free})"
+                   if bound > free else ""))
+    why = " and ".join([f"rack(s) {listed(racks.below)} below"] * bool(racks.below)
+                       + [f"rack(s) {listed(racks.above)} above"] * bool(racks.above))
+    why = f"it keeps {why} a balanced share at best" if why else ""
+    return ("racks of unequal size: balanced across racks: no (no plan balances every broker "
+            f"without a partition losing a rack{': ' if why else ''}{why}); as "
+            f"evenly as the rule allows: brokers' spread "
+            f"{racks.spread}, each rack's within one; lower bound {bound}: the fewest moves "
+            f"at that spread "
+            + (f"({bound - free} over" if bound > free else "(below" if bound < free else
+               "(equal to") + f" the rack-free bound {free}, which balances every broker)"
+            + ("" if racks.proven else "; not proven the fewest moves (the plan makes more)"))
 
 
 def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:

@@ -20,7 +20,7 @@ from test_cli_rebalance import applied, write
 import bench.quoted_clusters as quoted
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from balance_oracle import fewest_moves, least_topic_spread
+from balance_oracle import fewest_moves, least_spread_then_fewest_moves, least_topic_spread
 
 
 def rebalanced(kadmin, tmp_path: Path, doc: dict, *args: str) -> dict:
@@ -136,3 +136,34 @@ def test_a_factor_increase_of_one_topic_spreads_it_evenly(kadmin, tmp_path):
     assert all(len(after[("t0", p)]) == 3 and set(t0[p]) <= set(after[("t0", p)])
                for p in range(8))
     assert worst_topic_spread(after, targets, only="t0") == least
+
+
+def test_a_new_rack_where_the_cluster_cannot_balance_ends_as_evenly_as_the_rule_allows(
+        kadmin, tmp_path):
+    """Racks a {0..4}, b {5,6} and a new rack c {7}; 40 partitions (RF 2) span a and b, so a
+    replica may leave a or b for c but never go between them: rack a cannot gain its share of
+    a balanced cluster. kadmin says so (why, and the spread the rule allows: the integer
+    program's least, each rack's brokers within one), makes the program's fewest moves at that
+    spread and prints them as the lower bound, below the rack-free one; broker 7 gets no less
+    than a's brokers (each rack balanced inside, it got nothing)."""
+    racks = {b: "a" if b < 5 else "b" if b < 7 else "c" for b in range(8)}
+    topics = {"t": {p: (p % 5, 5 + (p * 3) % 7 % 2) for p in range(40)}}
+    doc, targets = quoted.document(topics, 8, racks), list(range(8))
+    parts, _ = quoted.table(topics)
+    assert fewest_moves(parts, targets, racks) is None  # no plan balances every broker
+    spread, fewest = least_spread_then_fewest_moves(parts, targets, racks)
+    summary = rebalanced(kadmin, tmp_path, doc)
+    assert summary["replica_moves"] == summary["lower_bound"] == fewest
+    assert summary["racks"]["across"] is False and summary["racks"]["spread"] == spread
+    assert summary["after"]["replica_spread"] == spread
+    after = applied(doc, tmp_path / "p.json")
+    ends = Counter(b for r in after.values() for b in r)
+    assert all(ends[b] == 40 // 5 for b in range(5)) and ends[7] >= 40 // 5  # was 0
+    assert all(len({racks[b] for b in r}) >= 2 for r in after.values())
+    rack_free = summary["racks"]["rack_free_bound"]
+    text = kadmin("plan", "rebalance", "--cluster", "cluster.json", "--out", "q.json")
+    assert f"{fewest} replica move(s) (lower bound {fewest})" in text.out
+    assert ("balanced across racks: no (no plan balances every broker without a partition "
+            "losing a rack: it keeps rack(s) a below and rack(s) b, c above a balanced share at "
+            f"best); as evenly as the rule allows: brokers' spread {spread}") in text.out
+    assert f"(below the rack-free bound {rack_free}, which balances every broker)" in text.out

@@ -40,13 +40,15 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
                  weights: Mapping[int, int] | None = None,
                  topics: Sequence[int] | None = None, topic_spread: int | None = None,
                  balanced: bool = True, factor: int | None = None,
-                 time_limit: float | None = None) -> int | None:
+                 time_limit: float | None = None, spread: int | None = None) -> int | None:
     """The fewest replica moves that leave every target broker within one replica of the
     others (with ``weights``, at the floor or ceiling of its capacity share) and every replica
     on a target, each partition keeping its size and (with racks) at least its number of
     distinct racks (or every target rack, when it had more); with ``topic_spread`` also every
     topic (``topics[p]`` is partition p's) spread at most that over the targets; without
-    ``balanced`` the brokers are free. With ``factor`` (an increase of the replication
+    ``balanced`` the brokers are free. With ``spread`` (and racks) every target broker's
+    count lies in one window of that width and each rack's brokers within one of each
+    other. With ``factor`` (an increase of the replication
     factor) every partition ends with ``factor`` replicas and keeps every replica it has on a
     target. None when no such plan exists; TimeoutError when HiGHS has not proven the optimum
     within ``time_limit`` seconds."""
@@ -56,7 +58,9 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
     racks = sorted({rack_of[b] for b in brokers}) if rack_of else []
     names = sorted(set(topics)) if topics is not None and topic_spread is not None else []
     windows = len(cells) + len(parts) * len(racks)
-    width = windows + len(names)
+    even = windows + len(names)
+    """With ``spread``: the window's floor, then a floor per rack."""
+    width = even + (0 if spread is None else 1 + len(racks))
     cost = np.zeros(width)
     for (p, b), i in index.items():
         cost[i] = b not in parts[p]
@@ -96,6 +100,11 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
             count = {index[(p, b)]: 1.0 for p in mine}
             row({**count, windows + k: -1.0}, 0, np.inf)
             row({**count, windows + k: -1.0}, -np.inf, topic_spread)
+    for b in brokers if spread is not None else ():
+        load = {index[(p, b)]: 1.0 for p in range(len(parts))}
+        row({**load, even: -1.0}, 0, spread)
+        if racks:
+            row({**load, even + 1 + racks.index(rack_of[b]): -1.0}, 0, 1)  # type: ignore[index]
     upper = np.ones(width)
     upper[windows:] = max(map(len, parts), default=1) * len(parts) if factor is None else (
         factor * len(parts))
@@ -109,6 +118,19 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
     if found.status == 1:
         raise TimeoutError(f"the integer program ran out of its {time_limit} s")
     return None if found.status != 0 else round(found.fun)
+
+
+def least_spread_then_fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
+                                   rack_of: Mapping[int, str]) -> tuple[int, int]:
+    """Spec section 7 with racks when no plan balances every broker without a partition
+    losing a rack: the least spread of the targets' counts (each rack's brokers within one)
+    any plan keeping every partition's racks reaches, then the fewest moves at that spread."""
+    k = 0
+    while True:
+        found = fewest_moves(parts, targets, rack_of, balanced=False, spread=k)
+        if found is not None:
+            return k, found
+        k += 1
 
 
 def least_topic_spread(parts: Sequence[Replicas], targets: Sequence[int],

@@ -4,18 +4,21 @@ when it meets the rack-free lower bound, which no rack-aware plan can beat."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from itertools import product
+from unittest.mock import patch
 
 import pytest
-from balance_oracle import fewest_moves
-from hypothesis import given, settings
+from balance_oracle import fewest_moves, least_spread_then_fewest_moves
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_balance import after, check_valid, spec_lower_bound
 
+from kadmin.balance import evenness
 from kadmin.balance.evenness import DEFAULT_LIMIT, arcs
 from kadmin.balance.metrics import replica_moves
-from kadmin.balance.racks import rack_ends, toward
+from kadmin.balance.racks import rack_ends, rack_level, toward
 from kadmin.balance.rebalance import rebalance, replica_quota
 from kadmin.balance.replicas import move_across
 from kadmin.balance.table import PartitionTable
@@ -54,8 +57,8 @@ def test_large_clusters_are_balanced_across_unequal_racks_at_the_rack_free_bound
 
 def test_where_racks_forbid_balance_across_them_each_rack_is_balanced_inside() -> None:
     """Racks a {0,1,2}, b {3,4}, c {5}; every partition spans all three, so no replica may
-    change rack: the search cannot reach the rack-free bound, and each rack is balanced on its
-    own (the direct phase keeps moves inside their rack; none is left unplaced)."""
+    change rack: the search cannot reach the rack-free bound, and the rack-level program
+    proves each rack balanced inside the most even the rule allows (spread 9000 - 3000)."""
     rack_of = {b: "a" if b < 3 else "b" if b < 5 else "c" for b in range(6)}
     parts = [(0 if p % 3 else 1, 3, 5) for p in range(9000)]
     table = PartitionTable.of([("t", dict(enumerate(parts)))])
@@ -66,8 +69,48 @@ def test_where_racks_forbid_balance_across_them_each_rack_is_balanced_inside() -
     counts = Counter(b for r in new_lists for b in r)
     assert [counts[b] for b in range(6)] == [3000, 3000, 3000, 4500, 4500, 9000]
     assert result.unplaced == 0 and result.racks is not None
-    assert not result.racks.across and not result.racks.proven
+    assert not result.racks.across and result.racks.proven and result.racks.spread == 6000
     assert result.replica_moves == result.lower_bound == 3000 + 4500
+
+
+def new_rack(n: int, seed: int = 1) -> tuple[PartitionTable, list[int], dict[int, str]]:
+    """Racks a {0..4}, b {5,6} and a new rack c {7} with one broker; ``n`` partitions of two
+    replicas, one in a and one in b: a replica may leave a or b for c (the partition keeps two
+    racks), never go between a and b (it would lose one), so a cannot gain and the whole
+    cluster cannot be balanced; b and c share what b holds. Topics of 100 partitions."""
+    rack_of = {b: "a" for b in range(5)} | {5: "b", 6: "b", 7: "c"}
+    rnd = random.Random(seed)
+    topics: list[tuple[str, dict[int, Replicas]]] = [
+        (f"t{t:03d}", {p: (rnd.randrange(5), 5 + rnd.randrange(2)) for p in range(100)})
+        for t in range(n // 100)]
+    return PartitionTable.of(topics), list(rack_of), rack_of
+
+
+@pytest.mark.parametrize("even_topics", [True, False])
+def test_a_new_rack_of_one_broker_gets_its_share_where_the_cluster_cannot_balance(
+        even_topics: bool) -> None:
+    """20,000 partitions (too many for the exact program): broker c ends with its share of
+    what b and c can hold, 40,000 / 8 being out of reach for rack a; each rack's brokers
+    within one, the fewest moves at that spread (b's units to c, then a's and b's brokers
+    evened inside)."""
+    table, targets, rack_of = new_rack(20_000)
+    assert arcs(table, targets) > DEFAULT_LIMIT
+    result = rebalance(table, targets, rack_of, leaders=False, even_topics=even_topics)
+    new_lists = after(table.replicas, result.final)
+    check_valid(table.replicas, new_lists, targets, rack_of)
+    counts = Counter(b for r in new_lists for b in r)
+    assert [counts[b] for b in range(5)] == [4000] * 5  # a holds 20,000 and can only give
+    assert sorted(counts[b] for b in (5, 6, 7)) == [6666, 6667, 6667]
+    before = Counter(b for r in table.replicas for b in r)
+    inside = sum(max(0, 4000 - before[b]) for b in range(5)) + sum(
+        max(0, counts[b] - before[b]) for b in (5, 6))
+    assert result.racks is not None and not result.racks.across and result.racks.proven
+    assert result.racks.spread == 6667 - 4000 and result.unplaced == 0
+    assert result.replica_moves == result.lower_bound == counts[7] + inside
+    assert result.racks.rack_free_bound == 10_000  # balanced would need 5000 on broker 7
+    if even_topics:  # broker 7 holds its share of every topic, not the first topics whole
+        on_7 = Counter(table.topic_of[i] for i, r in enumerate(new_lists) if 7 in r)
+        assert min(on_7[t] for t in range(200)) >= counts[7] // 200 - 2
 
 
 # --- the rack-level end state and the moves across racks it asks for (kadmin.balance.racks) ---
@@ -185,3 +228,74 @@ def test_moves_across_racks_are_made_directly_on_a_large_cluster() -> None:
     assert plan is not None
     check_valid(table.replicas, after(table.replicas, plan), targets, rack_of)
     assert replica_moves(table.replicas, plan) == whole.units
+
+
+# --- as evenly as the rule allows (kadmin.balance.racks.rack_level) ---------------------------
+
+
+@st.composite
+def blocked_racks(draw: st.DrawFn) -> tuple[list[Replicas], list[int], dict[int, str]]:
+    """Clusters where racks often forbid balance: racks a and b of any size, a new rack c of
+    one or two empty brokers, most partitions spanning a and b (a replica may leave for c,
+    not go between a and b), a few on one rack or on all three; loads skewed or not; maybe a
+    broker of a drained (its replicas must move, inside a or out to c)."""
+    a, b, c = draw(st.integers(2, 4)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    rack_of = {x: "a" if x < a else "b" if x < a + b else "c" for x in range(a + b + c)}
+    targets = list(rack_of)
+    ina, inb = list(range(a)), list(range(a, a + b))
+    if draw(st.booleans()):
+        rack_of[a + b + c] = "a"
+        ina.append(a + b + c)
+    skew = draw(st.booleans())
+    pick_a = st.sampled_from([x for i, x in enumerate(ina) for _ in range((i + 1) if skew else 1)])
+    pick_b = st.sampled_from([x for i, x in enumerate(inb) for _ in range((i + 1) if skew else 1)])
+    shapes = st.sampled_from(["ab"] * 6 + ["a", "b", "abc"])
+    parts: list[Replicas] = []
+    for shape in draw(st.lists(shapes, min_size=4, max_size=16)):
+        members = [draw(pick_a)] if "a" in shape else []
+        members += [draw(pick_b)] if "b" in shape else []
+        members += [a + b] if "c" in shape else []
+        parts.append(tuple(members))
+    return parts, targets, rack_of
+
+
+@settings(max_examples=200)
+@given(st.one_of(blocked_racks(), unequal_racks()), st.booleans(), st.booleans())
+def test_where_racks_forbid_balance_brokers_end_as_evenly_as_the_rule_allows(
+        c: tuple[list[Replicas], list[int], dict[int, str]], even_topics: bool, large: bool
+) -> None:
+    """Against the integer program with rack constraints (least spread, each rack's brokers
+    within one, then fewest moves): the rack-level program's spread is the least, its moves a
+    bound no plan beats; a plan that does not balance every broker reaches that spread, and
+    its moves are the program's fewest wherever it says proven (never fewer). ``large``: the
+    partition program stands aside as on a large cluster, so the plan is the search's."""
+    parts, targets, rack_of = c
+    served = {rack_of[b] for b in targets}
+    assume(all(rack_of[b] in served for r in parts for b in r))
+    """A partition on a rack with no target left: the partition program lets it end on every
+    target rack, the search keeps its count of racks (it stays unplaced): another question."""
+    table = PartitionTable.of([("t", dict(enumerate(parts)))])
+    spread, fewest = least_spread_then_fewest_moves(parts, targets, rack_of)
+    level = rack_level(parts, targets, rack_of)
+    assert level is not None and level.spread == spread and level.moves <= fewest
+    with patch.object(evenness, "DEFAULT_LIMIT", 0 if large else evenness.DEFAULT_LIMIT):
+        result = rebalance(table, targets, rack_of, leaders=False, even_topics=even_topics)
+    if result.racks is None:
+        assert spread <= 1
+        return
+    if result.racks.across:
+        assert spread <= 1 and result.racks.spread is None
+    else:
+        assert spread > 1 and result.racks.spread == spread
+    new = after(parts, result.final)
+    check_valid(parts, new, targets, rack_of)
+    end = Counter(b for r in new for b in r)
+    assert max(end[b] for b in targets) - min(end[b] for b in targets) == spread
+    for rack in set(rack_of[b] for b in targets):
+        mine = [end[b] for b in targets if rack_of[b] == rack]
+        assert max(mine) - min(mine) <= 1
+    assert result.replica_moves >= fewest >= result.lower_bound >= level.moves
+    if not result.racks.across:
+        assert result.lower_bound == level.moves
+    if result.racks.proven:
+        assert result.replica_moves == fewest == result.lower_bound
