@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kadmin.balance.table import PartitionTable
-from kadmin.model import Replicas
+from kadmin.model import Replicas, TopicPartition
 
 Rack = Mapping[int, str] | None
 
@@ -288,3 +288,12 @@ def bytes_per_broker(replicas: Sequence[Replicas], sizes: Sequence[int]) -> dict
         for b in members:
             held[b] = held.get(b, 0) + size
     return held
+
+
+def topic_bytes_per_broker(topics: Mapping[str, Mapping[int, Replicas]],
+                           sizes: Mapping[TopicPartition, int]) -> dict[int, int]:
+    """:func:`bytes_per_broker` over ``topics`` (name -> partition -> replicas, as a snapshot
+    holds them), a partition ``sizes`` does not measure counting 0."""
+    return bytes_per_broker([r for parts in topics.values() for r in parts.values()],
+                            [sizes.get(TopicPartition(t, p), 0)
+                             for t, parts in topics.items() for p in parts])

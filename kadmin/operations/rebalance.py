@@ -18,7 +18,7 @@ from kadmin.balance.rebalance import RackBalance
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.weighted import bytes_per_broker
+from kadmin.balance.weighted import bytes_per_broker, topic_bytes_per_broker
 from kadmin.model import (
     ClusterSnapshot,
     InvalidInput,
@@ -179,7 +179,9 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
                      request.rack_aware)
     size_of = None if sizes is None else [sizes[table.tp(i)] for i in range(len(table))]
     weights = None if capacities is None else capacities.weights(scope.targets)
-    others = None if sizes is None or weights is None else _unselected(snapshot, chosen, sizes)
+    others = None if sizes is None or weights is None else topic_bytes_per_broker(
+        {t: parts for t, parts in snapshot.topics.items() if t not in chosen}, sizes)
+    """Bytes the topics not selected hold on each broker: they stay, and take capacity."""
     if request.by_bytes:
         assert size_of is not None, "--balance bytes is refused without sizes"
         if weights is not None:
@@ -224,14 +226,6 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
         drained={b: (counts[b], left.get(b, 0)) for b in drained},
         unregistered=scope.unregistered, held=result.held, limits=request.limit_words)
     return ReassignmentPlan(tuple(moves)), ReassignmentPlan(tuple(undo)), figures
-
-
-def _unselected(snapshot: ClusterSnapshot, chosen: Collection[str],
-                sizes: Mapping[TopicPartition, int]) -> dict[int, int]:
-    """Bytes the topics not selected hold on each broker: they stay, and take capacity."""
-    others = [(r, sizes.get(TopicPartition(t, p), 0)) for t, parts in snapshot.topics.items()
-              if t not in chosen for p, r in parts.items()]
-    return bytes_per_broker([r for r, _ in others], [size for _, size in others])
 
 
 def _plus(held: Mapping[int, int], others: Mapping[int, int]) -> dict[int, int]:

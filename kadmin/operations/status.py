@@ -11,7 +11,7 @@ from pathlib import Path
 from kadmin import health, sizes
 from kadmin.balance.capacity import BrokerUse, broker_use, over_capacity, read_capacities
 from kadmin.balance.replicas import replica_counts
-from kadmin.balance.weighted import bytes_per_broker
+from kadmin.balance.weighted import topic_bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import ClusterSnapshot, TopicPartition
 from kadmin.operations.source import Connection, connected
@@ -77,8 +77,5 @@ def status(connection: Connection, sizes_path: Path | None = None,
 def held_bytes(snapshot: ClusterSnapshot, found: Mapping[TopicPartition, int]
                ) -> dict[int, int]:
     """Bytes on each registered broker (0 for one that holds nothing), over every partition."""
-    topics = snapshot.topics
-    held = bytes_per_broker([r for t in topics.values() for r in t.values()],
-                            [found.get(TopicPartition(t, p), 0) for t, parts in topics.items()
-                             for p in parts])
+    held = topic_bytes_per_broker(snapshot.topics, found)
     return {b: held.get(b, 0) for b in sorted(snapshot.brokers)}

@@ -12,7 +12,7 @@ from kadmin.balance.capacity import over_capacity
 from kadmin.balance.metrics import Balance, balance
 from kadmin.balance.scope import racks
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.weighted import bytes_per_broker
+from kadmin.balance.weighted import topic_bytes_per_broker
 from kadmin.model import (
     ClusterSnapshot,
     InvalidInput,
@@ -74,9 +74,8 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
     replicas_before = Counter(chain.from_iterable(all_replicas))
     leaders_before = Counter(r[0] for r in all_replicas if r)
     replicas_after, leaders_after = replicas_before.copy(), leaders_before.copy()
-    bytes_before = Counter() if sizes is None else Counter(bytes_per_broker(all_replicas, [
-        sizes.get(TopicPartition(t, p), 0) for t, partitions in snapshot.topics.items()
-        for p in partitions]))
+    bytes_before = Counter() if sizes is None else Counter(
+        topic_bytes_per_broker(snapshot.topics, sizes))
     bytes_after = bytes_before.copy()
     unchanged = replica_moves = leader_changes = bytes_moved = 0
     for move in plan.moves:
