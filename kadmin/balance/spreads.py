@@ -162,6 +162,11 @@ class Boxes:
         high = np.minimum(c.count + take[c.broker], partitions[c.topic])
         return cls(c, low, high, give, take, replicas, partitions)
 
+    def mean(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per topic, the floor and ceiling of its mean count over the targets: what its least
+        end count is at most and its largest at least, in any plan."""
+        return self.replicas // self.n, -(-self.replicas // self.n)
+
     def levels(self) -> tuple[np.ndarray, np.ndarray]:
         """Per topic, the highest its least end count and the lowest its largest end count
         can be (water filling): the end counts lie in their boxes and add up to ``R_t``, so
@@ -251,11 +256,14 @@ def least_spreads(table: PartitionTable, targets: Collection[int],
                                minlength=len(table.topics)).astype(np.int64)
         return -(-replicas // n) - replicas // n
     boxes = Boxes.of(table, targets, bounds, now)
-    most_low, least_high = boxes.per_topic_bound()
-    if levels:
-        low_level, high_level = boxes.levels()
-    else:
-        low_level, high_level = boxes.replicas // n, -(-boxes.replicas // n)
+    return _bounded(*boxes.per_topic_bound(), *(boxes.levels() if levels else boxes.mean()))
+
+
+def _bounded(most_low: np.ndarray, least_high: np.ndarray, low_level: np.ndarray,
+             high_level: np.ndarray) -> np.ndarray:
+    """Per topic, the per-topic bound of the module docstring with ``low_level`` and
+    ``high_level`` (the mean's floor and ceiling, or the water levels)."""
+    import numpy as np
     return np.maximum(most_low, high_level) - np.minimum(least_high, low_level)
 
 
@@ -270,22 +278,22 @@ def least_spread(table: PartitionTable, targets: Collection[int],
     with the mean, the budget bound with the mean (these two prove the million-partition
     runs), then, with ``levels``, both with the water levels (:meth:`Boxes.levels`; Spark's
     chunks certify the mean's, which add up over chunks)."""
-    import numpy as np
-    k = int(least_spreads(table, targets, bounds, now).max(initial=0))
-    if bounds is None or now is None or k >= reached:
-        return min(k, reached)
+    if bounds is None or now is None:
+        return min(int(least_spreads(table, targets, bounds, now).max(initial=0)), reached)
     from kadmin.balance.targets import fewest_to_ranges
-    boxes = Boxes.of(table, targets, bounds, now)
-    n = boxes.n
+    boxes = Boxes.of(table, targets, bounds, now)  # built once for every stage
+    most_low, least_high = boxes.per_topic_bound()
+    mean = boxes.mean()
+    k = int(_bounded(most_low, least_high, *mean).max(initial=0))
+    if k >= reached:
+        return reached
     total = int(boxes.replicas.sum())
     fewest = fewest_to_ranges({b: now.get(b, 0) for b in sorted(targets)}, bounds, total)
-    k = _budget(boxes, fewest, boxes.replicas // n, -(-boxes.replicas // n), k, reached)
+    k = _budget(boxes, fewest, *mean, k, reached)
     if k >= reached or not levels:
         return k
-    most_low, least_high = boxes.per_topic_bound()
     low_level, high_level = boxes.levels()
-    k = max(k, int((np.maximum(most_low, high_level)
-                    - np.minimum(least_high, low_level)).max(initial=0)))
+    k = max(k, int(_bounded(most_low, least_high, low_level, high_level).max(initial=0)))
     return _budget(boxes, fewest, low_level, high_level, k, reached)
 
 
