@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # numpy is imported where the program is built: Spark's execu
 from kadmin.balance.aggregate import LIMIT as AGGREGATE_LIMIT
 from kadmin.balance.aggregate import SECONDS as AGGREGATE_SECONDS
 from kadmin.balance.aggregate import Aggregate
+from kadmin.balance.metrics import replica_moves
 from kadmin.balance.spreads import least_spread, least_spreads, topic_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import fewest_to_ranges
@@ -480,8 +481,7 @@ def even_topics(table: PartitionTable, targets: Collection[int],
     reached = worst_spread(table, moved, targets) if reached is None else reached
     now = Counter(chain.from_iterable(table.replicas)) if now is None else now
     """Replicas per broker today, of this table: what the proofs count from."""
-    moves = sum(len(set(new) - set(table.replicas[i])) for i, new in moved.items()) \
-        if moves is None else moves
+    moves = replica_moves(table.replicas, moved) if moves is None else moves
     fewest = moves == fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                                        sum(map(len, table.replicas)))
     """``moved`` meets the balance bound: the fewest moves any plan within ``bounds`` makes."""
@@ -494,14 +494,13 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         if reached <= least:
             return dict(moved), TopicGoal(None, reached, plain_bound, None, True, reached)
         if fewest:
-            better, least, decided = _by_aggregate(table, targets, bounds, now, moves, least,
-                                                   reached, rack_of)
+            better, spread, least, decided = _by_aggregate(table, targets, bounds, now, moves,
+                                                           least, reached, rack_of)
             if decided:
-                final = dict(moved) if better is None else better
-                spread = worst_spread(table, final, targets)
+                final, spread = (dict(moved), reached) if better is None else (better, spread)
                 return final, TopicGoal(None, spread, plain_bound, None, True, spread)
             if better is not None:  # lower than the search's, not proven the least
-                moved, reached = better, worst_spread(table, better, targets)
+                moved, reached = better, spread
         unproven = dict(moved), TopicGoal(None, reached, plain_bound, None, False, least)
         if arcs(table, targets) > DEFAULT_LIMIT:
             return unproven
@@ -518,11 +517,10 @@ def even_topics(table: PartitionTable, targets: Collection[int],
         return dict(moved), TopicGoal(asked, reached, plain_bound, moves, True)
     if fewest and least_spread(table, targets, bounds, now, asked + 1) <= asked:
         # a plan of the fewest moves there are within ``asked``?
-        within, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked, asked + 1,
-                                     rack_of)
+        within, spread, _, _ = _by_aggregate(table, targets, bounds, now, moves, asked,
+                                             asked + 1, rack_of)
         if within is not None:
-            return within, TopicGoal(asked, worst_spread(table, within, targets), plain_bound,
-                                     moves, True)
+            return within, TopicGoal(asked, spread, plain_bound, moves, True)
     if arcs(table, targets) > LIMIT:
         raise InvalidInput(
             f"--topic-spread: {len(table):,} partitions over {len(targets):,} brokers are "
@@ -546,23 +544,25 @@ def even_topics(table: PartitionTable, targets: Collection[int],
 def _by_aggregate(table: PartitionTable, targets: Collection[int],
                   bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int], moves: int,
                   least: int, reached: int, rack_of: Mapping[int, str] | None = None
-                  ) -> tuple[dict[int, Replicas] | None, int, bool]:
+                  ) -> tuple[dict[int, Replicas] | None, int, int, bool]:
     """The topic x broker program of :mod:`kadmin.balance.aggregate` (with ``rack_of``, its
     plans keep every partition's racks), ``k`` from ``least`` below ``reached`` (``moves``,
     the balance bound's, are the fewest; :meth:`Aggregate.least`): the plan of the least
-    ``k`` it realizes (None: none below ``reached``), the least spread still possible, and
-    whether that settles it (False: the program is too large, ran out of time, or could not
-    realize a ``k`` it did not refute; a plan is then better than ``reached``, not proven)."""
+    ``k`` it realizes (None: none below ``reached``) and its worst topic spread (``reached``
+    without one), the least spread still possible, and whether that settles it (False: the
+    program is too large, ran out of time, or could not realize a ``k`` it did not refute; a
+    plan is then better than ``reached``, not proven)."""
     import time
     deadline = time.monotonic() + AGGREGATE_SECONDS
     program = Aggregate(table, targets, bounds, now, moves, rack_of)
     if program.size > AGGREGATE_LIMIT:
-        return None, least, False
+        return None, reached, least, False
     final, k, decided = program.least(least, reached, deadline)
-    if final is not None:
-        made = sum(len(set(new) - set(table.replicas[i])) for i, new in final.items())
-        if made != moves or worst_spread(table, final, targets) >= reached:
-            return None, k, False  # a realization the checks refuse is no plan
-        if decided and worst_spread(table, final, targets) > k:
-            return None, k, False  # nor a proof
-    return final, k, decided
+    if final is None:
+        return None, reached, k, decided
+    spread = worst_spread(table, final, targets)
+    if replica_moves(table.replicas, final) != moves or spread >= reached:
+        return None, reached, k, False  # a realization the checks refuse is no plan
+    if decided and spread > k:
+        return None, reached, k, False  # nor a proof
+    return final, spread, k, decided
