@@ -35,10 +35,11 @@ def even_out_topics(original: Sequence[Replicas], current: dict[int, list[int]],
     topic spread is at most ``enough`` (at least 1: a spread of 1 is the least there is
     whenever a topic's replicas do not divide evenly)."""
     enough = max(1, enough)
-    if max((spread(counts, len(targets)) for counts in topic_count), default=0) <= enough:
+    spreads = [spread(counts, len(targets)) for counts in topic_count]
+    if max(spreads, default=0) <= enough:
         return
     search = _Search(original, current, topic_of, topic_count, targets, rack_ok)
-    search.run(2 * sum(map(len, search.outgoing.values())), enough)
+    search.run(2 * sum(map(len, search.outgoing.values())), enough, spreads)
 
 
 def spread(counts: dict[int, int], targets: int) -> int:
@@ -77,8 +78,10 @@ class _Search:
     def spread(self, t: int) -> int:
         return spread(self.counts[t], len(self.targets))
 
-    def run(self, budget: int, enough: int) -> None:
-        order = [(-self.spread(t), t) for t in range(len(self.counts))]
+    def run(self, budget: int, enough: int, spreads: Sequence[int]) -> None:
+        """Swaps on the worst topic first (``spreads``: each topic's now) until every topic is
+        within ``enough``, the worst cannot improve or ``budget`` swaps are made."""
+        order = [(-s, t) for t, s in enumerate(spreads)]
         heapq.heapify(order)
         while order and budget > 0:
             key, t = order[0]
