@@ -425,16 +425,16 @@ def _ranges(counts: Mapping[int, int], brokers: Collection[int],
 def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],
                     rack_of: Mapping[int, str] | None = None, *, leaders: bool = True,
                     capacities: Mapping[int, int] | None = None,
-                    kept: Collection[int] = ()) -> Rebalance:
+                    kept: Collection[int] = (), others: int = 0) -> Rebalance:
     """``--balance bytes``: bytes per broker within one largest partition of each other, moving
     as few bytes as :func:`kadmin.balance.weighted.balance_bytes` finds, then the same leader
     step as :func:`rebalance`. ``lower_bound`` is then the byte bound, as is ``bytes_moved``.
     With ``capacities`` (bytes per target broker) bytes per unit of capacity are balanced, and
     leaders follow the same shares; a cluster holding more bytes than the targets' capacity
-    is refused."""
+    is refused, counting ``others``, the bytes topics outside ``table`` keep on the targets."""
     if capacities is not None:
         refuse_overfull(sum(size * len(r) for size, r in zip(sizes, table.replicas, strict=True)),
-                        capacities, brokers)
+                        capacities, brokers, others)
     held = hold(table, brokers, kept)
     before, brokers = held.free.replicas, held.targets
     fixed: Counter[int] = Counter()

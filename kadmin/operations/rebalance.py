@@ -11,7 +11,7 @@ from pathlib import Path
 from kadmin import files, plans
 from kadmin.balance import metrics
 from kadmin.balance import rebalance as balancing
-from kadmin.balance.capacity import over_capacity, read_capacities, refuse_overfull
+from kadmin.balance.capacity import over_capacity, read_capacities
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.metrics import Balance
 from kadmin.balance.rebalance import RackBalance
@@ -184,13 +184,10 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
     """Bytes the topics not selected hold on each broker: they stay, and take capacity."""
     if request.by_bytes:
         assert size_of is not None, "--balance bytes is refused without sizes"
-        if weights is not None:
-            refuse_overfull(sum(s * len(r) for s, r in zip(size_of, table.replicas, strict=True)),
-                            weights, scope.targets,
-                            sum((others or {}).get(b, 0) for b in scope.targets))
         result = balancing.rebalance_bytes(table, size_of, scope.targets, scope.rack_of,
                                            leaders=request.leaders, capacities=weights,
-                                           kept=scope.unregistered)
+                                           kept=scope.unregistered, others=sum(
+                                               (others or {}).get(b, 0) for b in scope.targets))
     elif request.replication_factor is None:
         result = balancing.rebalance(table, scope.targets, scope.rack_of,
                                      leaders=request.leaders, limits=request.limits,
