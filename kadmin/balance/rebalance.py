@@ -289,13 +289,10 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
     across racks, and each rack is balanced inside where it falls short). Rack by rack, too,
     the program gives the fewest moves (the search's may be more when diversity blocks its
     hops)."""
-    inside = {b: counts.get(b, 0) for b in brokers}
-    outside = {b: n for b, n in counts.items() if b not in inside}
-    if rack_of is None or len(groups_of(brokers, inside, outside, rack_of, weights)) < 2:
+    if rack_of is None or not _by_rack(counts, brokers, rack_of, weights) \
+            or evenness.arcs(table, brokers) > evenness.DEFAULT_LIMIT:
         return None
-    free = quota(inside, groups_of(brokers, inside, outside, None, weights), outside).units
-    if evenness.arcs(table, brokers) > evenness.DEFAULT_LIMIT:
-        return None
+    free = replica_quota(table.replicas, brokers, None, counts, weights).units
     exact = evenness.fewest_moves_within(table, brokers, _ranges(counts, brokers, None, weights),
                                          None, rack_of)
     if exact is not None:
