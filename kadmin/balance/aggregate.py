@@ -125,11 +125,8 @@ class Aggregate:
         self.give_range = (np.maximum(0, held - high), np.maximum(0, held - low))
         self.take_range = (np.maximum(0, low - held), np.maximum(0, high - held))
         topics = len(table.topics)
-        sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
-        topic_of = np.asarray(table.topic_of, dtype=np.int64)
-        self.replicas = np.bincount(topic_of, weights=sizes, minlength=topics).astype(np.int64)
-        self.partitions = np.bincount(topic_of, minlength=topics)
         boxes = Boxes.of(table, targets, bounds, now)
+        self.replicas, self.partitions = boxes.replicas, boxes.partitions
         self.c = c = boxes.c
         low_level, high_level = boxes.levels()
         inside = np.bincount(c.topic, weights=c.count, minlength=topics).astype(np.int64)

@@ -420,16 +420,13 @@ class Part:
         with the whole cluster's gives and takes (``step.now``, ``step.bounds``): each topic's
         box holds in every plan of the fewest moves of the whole cluster, so the bound of a
         topic holds whatever the other chunks do (numpy, on the executor)."""
-        import numpy as np
         order = sorted(targets)
         table = self.table
         bound = spreads.least_spreads(table, order, step.bounds, step.now)
         spread = spreads.topic_spreads(table, self.changed, order)
         needs = []
         if step.ks:
-            sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
-            replicas = np.bincount(np.asarray(table.topic_of, dtype=np.int64), weights=sizes,
-                                   minlength=len(table.topics)).astype(np.int64)
+            replicas = spreads.topic_replicas(table)
             c = spreads.cells(table.replicas, table.topic_of, order)
             for k in step.ks:
                 gives, takes = spreads.needs(c, replicas // len(order),

@@ -102,6 +102,14 @@ def per_topic(c: Cells, values: np.ndarray, topics: int, fill: int, reduce: str
     return out
 
 
+def topic_replicas(table: PartitionTable) -> np.ndarray:
+    """Replicas of each topic (by index), every partition's replication factor added up."""
+    import numpy as np
+    sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
+    return np.bincount(np.asarray(table.topic_of, dtype=np.int64), weights=sizes,
+                       minlength=len(table.topics)).astype(np.int64)
+
+
 def topic_spreads(table: PartitionTable, final: Mapping[int, Replicas],
                   targets: Collection[int]) -> np.ndarray:
     """Each topic's spread over ``targets`` once ``final`` (changed lists by partition) is
@@ -149,11 +157,9 @@ class Boxes:
            bounds: Mapping[int, tuple[int, int]], now: Mapping[int, int]) -> Boxes:
         import numpy as np
         order = sorted(targets)
-        topics = len(table.topics)
-        sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
-        topic_of = np.asarray(table.topic_of, dtype=np.int64)
-        replicas = np.bincount(topic_of, weights=sizes, minlength=topics).astype(np.int64)
-        partitions = np.bincount(topic_of, minlength=topics)
+        replicas = topic_replicas(table)
+        partitions = np.bincount(np.asarray(table.topic_of, dtype=np.int64),
+                                 minlength=len(table.topics))
         held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
         give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
         take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
@@ -248,12 +254,9 @@ def least_spreads(table: PartitionTable, targets: Collection[int],
     when some plan of ``F`` moves is known (else only the mean term holds, as without
     ``bounds``). ``levels``: with the water levels of :meth:`Boxes.levels` in place of the
     mean (tighter, a few passes over the cells more)."""
-    import numpy as np
     n = len(targets)
     if bounds is None or now is None:
-        sizes = np.fromiter(map(len, table.replicas), dtype=np.int64, count=len(table))
-        replicas = np.bincount(np.asarray(table.topic_of, dtype=np.int64), weights=sizes,
-                               minlength=len(table.topics)).astype(np.int64)
+        replicas = topic_replicas(table)
         return -(-replicas // n) - replicas // n
     boxes = Boxes.of(table, targets, bounds, now)
     return _bounded(*boxes.per_topic_bound(), *(boxes.levels() if levels else boxes.mean()))
