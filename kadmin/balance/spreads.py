@@ -8,7 +8,7 @@ million partitions on a thousand brokers cost a second, not a pass over every to
 **The bound.** Let ``now_b`` be broker ``b``'s replicas today, ``[lo_b, hi_b]`` its balanced
 range (:meth:`kadmin.balance.targets.Group.bounds`, ``hi_b - lo_b <= 1``), and ``F`` the least
 ``sum_b max(0, end_b - now_b)`` over end states within the ranges
-(:func:`kadmin.balance.bound.fewest_to_ranges`). Every plan arriving at ``end`` moves
+(:func:`kadmin.balance.targets.fewest_to_ranges`). Every plan arriving at ``end`` moves
 ``sum_b arrivals_b >= sum_b max(0, end_b - now_b) >= F`` replicas (``end_b = kept_b +
 arrivals_b`` and ``kept_b <= now_b``). So when some plan makes exactly ``F`` moves, the fewest
 there are, *every* plan of the fewest moves makes both inequalities equalities: each broker
