@@ -58,8 +58,7 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     ``within_racks``: the quota balances each rack on its own (racks of unequal size), so the
     direct phase keeps each move inside its rack (the search still weighs every hop).
     ``enough``: a worst topic spread the topic search need not go below (a lower bound)."""
-    problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics,
-                              rack_of if within_racks else None)
+    problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics, within_racks)
     solve(problem, cost=1, limit=1 if single_copies else None)
     return problem.final(enough), problem.ledger.pending
 
@@ -78,7 +77,7 @@ def move_across(table: PartitionTable, targets: Collection[int], quota: Quota,
     for a tail, the search limited to single copies. Every move takes a unit from a broker
     that must give to one that must take, so the moves are the quota's units: the rack-free
     bound when the end state is one of the fewest moves, which no rack-aware plan beats."""
-    problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics, rack_of)
+    problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics, True)
     if not problem.cross(flow):
         return None
     solve(problem, cost=1, limit=1)
@@ -103,10 +102,11 @@ class _ReplicaProblem:
 
     def __init__(self, table: PartitionTable, targets: Collection[int], quota: Quota,
                  rack_of: Mapping[int, str] | None, even_topics: bool = True,
-                 within: Mapping[int, str] | None = None) -> None:
+                 within_racks: bool = False) -> None:
         self.even_topics = even_topics
-        self.within = within
-        """The racks, when the quota balances each rack on its own (see :meth:`_rack_key`)."""
+        self.within_racks = within_racks
+        """The direct phase keeps each move inside its rack first (the quota balances each
+        rack on its own, or the units across racks were moved already): :meth:`direct`."""
         self.original = table.replicas
         self.topic_of = table.topic_of
         self.targets = frozenset(targets)
@@ -286,7 +286,7 @@ class _ReplicaProblem:
         moved = 0
         for x in sorted(ledger.givers(), key=lambda b: (-can_give(b), b)):
             takers = heaps.get(self._rack_key(x)) or heaps.get(_ANY)
-            elsewhere = heaps.get(_ANY) if self.within is None and racks else None
+            elsewhere = heaps.get(_ANY) if not self.within_racks and racks else None
             """With racks balanced together, a taker in another rack when none of the giver's
             own fits (most partitions would lose a rack there: scanned last)."""
             if not takers:
@@ -339,8 +339,7 @@ class _ReplicaProblem:
         """The group of takers ``b`` gives to first in the direct phase: its rack (when each
         rack is balanced on its own, only its rack: a move across racks there must be undone
         by a chain later), else any taker."""
-        racks = self.within if self.within is not None else self.rack_of
-        return _ANY if racks is None else racks.get(b, _ANY)
+        return _ANY if self.rack_of is None else self.rack_of.get(b, _ANY)
 
     def _takers_by_rack(self) -> dict[str | None, list[int]]:
         """The takers of the current mode by :meth:`_rack_key`, and all of them under ``_ANY``
