@@ -20,7 +20,8 @@ import heapq
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, repeat
+from operator import itemgetter
 
 from kadmin.balance.flow import Ledger, solve
 from kadmin.balance.table import PartitionTable
@@ -147,6 +148,18 @@ class _ReplicaProblem:
         self.received: dict[int, int] = {}
         """Replicas of each topic moved to a broker so far."""
         self.taker_count = max(1, len(set(quota.take) | set(quota.spare_take)))
+        self.raised: list[int] = []
+        """Topics whose ``received // taker_count`` grew, in turn: each lowers the topic's rank
+        in every giver's queue (:meth:`_candidates`)."""
+        self.gave_outside: dict[int, list[int]] = {}
+        """Per giver, the topics of the replicas it gave other than through its queue."""
+        if even_topics:
+            import numpy as np
+
+            self.topic_array = np.array(self.topic_of, dtype=np.int64)
+            self.leader_array = np.fromiter(map(itemgetter(0), original), np.int64,
+                                            len(original))
+            self.share_array = np.array(self.topic_share, dtype=np.int64)
         self.gained: set[int] = set()
         self.lost: set[int] = set()
         """While no broker is in both, moves equal the sum of what brokers gained, so every
@@ -179,7 +192,9 @@ class _ReplicaProblem:
         others.discard(None)
         return len(others) >= len({rack_of.get(b) for b in self.original[p]} - {None})
 
-    def move(self, p: int, x: int, y: int) -> None:
+    def move(self, p: int, x: int, y: int, queued: bool = False) -> None:
+        """Replace ``x`` by ``y`` in ``p``; ``queued``: ``p`` came from ``x``'s queue
+        (:meth:`_order`), which foresaw it."""
         members = self.current.get(p)
         if members is None:
             members = self.current[p] = list(self.original[p])
@@ -199,7 +214,13 @@ class _ReplicaProblem:
         count = self.topic_count[t]
         count[x] -= 1
         count[y] = count.get(y, 0) + 1
-        self.received[t] = self.received.get(t, 0) + 1
+        got = self.received[t] = self.received.get(t, 0) + 1
+        if not got % self.taker_count:
+            self.raised.append(t)
+        if not queued:
+            outside = self.gave_outside.get(x)
+            if outside is not None:
+                outside.append(t)
 
     def cheapest(self, exhausted: int | None) -> int | None:
         """A hop cost no path can beat now: 1 while no broker both gained and lost replicas
@@ -316,7 +337,7 @@ class _ReplicaProblem:
                     if found is None:
                         continue
                     y = found
-                self.move(p, x, y)
+                self.move(p, x, y, True)
                 ledger.gave(x)
                 ledger.took(y)
                 moved += 1
@@ -375,17 +396,21 @@ class _ReplicaProblem:
         above its fair share on ``x`` less what each taker received of it yet, then the one
         ``x`` holds most of, followers before leaders.
 
-        Topics are ranked, not partitions, in levels of equal rank (a list of topics per rank,
-        a heap of the ranks). Ranks only ever fall (``x`` gives, takers receive), so a topic's
-        rank is checked when its turn comes and it goes down a level if it fell: a few steps per
-        move, and concentrations are worn down evenly, a replica of each topic in turn, so a
-        single new broker gets its share of every topic. A preference only: the number of moves
-        does not depend on it.
+        A topic's rank falls by one step with each replica of it ``x`` gives, so the order is
+        known in advance: the ``j``-th replica of a topic (followers first, then by index)
+        comes when the topic is ranked ``rank(held - j)``, and one sort over ``x``'s
+        partitions by that rank (numpy, once per giver) gives the whole order: concentrations
+        worn down evenly, a replica of each topic in turn, so a single new broker gets its
+        share of every topic. What the sort cannot foresee lowers a rank further: a taker
+        receiving a ``k``-th replica of a topic (:attr:`raised`), or ``x`` giving one outside
+        this queue (:attr:`gave_outside`). Only the topics those logs name are ranked again
+        when their turn comes, and held back (in a heap) while they rank below the next one.
+        A preference only: the number of moves does not depend on it.
         """
-        counts, topic_of, original, shares = self.topic_count, self.topic_of, self.original, \
-            self.topic_share
+        import numpy as np
+
+        counts, shares, scale = self.topic_count, self.topic_share, self.rank_scale
         received, n, k = self.received, len(self.targets) or 1, self.taker_count
-        scale = self.rank_scale
         given = received.get
 
         def rank(t: int) -> int:
@@ -394,49 +419,51 @@ class _ReplicaProblem:
             held = counts[t].get(x, 0)
             return (n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
 
-        parts: dict[int, list[int]] = {}
-        for p in self.holders.get(x, []):  # a giver never takes: stale only where it gave
-            t = topic_of[p]
-            run = parts.get(t)
-            if run is None:
-                parts[t] = [p]
-            else:
-                run.append(p)
-        levels: dict[int, list[int]] = {}
-        for t in reversed(parts):  # popped from the end: the first topic first
-            run = parts[t]
-            if len(run) > 1:
-                run.sort(key=lambda p: (original[p][0] != x, -p))  # followers first, in order
-            key = rank(t)
-            level = levels.get(key)
-            if level is None:
-                levels[key] = [t]
-            else:
-                level.append(t)
-        order = [-key for key in levels]
-        heapq.heapify(order)
-        while order:
-            key = -order[0]
-            level = levels[key]
-            if not level:
-                heapq.heappop(order)
-                del levels[key]
-                continue
-            t = level[-1]
-            now = rank(t)
-            if now < key:
-                level.pop()
-                lower = levels.get(now)
-                if lower is None:
-                    levels[now] = [t]
-                    heapq.heappush(order, -now)
+        mine = self.holders.get(x, [])
+        if x in self.lost or x in self.gained:  # what it gave since is stale, taken twice
+            members = self.members
+            mine = [p for p in dict.fromkeys(mine) if x in members(p)]
+        parts = np.array(mine, dtype=np.int64)
+        topic = self.topic_array[parts]
+        order = np.lexsort((parts, self.leader_array[parts] == x, topic))
+        parts, topic = parts[order], topic[order]
+        first = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]])
+        size = np.diff(np.r_[first, len(topic)])
+        got = np.fromiter(map(given, topic[first].tolist(), repeat(0)), np.int64, len(first))
+        left = np.repeat(size, size) - (np.arange(len(topic)) - np.repeat(first, size))
+        key = ((n * (left - np.repeat(got // k, size)) - self.share_array[topic]) * scale
+               + 2 * left)
+        order = np.lexsort((topic, -key))
+        parts_, topics_, keys_ = (a[order].tolist() for a in (parts, topic, key))
+        raised, outside = self.raised, self.gave_outside.setdefault(x, [])
+        seen, seen_outside = len(raised), len(outside)
+        stale: set[int] = set()
+        """Topics whose rank may have fallen below what the sort foresaw."""
+        held_back: list[tuple[int, int, int]] = []
+        i, end = 0, len(parts_)
+        while True:
+            if len(raised) != seen or len(outside) != seen_outside:
+                stale.update(raised[seen:])
+                stale.update(outside[seen_outside:])
+                seen, seen_outside = len(raised), len(outside)
+            if held_back and (i == end or -held_back[0][0] >= keys_[i]):
+                key_, t, p = held_back[0]
+                now = rank(t)
+                if now < -key_:
+                    heapq.heapreplace(held_back, (-now, t, p))
                 else:
-                    lower.append(t)
+                    heapq.heappop(held_back)
+                    yield p
                 continue
-            run = parts[t]
-            p = run.pop()
-            if not run:
-                level.pop()
+            if i == end:
+                return
+            p, t = parts_[i], topics_[i]
+            i += 1
+            if t in stale:
+                now = rank(t)
+                if now < keys_[i - 1]:
+                    heapq.heappush(held_back, (-now, t, p))
+                    continue
             yield p
 
     def _taker(self, p: int, members: Sequence[int], x: int, takers: list[tuple[int, int]]
