@@ -66,7 +66,7 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
 
 def move_across(table: PartitionTable, targets: Collection[int], quota: Quota,
                 rack_of: Mapping[int, str], flow: Mapping[str | None, int], *,
-                even_topics: bool = True) -> dict[int, Replicas] | None:
+                even_topics: bool = True, enough: int = 1) -> dict[int, Replicas] | None:
     """Racks of unequal size balanced as one cluster at the rack-free lower bound: the replica
     lists that change, or None where this way cannot reach it (the caller then searches).
 
@@ -77,12 +77,13 @@ def move_across(table: PartitionTable, targets: Collection[int], quota: Quota,
     stays inside its rack, where no move can cost a partition a rack, by the direct phase and,
     for a tail, the search limited to single copies. Every move takes a unit from a broker
     that must give to one that must take, so the moves are the quota's units: the rack-free
-    bound when the end state is one of the fewest moves, which no rack-aware plan beats."""
+    bound when the end state is one of the fewest moves, which no rack-aware plan beats.
+    ``enough``: as for :func:`move_replicas`."""
     problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics, True)
     if not problem.cross(flow):
         return None
     solve(problem, cost=1, limit=1)
-    return None if problem.ledger.pending else problem.final()
+    return None if problem.ledger.pending else problem.final(enough)
 
 
 def leader_kept(original: Replicas, members: list[int]) -> Replicas:

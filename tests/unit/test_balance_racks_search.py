@@ -164,7 +164,7 @@ def test_rack_ends_reach_the_fewest_moves_then_the_fewest_units_across_racks(
         best = score if best is None or score < best else best
     assert best == (found.moves, sum(max(0, n) for n in found.flow.values()))
     assert found.moves == fewest_to_ranges(counts, ranges, total)  # the rack-free bound
-    give, take = toward({**counts, **outside}, found.ends, outside)
+    give, take = toward(counts, found.ends, outside)
     assert sum(give.values()) == sum(take.values()) == found.moves
 
 
@@ -202,7 +202,7 @@ def test_moves_across_racks_meet_the_rack_free_bound_the_integer_program_confirm
     ranges = Group(tuple(targets), sum(counts.values())).bounds()
     ends = rack_ends(inside, ranges, rack_of, outside)
     assert ends.moves == whole.units
-    give, take = toward(counts, ends.ends, outside)
+    give, take = toward(inside, ends.ends, outside)
     plan = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
                        ends.flow, even_topics=even_topics)
     if plan is None:
@@ -222,7 +222,7 @@ def test_moves_across_racks_are_made_directly_on_a_large_cluster() -> None:
     whole = replica_quota(table.replicas, targets, None, counts)
     ends = rack_ends(counts, Group(tuple(targets), sum(counts.values())).bounds(), rack_of, {})
     assert sum(max(0, n) for n in ends.flow.values()) > 0  # some units must change rack
-    give, take = toward(counts, ends.ends, ())
+    give, take = toward(counts, ends.ends, {})
     plan = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
                        ends.flow)
     assert plan is not None
