@@ -424,6 +424,8 @@ class _ReplicaProblem:
         if x in self.lost or x in self.gained:  # what it gave since is stale, taken twice
             members = self.members
             mine = [p for p in dict.fromkeys(mine) if x in members(p)]
+        if not mine:
+            return
         parts = np.array(mine, dtype=np.int64)
         topic = self.topic_array[parts]
         order = np.lexsort((parts, self.leader_array[parts] == x, topic))
