@@ -22,7 +22,7 @@ from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.racks import RackLevel, rack_ends, rack_level, toward
-from kadmin.balance.replicas import leader_kept, move_across, move_replicas, replica_counts
+from kadmin.balance.replicas import Moved, leader_kept, move_across, plan_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, fewest_to_ranges, groups_of, quota
 from kadmin.balance.weighted import balance_bytes
@@ -244,6 +244,8 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     stop at it: where the quota balances the cluster as one (the search's plan then makes the
     fewest moves; a rack-aware plan is one of them, held to the same bound)."""
     racks = None
+    counted: tuple[int, int] | None = None
+    """The worst topic of ``moved`` where the replica step counted it (:attr:`Moved.worst`)."""
     at_free_bound = False
     """The search's plan across racks, kept because it meets the rack-free bound (the quota's
     units, which no rack-aware plan beats): that is the bound, with no program to run."""
@@ -266,16 +268,17 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
                                      free_least or 1)
                     if by_rack and across is None and held.index is None else None)
         if searched is not None and searched[1] is not None:
-            racks, (wanted, moved) = searched[0], searched[1]
-            unplaced, at_free_bound = 0, racks.across
+            racks, (wanted, plan) = searched[0], searched[1]
+            moved, unplaced, counted, at_free_bound = plan.final, 0, plan.worst, racks.across
             if racks.across:
                 ranges = split.ranges(racks=False)
                 if racks.fewest is None:  # at the rack-free bound: the bound holds it
                     least = free_least
         else:
             racks = racks if searched is None else searched[0]
-            moved, unplaced = move_replicas(table, brokers, wanted, rack_of, enough=least or 1,
-                                            even_topics=prefer_even, within_racks=by_rack)
+            plan = plan_replicas(table, brokers, wanted, rack_of, enough=least or 1,
+                                 even_topics=prefer_even, within_racks=by_rack)
+            moved, unplaced, counted = plan.final, plan.pending, plan.worst
     if racks is not None and racks.fewest is not None:
         bound = racks.fewest
         ranges = {b: (n, n) for b, n in _ends(counts, before, moved, brokers).items()}
@@ -298,11 +301,10 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
             {b: counts.get(b, 0) for b in brokers}, ranges, sum(map(len, before)))):
         # the bound holds plans of the fewest moves there are, and this one makes more (a
         # chain through a full broker): the topic search it stopped must run in full
-        moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
-                                        even_topics=prefer_even)
-        made = None
+        plan = plan_replicas(table, brokers, wanted, rack_of, even_topics=prefer_even)
+        moved, unplaced, counted, made = plan.final, plan.pending, plan.worst, None
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
-        worst = evenness.worst_topic(table, moved, brokers)
+        worst = evenness.worst_topic(table, moved, brokers) if counted is None else counted
         made = replica_moves(before, moved) if made is None else made
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
                                       topic_spread, counts, least, worst[0], made)
@@ -364,7 +366,7 @@ def _level(table: PartitionTable, brokers: Collection[int], rack_of: Mapping[int
 def _searched_across(table: PartitionTable, brokers: Collection[int], split: _Split,
                      rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None,
                      even_topics: bool, enough: int = 1
-                     ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
+                     ) -> tuple[RackBalance, tuple[Quota, Moved] | None]:
     """Racks of unequal size on a cluster too large for the exact program: the whole cluster
     balanced, no partition losing a rack, kept (with its quota) only when it meets the
     rack-free lower bound, which no rack-aware plan can beat: then it is the fewest moves,
@@ -393,9 +395,9 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], split: _Sp
     if level is not None and level.spread > 1:  # no plan balances: no search to try it
         return _realised(table, brokers, split, rack_of or {}, level, whole.units,
                          even_topics)
-    moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics,
-                                    enough=enough)
-    if not unplaced and replica_moves(table.replicas, moved) <= whole.units:
+    moved = plan_replicas(table, brokers, whole, rack_of, even_topics=even_topics,
+                          enough=enough)
+    if not moved.pending and replica_moves(table.replicas, moved.final) <= whole.units:
         return RackBalance(True, whole.units), (whole, moved)
     if level is None:
         return RackBalance(False, whole.units, proven=False), None
@@ -404,7 +406,7 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], split: _Sp
 
 def _realised(table: PartitionTable, brokers: Collection[int], split: _Split,
               rack_of: Mapping[int, str], level: RackLevel, free: int, even_topics: bool
-              ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
+              ) -> tuple[RackBalance, tuple[Quota, Moved] | None]:
     """A plan reaching ``level``'s end state: the units each rack sends through the partitions
     that allow it, every other move inside its rack (:func:`move_across`), else the search
     over every hop. Its moves are at least ``level.moves`` (the rack-level program's fewest
@@ -415,11 +417,10 @@ def _realised(table: PartitionTable, brokers: Collection[int], split: _Split,
     wanted = Quota(give, take, frozenset(), frozenset())
     moved = move_across(table, brokers, wanted, rack_of, level.flow, even_topics=even_topics)
     if moved is None:
-        moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
-                                        even_topics=even_topics)
-        if unplaced:
+        moved = plan_replicas(table, brokers, wanted, rack_of, even_topics=even_topics)
+        if moved.pending:
             return RackBalance(False, free, proven=False), None
-    proven = replica_moves(table.replicas, moved) == level.moves
+    proven = replica_moves(table.replicas, moved.final) == level.moves
     if level.spread <= 1:  # the whole cluster balanced after all, above the rack-free bound
         return RackBalance(True, free, proven, level.moves), (wanted, moved)
     return RackBalance(False, free, proven, level.moves, level.spread,

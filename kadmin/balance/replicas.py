@@ -20,7 +20,8 @@ import heapq
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import chain, repeat
+from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 
 from kadmin.balance.flow import Ledger, solve
@@ -45,12 +46,37 @@ SCAN = 8
 one without the topic among the brokers with the most room, without scanning every broker."""
 
 
+@dataclass(frozen=True)
+class Moved:
+    """A replica plan: the lists that change, by partition index, and what it leaves unmet."""
+
+    final: dict[int, Replicas]
+    pending: int
+    """Units of the quota not met (0 unless racks or partitions as wide as the broker list
+    forbid it)."""
+    worst: tuple[int, int] | None
+    """With ``even_topics`` and nothing pending, the worst topic spread over the targets once
+    ``final`` is made and the first topic at it (by index), as
+    :func:`kadmin.balance.evenness.worst_topic` counts them, from the counts kept anyway."""
+
+
 def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
                   rack_of: Mapping[int, str] | None = None, *, single_copies: bool = False,
                   even_topics: bool = True, within_racks: bool = False, enough: int = 1
                   ) -> tuple[dict[int, Replicas], int]:
     """The replica lists that change, by partition index, and how many units of the quota could
-    not be met (0 unless racks or partitions as wide as the broker list forbid it).
+    not be met (:func:`plan_replicas` without the worst topic)."""
+    moved = plan_replicas(table, targets, quota, rack_of, single_copies=single_copies,
+                          even_topics=even_topics, within_racks=within_racks, enough=enough)
+    return moved.final, moved.pending
+
+
+def plan_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
+                  rack_of: Mapping[int, str] | None = None, *, single_copies: bool = False,
+                  even_topics: bool = True, within_racks: bool = False, enough: int = 1
+                  ) -> Moved:
+    """The fewest moves that meet ``quota``: the replica lists that change and how many units
+    could not be met.
 
     ``single_copies`` meets only units that cost one copy each (no chain of moves through a
     third broker), so that moves equal the units met; the rest stay unmet. Without
@@ -61,14 +87,15 @@ def move_replicas(table: PartitionTable, targets: Collection[int], quota: Quota,
     ``enough``: a worst topic spread the topic search need not go below (a lower bound)."""
     problem = _ReplicaProblem(table, targets, quota, rack_of, even_topics, within_racks)
     solve(problem, cost=1, limit=1 if single_copies else None)
-    return problem.final(enough), problem.ledger.pending
+    final = problem.final(enough)
+    return Moved(final, problem.ledger.pending, problem.worst)
 
 
 def move_across(table: PartitionTable, targets: Collection[int], quota: Quota,
                 rack_of: Mapping[int, str], flow: Mapping[str | None, int], *,
-                even_topics: bool = True, enough: int = 1) -> dict[int, Replicas] | None:
+                even_topics: bool = True, enough: int = 1) -> Moved | None:
     """Racks of unequal size balanced as one cluster at the rack-free lower bound: the replica
-    lists that change, or None where this way cannot reach it (the caller then searches).
+    plan (nothing pending), or None where this way cannot reach it (the caller then searches).
 
     ``quota`` leads to one end state (no spare unit: :func:`kadmin.balance.racks.toward`) and
     ``flow`` is what each rack sends to the others to get there
@@ -83,7 +110,10 @@ def move_across(table: PartitionTable, targets: Collection[int], quota: Quota,
     if not problem.cross(flow):
         return None
     solve(problem, cost=1, limit=1)
-    return None if problem.ledger.pending else problem.final(enough)
+    if problem.ledger.pending:
+        return None
+    final = problem.final(enough)
+    return Moved(final, 0, problem.worst)
 
 
 def leader_kept(original: Replicas, members: list[int]) -> Replicas:
@@ -128,7 +158,7 @@ class _ReplicaProblem:
             end = bisect_right(topic_of, topic_of[start], start)
             count = Counter(chain.from_iterable(original[start:end]))
             self.topic_count.extend([{}] * (topic_of[start] - len(self.topic_count)))
-            self.topic_count.append(dict(count))
+            self.topic_count.append(count)
             start = end
         if even_topics:
             self.topic_count.extend({} for _ in range(len(table.topics) - len(self.topic_count)))
@@ -146,7 +176,7 @@ class _ReplicaProblem:
         is at most the topic's replicas."""
         self.queues: dict[int, Iterator[int]] = {}
         self.touched: set[int] = set()
-        self.received: dict[int, int] = {}
+        self.received = [0] * len(self.topic_count)
         """Replicas of each topic moved to a broker so far."""
         self.taker_count = max(1, len(set(quota.take) | set(quota.spare_take)))
         self.raised: list[int] = []
@@ -161,6 +191,8 @@ class _ReplicaProblem:
             self.leader_array = np.fromiter(map(itemgetter(0), original), np.int64,
                                             len(original))
             self.share_array = np.array(self.topic_share, dtype=np.int64)
+        self.worst: tuple[int, int] | None = None
+        """Set by :meth:`final` (:attr:`Moved.worst`)."""
         self.gained: set[int] = set()
         self.lost: set[int] = set()
         """While no broker is in both, moves equal the sum of what brokers gained, so every
@@ -168,10 +200,14 @@ class _ReplicaProblem:
 
     def final(self, enough: int = 1) -> dict[int, Replicas]:
         """The replica lists that changed, topics evened out among moves of the same count
-        when ``even_topics`` (down to a worst topic spread of ``enough``, a lower bound)."""
+        when ``even_topics`` (down to a worst topic spread of ``enough``, a lower bound), which
+        also sets :attr:`worst` when nothing is pending."""
         if self.even_topics:
-            even_out_topics(self.original, self.current, self.topic_of, self.topic_count,
-                            self.targets, self.rack_ok, enough)
+            spreads = even_out_topics(self.original, self.current, self.topic_of,
+                                      self.topic_count, self.targets, self.rack_ok, enough)
+            if spreads and not self.ledger.pending:  # only targets hold replicas: as counted
+                worst = max(spreads)
+                self.worst = worst, spreads.index(worst)
         return {i: leader_kept(self.original[i], r) for i, r in self.current.items()}
 
     # --- state ---------------------------------------------------------------------------------
@@ -215,7 +251,7 @@ class _ReplicaProblem:
         count = self.topic_count[t]
         count[x] -= 1
         count[y] = count.get(y, 0) + 1
-        got = self.received[t] = self.received.get(t, 0) + 1
+        got = self.received[t] = self.received[t] + 1
         if not got % self.taker_count:
             self.raised.append(t)
         if not queued:
@@ -412,13 +448,13 @@ class _ReplicaProblem:
 
         counts, shares, scale = self.topic_count, self.topic_share, self.rank_scale
         received, n, k = self.received, len(self.targets) or 1, self.taker_count
-        given = received.get
+        given = received.__getitem__
 
         def rank(t: int) -> int:
             """Excess over the fair share less what each taker received of the topic, then
             the count held: one int, so ranks compare in C."""
             held = counts[t].get(x, 0)
-            return (n * (held - given(t, 0) // k) - shares[t]) * scale + 2 * held
+            return (n * (held - given(t) // k) - shares[t]) * scale + 2 * held
 
         mine = self.holders.get(x, [])
         if x in self.lost or x in self.gained:  # what it gave since is stale, taken twice
@@ -432,7 +468,7 @@ class _ReplicaProblem:
         parts, topic = parts[order], topic[order]
         first = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]])
         size = np.diff(np.r_[first, len(topic)])
-        got = np.fromiter(map(given, topic[first].tolist(), repeat(0)), np.int64, len(first))
+        got = np.fromiter(map(given, topic[first].tolist()), np.int64, len(first))
         left = np.repeat(size, size) - (np.arange(len(topic)) - np.repeat(first, size))
         key = ((n * (left - np.repeat(got // k, size)) - self.share_array[topic]) * scale
                + 2 * left)

@@ -203,10 +203,11 @@ def test_moves_across_racks_meet_the_rack_free_bound_the_integer_program_confirm
     ends = rack_ends(inside, ranges, rack_of, outside)
     assert ends.moves == whole.units
     give, take = toward(inside, ends.ends, outside)
-    plan = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
-                       ends.flow, even_topics=even_topics)
-    if plan is None:
+    moved = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
+                        ends.flow, even_topics=even_topics)
+    if moved is None:
         return
+    plan = moved.final
     new = after(parts, plan)
     check_valid(parts, new, targets, rack_of)
     end = Counter(b for r in new for b in r)
@@ -223,9 +224,10 @@ def test_moves_across_racks_are_made_directly_on_a_large_cluster() -> None:
     ends = rack_ends(counts, Group(tuple(targets), sum(counts.values())).bounds(), rack_of, {})
     assert sum(max(0, n) for n in ends.flow.values()) > 0  # some units must change rack
     give, take = toward(counts, ends.ends, {})
-    plan = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
-                       ends.flow)
-    assert plan is not None
+    moved = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
+                        ends.flow)
+    assert moved is not None
+    plan = moved.final
     check_valid(table.replicas, after(table.replicas, plan), targets, rack_of)
     assert replica_moves(table.replicas, plan) == whole.units
 

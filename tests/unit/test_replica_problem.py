@@ -1,5 +1,6 @@
-"""The order in which a giver hands over its partitions: its topics by rank, each rank the one
-the topic has when its turn comes (``replicas._ReplicaProblem._candidates``)."""
+"""The replica step's own figures: the order in which a giver hands over its partitions (its
+topics by rank, each rank the one the topic has when its turn comes:
+``replicas._ReplicaProblem._candidates``), and the worst topic it counts for the summary."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kadmin.balance.evenness import worst_topic
 from kadmin.balance.rebalance import replica_quota
-from kadmin.balance.replicas import _ReplicaProblem
+from kadmin.balance.replicas import _ReplicaProblem, plan_replicas
 from kadmin.balance.table import PartitionTable
 
 
@@ -19,7 +21,7 @@ def rank_now(problem: _ReplicaProblem, x: int, t: int) -> int:
     replicas held."""
     held = sum(1 for p, topic in enumerate(problem.topic_of)
                if topic == t and x in problem.members(p))
-    received = problem.received.get(t, 0) // problem.taker_count
+    received = problem.received[t] // problem.taker_count
     excess = len(problem.targets) * (held - received) - problem.topic_share[t]
     return excess * problem.rank_scale + 2 * held
 
@@ -68,3 +70,26 @@ def test_each_partition_a_giver_hands_over_is_of_a_topic_ranked_first(seed: int,
                 if z is not None:
                     problem.move(q, x, z)
     assert checked or not givers
+
+
+@given(seed=st.integers(0, 100_000), new=st.integers(0, 3), drained=st.integers(0, 2),
+       racks=st.booleans(), enough=st.integers(1, 4))
+def test_the_worst_topic_the_replica_step_counts_is_the_plan_s(seed: int, new: int,
+                                                              drained: int, racks: bool,
+                                                              enough: int) -> None:
+    """Brokers added, drained, racks or not, the topic search stopped early or not: where the
+    plan meets its quota, the worst topic spread it reports (and the first topic at it) is the
+    one counted afresh from the plan over the targets."""
+    rng = random.Random(seed)
+    old = list(range(6))
+    targets = old[drained:] + list(range(6, 6 + new))
+    topics = {f"t{k}": {i: tuple(rng.sample(old, rng.randint(1, 3)))
+                        for i in range(rng.randint(0, 8))} for k in range(5)}
+    table = PartitionTable.from_topics(topics, sorted(topics))
+    rack_of = {b: "ab"[b % 2] for b in range(12)} if racks else None
+    moved = plan_replicas(table, targets, replica_quota(table.replicas, targets, None),
+                          rack_of, enough=enough)
+    if moved.pending:
+        assert moved.worst is None
+    else:
+        assert moved.worst == worst_topic(table, moved.final, targets)
