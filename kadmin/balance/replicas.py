@@ -41,6 +41,9 @@ hops that lead to them, and a search moves at most this many through each (balan
 partitions across racks of unequal size took 381 searches and 44 s with 2, 14 and 2.7 s with
 64)."""
 
+CHUNK = 1024
+"""Partitions of a giver's queue turned into Python ints at a time (:meth:`_candidates`)."""
+
 SCAN = 8
 """Takers the direct phase weighs for one replica once it has found a valid one: enough to find
 one without the topic among the brokers with the most room, without scanning every broker."""
@@ -473,34 +476,39 @@ class _ReplicaProblem:
         key = ((n * (left - np.repeat(got // k, size)) - self.share_array[topic]) * scale
                + 2 * left)
         order = np.lexsort((topic, -key))
-        parts_, topics_, keys_ = (a[order].tolist() for a in (parts, topic, key))
+        parts, topic, key = parts[order], topic[order], key[order]
+        items = chain.from_iterable(
+            zip(parts[s:s + CHUNK].tolist(), topic[s:s + CHUNK].tolist(),
+                key[s:s + CHUNK].tolist(), strict=True) for s in range(0, len(parts), CHUNK))
+        """The order as Python ints a chunk at a time: a queue lives as long as the solve,
+        and all of them as lists would hold three int objects per replica the givers have."""
         raised, outside = self.raised, self.gave_outside.setdefault(x, [])
         seen, seen_outside = len(raised), len(outside)
         stale: set[int] = set()
         """Topics whose rank may have fallen below what the sort foresaw."""
         held_back: list[tuple[int, int, int]] = []
-        i, end = 0, len(parts_)
+        upcoming = next(items, None)
         while True:
             if len(raised) != seen or len(outside) != seen_outside:
                 stale.update(raised[seen:])
                 stale.update(outside[seen_outside:])
                 seen, seen_outside = len(raised), len(outside)
-            if held_back and (i == end or -held_back[0][0] >= keys_[i]):
-                key_, t, p = held_back[0]
+            if held_back and (upcoming is None or -held_back[0][0] >= upcoming[2]):
+                negative, t, p = held_back[0]
                 now = rank(t)
-                if now < -key_:
+                if now < -negative:
                     heapq.heapreplace(held_back, (-now, t, p))
                 else:
                     heapq.heappop(held_back)
                     yield p
                 continue
-            if i == end:
+            if upcoming is None:
                 return
-            p, t = parts_[i], topics_[i]
-            i += 1
+            p, t, foreseen = upcoming
+            upcoming = next(items, None)
             if t in stale:
                 now = rank(t)
-                if now < keys_[i - 1]:
+                if now < foreseen:
                     heapq.heappush(held_back, (-now, t, p))
                     continue
             yield p
