@@ -187,6 +187,9 @@ class _ReplicaProblem:
         in every giver's queue (:meth:`_candidates`)."""
         self.gave_outside: dict[int, list[int]] = {}
         """Per giver, the topics of the replicas it gave other than through its queue."""
+        self.left: dict[int, list[int]] = {}
+        """Per broker, the partitions it gave other than through its queue: stale in
+        :attr:`holders` when its queue is built."""
         if even_topics:
             import numpy as np
 
@@ -258,6 +261,7 @@ class _ReplicaProblem:
         if not got % self.taker_count:
             self.raised.append(t)
         if not queued:
+            self.left.setdefault(x, []).append(p)
             outside = self.gave_outside.get(x)
             if outside is not None:
                 outside.append(t)
@@ -460,12 +464,14 @@ class _ReplicaProblem:
             return (n * (held - given(t) // k) - shares[t]) * scale + 2 * held
 
         mine = self.holders.get(x, [])
-        if x in self.lost or x in self.gained:  # what it gave since is stale, taken twice
+        if x in self.gained:  # what it gave since is stale, what it took back listed twice
             members = self.members
             mine = [p for p in dict.fromkeys(mine) if x in members(p)]
-        if not mine:
-            return
         parts = np.array(mine, dtype=np.int64)
+        if x not in self.gained and self.left.get(x):  # gave outside a queue: those are stale
+            parts = parts[~np.isin(parts, self.left[x])]
+        if not len(parts):
+            return
         topic = self.topic_array[parts]
         order = np.lexsort((parts, self.leader_array[parts] == x, topic))
         parts, topic = parts[order], topic[order]
