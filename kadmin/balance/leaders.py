@@ -144,10 +144,10 @@ class _LeaderProblem:
         ledger, replicas, before, targets = self.ledger, self.replicas, self.before, self.targets
         out: dict[int, set[int]] = {}
         for x, mine in self.others.items():
+            ends = out[x] = set()
             for p in mine:
                 was = before[p]
-                out.setdefault(x, set()).update(
-                    y for y in replicas[p] if y != was and y in targets)
+                ends.update(y for y in replicas[p] if y != was and y in targets)
         takers = set(ledger.takers())
         seen = set(ledger.givers())
         frontier = list(seen)
