@@ -50,6 +50,10 @@ FIND: list[int] = []
 """The witnesses of a hop of cost 1, found when a path takes it (never filled: a marker that an
 exhausted list of witnesses, also empty, must not be taken for)."""
 
+_FOUND_LATER = (1, FIND)
+"""Every hop of cost 1 (shared: a hop's entry is replaced, never changed, and no other hop
+costs 1)."""
+
 
 class _LeaderProblem:
     """The state of one solve.
@@ -305,8 +309,9 @@ class _LeaderProblem:
 
     def hops(self, x: int) -> dict[int, tuple[int, list[int]]]:
         replicas, before, targets = self.replicas, self.before, self.targets
-        best: dict[int, tuple[int, list[int]]] = {
-            y: (1, FIND) for y, led in self._index(x).items() if led and y in targets}
+        index = self._index(x)
+        best: dict[int, tuple[int, list[int]]] = dict.fromkeys(
+            filter(targets.__contains__, compress(index, index.values())), _FOUND_LATER)
         for p in self.others.get(x, ()):
             was = before[p]
             for y in replicas[p]:
