@@ -183,7 +183,13 @@ class Replace:
     lists: Mapping[int, Replicas]
 
 
-Step = Move | Lead | Cut | Replace | Window | Even | Certify | Price
+Step = Move | Lead | Cut | Replace | Window | Even
+"""What changes a chunk's plan (:meth:`Parts.apply`)."""
+
+Question = Certify | Price
+"""What only reads a chunk (:meth:`Parts.ask`): the answer is told the driver, the chunk stays."""
+
+Answer = Certified | Priced | None
 
 
 @dataclass(frozen=True)
@@ -217,10 +223,6 @@ class Counts:
     """After :class:`Window`: :meth:`Part.relaxation`."""
     failed: bool = False
     """:class:`Even` found no plan with the counts it was given (the chunk is unchanged)."""
-    certified: Certified | None = None
-    """After :class:`Certify`."""
-    priced: Priced | None = None
-    """After :class:`Price` (None too when no plan keeps the chunk's topics within it)."""
 
 
 @dataclass(frozen=True)
@@ -251,8 +253,6 @@ class Part:
     failed: bool = False
     base: Mapping[int, Replicas] | None = None
     """The plan of the rounds, which every :class:`Even` starts from (None: ``changed``)."""
-    certified: Certified | None = None
-    priced: Priced | None = None
 
     def replicas(self) -> list[Replicas]:
         """Every partition's replica list as planned so far."""
@@ -265,15 +265,10 @@ class Part:
             leaders[members[0]] = leaders.get(members[0], 0) + 1
         return Counts(len(now), replica_counts(now), leaders,
                       replica_moves(self.table.replicas, self.changed), self.topics, self.least,
-                      self.windows, self.relaxed, self.failed, self.certified,
-                      self.priced)
+                      self.windows, self.relaxed, self.failed)
 
     def step(self, step: Step, context: Context) -> Part:
-        """The chunk after ``step``; what a :class:`Certify` or :class:`Price` found is told
-        the driver once (the next step's counts go without it: a thousand brokers' figures)."""
-        if (self.certified is not None and not isinstance(step, Certify)) or (
-                self.priced is not None and not isinstance(step, Price)):
-            return replace(self, certified=None, priced=None).step(step, context)
+        """The chunk after ``step``."""
         if isinstance(step, Move):
             return self.moved(step.share, context, step.single_copies)
         if isinstance(step, Lead):
@@ -285,11 +280,13 @@ class Part:
         if isinstance(step, Window):
             return replace(self, windows=self.windowed(step.asked, len(context.targets)),
                            relaxed=self.relaxation(step.asked, context))
-        if isinstance(step, Certify):
-            return replace(self, certified=self.certificate(step, context.targets))
-        if isinstance(step, Price):
-            return replace(self, priced=self.priced_by(step, context))
         return self.cut(step.budget)
+
+    def answer(self, question: Question, context: Context) -> Answer:
+        """What ``question`` asks of the chunk; the chunk stays as it is."""
+        if isinstance(question, Certify):
+            return self.certificate(question, context.targets)
+        return self.priced_by(question, context)
 
     def moved(self, share: Quota, context: Context, single_copies: bool) -> Part:
         """``share`` met by replica moves on top of the plan so far, which the core sees as the
@@ -499,6 +496,12 @@ class Parts(Protocol):
         chunks that had a step. ``label`` names the round for progress reports."""
         ...
 
+    def ask(self, questions: Sequence[Question | None], label: str) -> list[Answer]:
+        """Each chunk's :meth:`Part.answer` to its question (None: none asked, and None
+        back), all in parallel, read only: the chunks stay as they are (on Spark no new RDD
+        is made or kept)."""
+        ...
+
     def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
         """Per chunk, :meth:`Part.picked`."""
         ...
@@ -674,6 +677,11 @@ class _Run:
             if result is not None:
                 self.state[c] = result
 
+    def ask(self, question: Question, label: str) -> list[Answer]:
+        """Every chunk's answer to ``question`` (:meth:`Parts.ask`)."""
+        self.done += 1
+        return self.parts.ask([question] * len(self.state), label)
+
     def rounds(self, kind: str, step: Callable[[Quota], Step],
                held: Callable[[Counts], Mapping[int, int]]) -> Round:
         """A :data:`Round` of ``kind`` for :func:`meet`."""
@@ -796,9 +804,8 @@ class _Run:
         mean: list[dict[int, float]] = [{} for _ in self.state]
         weight = 0.0
         for number in range(1, self.context.price_rounds + 1):
-            self.apply([Price(spread, dict(prices))] * len(self.state),
-                       f"topic prices, round {number}")
-            found = [c.priced for c in self.state]
+            found = cast("list[Priced | None]", self.ask(Price(spread, dict(prices)),
+                                                         f"topic prices, round {number}"))
             if any(f is None or f.counts is None for f in found):
                 return best if best > float("-inf") else 0.0, None
             chunks = cast("list[Priced]", found)
@@ -846,15 +853,13 @@ class _Run:
         replicas = sum(total.values())
         fewest = fewest_to_ranges(inside, ranges, replicas)
         known = sum(c.moves for c in self.state) == fewest
-        self.apply([Certify(inside if known else None, ranges)] * len(self.state), "topic bound")
-        found = [c.certified for c in self.state]
-        assert all(f is not None for f in found)
-        first = cast("list[Certified]", found)
+        first = cast("list[Certified]", self.ask(Certify(inside if known else None, ranges),
+                                                 "topic bound"))
         bound, worst = max(f.bound for f in first), max(f.spread for f in first)
         if known and bound < worst:
             ks = tuple(range(bound, worst))
-            self.apply([Certify(inside, ranges, ks)] * len(self.state), "topic bound, budget")
-            needed = [c.certified.needs for c in self.state if c.certified is not None]
+            needed = [cast("Certified", c).needs for c in self.ask(Certify(inside, ranges, ks),
+                                                                   "topic bound, budget")]
             held = np.array([inside[b] for b in targets], dtype=np.int64)
             give = np.maximum(0, held - np.array([ranges[b][0] for b in targets]))
             take = np.maximum(0, np.array([ranges[b][1] for b in targets]) - held)
@@ -995,6 +1000,9 @@ class Listed:
         self.parts = [Part(t, {}) for t in tables]
         self.context = context
         self.labels: list[str] = []
+        """Every round's label, in order."""
+        self.asked: list[str] = []
+        """The labels of the rounds that only read (:meth:`ask`)."""
 
     def apply(self, steps: Sequence[Step | None], label: str) -> list[Counts | None]:
         self.labels.append(label)
@@ -1005,6 +1013,12 @@ class Listed:
             out.append(None if step is None else self.parts[c].counts())
         return out
 
+    def ask(self, questions: Sequence[Question | None], label: str) -> list[Answer]:
+        self.labels.append(label)
+        self.asked.append(label)
+        return [None if q is None else p.answer(q, self.context)
+                for p, q in zip(self.parts, questions, strict=True)]
+
     def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
         return [p.picked(brokers, limit) for p in self.parts]
 
@@ -1013,8 +1027,9 @@ class Listed:
         return [r for p in self.parts for r in p.replicas()]
 
     def planning(self) -> list[str]:
-        """The labels of the steps that plan (the certificate's only read)."""
-        return [label for label in self.labels if not label.startswith("topic bound")]
+        """The labels of the rounds that plan (:meth:`apply`)."""
+        asked = set(self.asked)
+        return [label for label in self.labels if label not in asked]
 
 
 def leaders_then(original: Sequence[Replicas], planned: Sequence[Replicas]) -> list[int]:

@@ -59,11 +59,13 @@ from kadmin.balance import evenness, quotas
 from kadmin.balance.capacity import read_capacities
 from kadmin.balance.chunks import (
     PRICE_ROUNDS,
+    Answer,
     Context,
     Counts,
     Part,
     Picked,
     Planned,
+    Question,
     Step,
     TopicsPlanned,
     plan,
@@ -335,6 +337,22 @@ class SparkParts:
         shared.unpersist()
         self.rdd = following
         return counts
+
+    def ask(self, questions: Sequence[Question | None], label: str) -> list[Answer]:
+        """The answers, collected from the persisted chunks (map and collect: nothing new is
+        persisted, and the chunks' RDD stays the same)."""
+        shared, context = self.sc.broadcast(list(questions)), self.context
+
+        def answer(index: int, it: Iterable[Part]) -> Iterator[Answer]:
+            question = shared.value[index]
+            for part in it:
+                yield None if question is None else part.answer(question, context.value)
+
+        try:
+            with self.stages(label):
+                return self.rdd.mapPartitionsWithIndex(answer).collect()
+        finally:
+            shared.unpersist()
 
     def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
         wanted = frozenset(brokers)
