@@ -506,6 +506,16 @@ class Parts(Protocol):
         """Per chunk, :meth:`Part.picked`."""
         ...
 
+    def hold(self) -> object:
+        """The chunks as they are now, kept as they are whatever steps follow, until
+        :meth:`let_go`."""
+        ...
+
+    def let_go(self, held: object, restore: bool) -> None:
+        """Drop what :meth:`hold` kept; with ``restore``, first make it the chunks again
+        (the steps since are undone, at no cost)."""
+        ...
+
 
 @dataclass(frozen=True)
 class TopicsPlanned:
@@ -725,9 +735,12 @@ class _Run:
             again = None if priced is None or moves <= relaxed else quotas.compatible(
                 priced, boxes, self.ranges())
             if again is not None and again != first:
+                held, state = self.parts.hold(), list(self.state)
                 self._meet(spread, again, boxes, near)
-                if sum(c.moves for c in self.state) > moves:  # the first counts were better
-                    self._meet(spread, first, boxes, near)
+                worse = sum(c.moves for c in self.state) > moves
+                self.parts.let_go(held, restore=worse)  # the first plan, kept, where better
+                if worse:
+                    self.state = state
         return self._topics(asked, [True] * len(self.state), spread, relaxed)
 
     def _meet(self, spread: int, counts: Sequence[Mapping[int, int]],
@@ -1021,6 +1034,13 @@ class Listed:
 
     def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
         return [p.picked(brokers, limit) for p in self.parts]
+
+    def hold(self) -> object:
+        return list(self.parts)  # the parts are immutable
+
+    def let_go(self, held: object, restore: bool) -> None:
+        if restore:
+            self.parts = list(cast("list[Part]", held))
 
     def replicas(self) -> list[Replicas]:
         """Every partition's replica list as planned, chunk after chunk."""

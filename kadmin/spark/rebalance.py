@@ -310,11 +310,14 @@ def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: Rebalance
 
 class SparkParts:
     """The chunks as an RDD of one :class:`Part` per Spark partition, persisted; each step
-    makes the next RDD (persisted, then the previous one released)."""
+    makes the next RDD (persisted, then the previous one released unless held); questions
+    only read it."""
 
     def __init__(self, sc: SparkContext, rdd: RDD[Part], stages: Stages) -> None:
         self.sc, self.rdd, self.stages = sc, rdd, stages
         self.context: Any = None
+        self.held: RDD[Part] | None = None
+        """The chunks :meth:`hold` keeps persisted (one at a time)."""
 
     def share(self, context: Context) -> None:
         self.context = self.sc.broadcast(context)
@@ -333,7 +336,8 @@ class SparkParts:
             counts = following.mapPartitionsWithIndex(
                 lambda i, it: [None if shared.value[i] is None else p.counts() for p in it]
             ).collect()
-        self.rdd.unpersist()
+        if self.rdd is not self.held:
+            self.rdd.unpersist()
         shared.unpersist()
         self.rdd = following
         return counts
@@ -369,7 +373,23 @@ class SparkParts:
             out.count()
         return out
 
+    def hold(self) -> object:
+        assert self.held is None, "one held RDD at a time"
+        self.held = self.rdd
+        return self.rdd
+
+    def let_go(self, held: object, restore: bool) -> None:
+        assert held is self.held
+        kept, self.held = cast("RDD[Part]", held), None
+        if restore:
+            self.rdd.unpersist()
+            self.rdd = kept
+        elif kept is not self.rdd:
+            kept.unpersist()
+
     def release(self) -> None:
+        if self.held is not None and self.held is not self.rdd:
+            self.held.unpersist()
         self.rdd.unpersist()
         if self.context is not None:
             self.context.unpersist()

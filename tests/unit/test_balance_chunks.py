@@ -13,7 +13,7 @@ from balance_oracle import fewest_moves, least_topic_spread
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kadmin.balance import quotas, spreads
+from kadmin.balance import chunks, quotas, spreads
 from kadmin.balance.chunks import PRICE_ROUNDS, Context, Listed, Part, plan
 from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
@@ -440,6 +440,28 @@ def test_fewer_price_rounds_plan_no_better_and_prove_no_more() -> None:
     (none, floor), (one, _), (full, bound) = figures
     assert floor <= bound <= exact.fewest <= full <= none and one <= none
     assert full < none and floor < bound  # the rounds do something on this cluster
+
+
+def test_worse_priced_counts_keep_the_first_plan_without_running_it_again(monkeypatch) -> None:
+    """One round of prices on the mixed-RF cluster suggests counts whose plan moves more: the
+    chunks keep the plan they had (held, not re-planned: no third pass of the programs), which
+    is the plan the run makes when the prices suggest nothing."""
+    topics, targets, rack_of = realistic("mixed rf")
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    parts, result = run_chunked(chunked(topics, range(0, 90, 13)), targets, rack_of,
+                                price_rounds=1, topic_spread=1, leaders=False)
+    assert "topic prices, round 1" in parts.asked
+    assert parts.planning().count("topics, round 1") == 2  # the first counts, the priced ones
+    price = chunks._Run.price
+    monkeypatch.setattr(chunks._Run, "price",
+                        lambda run, spread, upper: (price(run, spread, upper)[0], None))
+    first, alone = run_chunked(chunked(topics, range(0, 90, 13)), targets, rack_of,
+                               price_rounds=1, topic_spread=1, leaders=False)
+    assert first.planning().count("topics, round 1") == 1
+    assert parts.replicas() == first.replicas()
+    assert result.topics == alone.topics
+    assert result.topics is not None and result.topics.moves == replica_moves(
+        whole.replicas, dict(enumerate(parts.replicas())))
 
 
 def test_an_unreachable_topic_spread_in_chunks_gives_the_smallest_the_windows_allow() -> None:
