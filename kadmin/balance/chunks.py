@@ -390,18 +390,13 @@ class Part:
     def priced_by(self, step: Price, context: Context) -> Priced | None:
         """:class:`Price`: the exact program over the chunk as read, its brokers free, with
         ``prices[b]`` added to every arc that brings a replica to ``b`` and taken from every
-        arc that takes one away (the counts' change, priced; the constant ``sum_b prices[b]
-        now_b`` added back). Its linear program is a network: the optimum it returns is a
-        vertex, integral, except with free windows (spreads above 1)."""
+        arc that takes one away (:class:`kadmin.balance.evenness.PricedProgram`: the counts'
+        change, priced; the constant ``sum_b prices[b] now_b`` added back). Its linear program
+        is a network: the optimum it returns is a vertex, integral, except with free windows
+        (spreads above 1). The program is built once a process (:func:`priced_program`)."""
         targets = context.targets
-        program = evenness._Program(self.table, targets, None, step.spread, context.rack_of)
-        if program.empty:
-            return None
-        for column, _, b in program.arrive:
-            program.cost[column] += step.prices.get(b, 0.0)
-        for column, _, a in program.leave:
-            program.cost[column] -= step.prices.get(a, 0.0)
-        found, cost, _ = program.solve(integral=False)
+        found, cost = priced_program(self.table, targets, step.spread,
+                                     context.rack_of).solve(step.prices)
         if cost == float("inf"):
             return None
         now = replica_counts(self.table.replicas)
@@ -486,6 +481,34 @@ class Part:
             leader_changes(table.replicas, self.changed),
             balance(table.replicas, table.topic_of, table.topics, targets),
             balance(self.replicas(), table.topic_of, table.topics, targets))
+
+
+PRICED_ARCS = 4 * evenness.LIMIT
+"""Arcs of priced programs a process keeps between rounds of :meth:`_Run.price` (the largest
+chunks ``--topic-spread`` makes, four of them: a few hundred MB); beyond, the least recently
+used go, and are built again when asked."""
+
+_priced: list[tuple[tuple[PartitionTable, tuple[int, ...], int, Mapping[int, str] | None],
+                    evenness.PricedProgram]] = []
+"""This process's priced programs, the most recently used last."""
+
+
+def priced_program(table: PartitionTable, targets: Sequence[int], spread: int,
+                   rack_of: Mapping[int, str] | None) -> evenness.PricedProgram:
+    """The chunk's :class:`kadmin.balance.evenness.PricedProgram`, built the first time this
+    process is asked (a Spark task's Python worker outlives its task and answers the next
+    rounds' questions: its chunks are found again by their tables, equal when not the same
+    objects) and kept within :data:`PRICED_ARCS`."""
+    key = (table, tuple(targets), spread, rack_of)
+    for i, (held, program) in enumerate(_priced):
+        if held[1:] == key[1:] and (held[0] is table or held[0] == table):
+            _priced.append(_priced.pop(i))
+            return program
+    program = evenness.PricedProgram(table, targets, spread, rack_of)
+    _priced.append((key, program))
+    while len(_priced) > 1 and sum(p.arcs for _, p in _priced) > PRICED_ARCS:
+        _priced.pop(0)
+    return program
 
 
 class Parts(Protocol):

@@ -13,7 +13,7 @@ from balance_oracle import fewest_moves, least_topic_spread
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kadmin.balance import chunks, quotas, spreads
+from kadmin.balance import chunks, evenness, quotas, spreads
 from kadmin.balance.chunks import PRICE_ROUNDS, Context, Listed, Part, plan
 from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
@@ -462,6 +462,22 @@ def test_worse_priced_counts_keep_the_first_plan_without_running_it_again(monkey
     assert result.topics == alone.topics
     assert result.topics is not None and result.topics.moves == replica_moves(
         whole.replicas, dict(enumerate(parts.replicas())))
+
+
+def test_a_priced_program_built_once_answers_as_one_built_for_each_prices() -> None:
+    """:class:`evenness.PricedProgram` re-solved with new prices gives what a program built
+    for those prices gives; a process finds a chunk's program again by its table."""
+    topics, targets, _ = realistic("new brokers")
+    table = chunked(topics, range(0, 90, 13))[1]
+    once = evenness.PricedProgram(table, targets, 1)
+    for prices in ({}, {b: 0.25 * (b % 3 - 1) for b in targets},
+                   {b: 0.5 * (b % 4) - 0.75 for b in targets}):
+        assert once.solve(prices) == evenness.PricedProgram(table, targets, 1).solve(prices)
+    copy = PartitionTable(table.topics, list(table.topic_of), list(table.ids),
+                          list(table.replicas))
+    held = chunks.priced_program(table, targets, 1, None)
+    assert chunks.priced_program(copy, targets, 1, None) is held
+    assert chunks.priced_program(table, targets, 2, None) is not held
 
 
 def test_an_unreachable_topic_spread_in_chunks_gives_the_smallest_the_windows_allow() -> None:
