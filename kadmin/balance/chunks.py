@@ -896,14 +896,15 @@ class _Run:
             ks = tuple(range(bound, worst))
             needed = [cast("Certified", c).needs for c in self.ask(Certify(inside, ranges, ks),
                                                                    "topic bound, budget")]
-            held = np.array([inside[b] for b in targets], dtype=np.int64)
-            give = np.maximum(0, held - np.array([ranges[b][0] for b in targets]))
-            take = np.maximum(0, np.array([ranges[b][1] for b in targets]) - held)
-            leaving = fewest - (replicas - int(held.sum()))
-            bound = next((k for j, k in enumerate(ks) if spreads.admits(
-                np.sum([n[j][0] for n in needed], axis=0),
-                np.sum([n[j][1] for n in needed], axis=0), give, take, leaving, fewest)),
-                worst)
+
+            def needs_at(k: int) -> tuple[np.ndarray, np.ndarray]:  # added up over the chunks
+                j = k - ks[0]
+                return (np.sum([n[j][0] for n in needed], axis=0),
+                        np.sum([n[j][1] for n in needed], axis=0))
+
+            bound = spreads.least_admitted(needs_at, *spreads.allowance(inside, ranges, targets),
+                                           replicas - sum(inside.values()), fewest, bound,
+                                           worst)
         if topics is None:
             topics = TopicsPlanned(None, 0, len(self.state), worst, True,
                                    max(c.least for c in self.state),
