@@ -166,7 +166,8 @@ class Certified:
     """The chunk's worst topic spread as planned."""
     bound: int
     """No plan of the fewest moves of the whole cluster leaves the chunk's topics a smaller
-    worst spread (the largest per-topic bound of :func:`kadmin.balance.spreads.least_spreads`)."""
+    worst spread (the largest per-topic bound of :func:`kadmin.balance.spreads.least_spreads`,
+    with the water levels)."""
     topics: int
     proven: int
     """Topics whose spread meets their own bound (none of them can do better)."""
@@ -411,18 +412,19 @@ class Part:
         """The chunk's topics against the lower bound of :mod:`kadmin.balance.spreads`, taken
         with the whole cluster's gives and takes (``step.now``, ``step.bounds``): each topic's
         box holds in every plan of the fewest moves of the whole cluster, so the bound of a
-        topic holds whatever the other chunks do (numpy, on the executor)."""
+        topic holds whatever the other chunks do (numpy, on the executor). With the water
+        levels (:meth:`kadmin.balance.spreads.Boxes.levels`), each topic's own: the chunks'
+        bounds are those of the whole table."""
         order = sorted(targets)
         table = self.table
-        bound = spreads.least_spreads(table, order, step.bounds, step.now)
+        bound = spreads.least_spreads(table, order, step.bounds, step.now, levels=True)
         spread = spreads.topic_spreads(table, self.changed, order)
         needs = []
-        if step.ks:
-            replicas = spreads.topic_replicas(table)
-            c = spreads.cells(table.replicas, table.topic_of, order)
+        if step.ks and step.now is not None:
+            boxes = spreads.Boxes.of(table, order, step.bounds, step.now)
+            low, high = boxes.levels()
             for k in step.ks:
-                gives, takes = spreads.needs(c, replicas // len(order),
-                                             -(-replicas // len(order)), k, len(order))
+                gives, takes = spreads.needs(boxes.c, low, high, k, len(order))
                 needs.append((tuple(int(x) for x in gives), tuple(int(x) for x in takes)))
         return Certified(int(spread.max(initial=0)), int(bound.max(initial=0)), len(spread),
                          int((spread <= bound).sum()), tuple(needs))
@@ -877,7 +879,8 @@ class _Run:
         chunks' counts as read). The per-topic bound holds topic by topic, so its largest over
         the chunks holds; the budget bound's needs add up over the chunks' disjoint topics,
         and the driver checks their sums against the whole cluster's budgets exactly as
-        :func:`kadmin.balance.spreads.least_spread` does over one table. Both assume a plan
+        :func:`kadmin.balance.spreads.least_spread` does over one table (both with the water
+        levels, each topic's own: the bound is ``least_spread``'s with ``levels``). Both assume a plan
         of the fewest moves ``F`` to the balanced ranges (:func:`kadmin.balance.targets.
         fewest_to_ranges`): the chunks' plan, when its moves are ``F`` (else only the mean
         term is claimed). ``topics``: what the topic step did (None: it did not run)."""

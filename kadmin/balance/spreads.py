@@ -289,8 +289,8 @@ def least_spread(table: PartitionTable, targets: Collection[int],
 
     Cheapest first, each stage only where the one before leaves a gap: the per-topic bound
     with the mean, the budget bound with the mean (these two prove the million-partition
-    runs), then, with ``levels``, both with the water levels (:meth:`Boxes.levels`; Spark's
-    chunks certify the mean's, which add up over chunks)."""
+    runs), then, with ``levels``, both with the water levels (:meth:`Boxes.levels`; each
+    topic's own, so Spark's chunks certify them and their budget needs add up)."""
     if bounds is None or now is None:
         return min(int(least_spreads(table, targets, bounds, now).max(initial=0)), reached)
     from kadmin.balance.targets import fewest_to_ranges

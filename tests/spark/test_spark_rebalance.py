@@ -341,12 +341,14 @@ def _certified_as_one_table(cluster: Path, out: Path, manifest) -> None:
     goal, topics = manifest.topic_goal, manifest.planned.topics
     worst = manifest.after.worst_topic_spread
     assert isinstance(goal, ChunkedGoal) and goal.certified
-    assert topics.bound == least_spread(table, targets, bounds, now, worst) == goal.least
+    assert topics.bound == least_spread(table, targets, bounds, now, worst, levels=True) \
+        == goal.least
     assert goal.exact == (worst == topics.bound)
     old, new, _ = applied(cluster, out)
     spreads = topic_spreads(table, {i: n for i, n in enumerate(new) if n != old[i]}, targets)
     assert goal.topics == len(table.topics)
-    assert goal.topics_proven == int((spreads <= least_spreads(table, targets, bounds, now)).sum())
+    assert goal.topics_proven == int(
+        (spreads <= least_spreads(table, targets, bounds, now, levels=True)).sum())
 
 
 def test_a_topic_spread_chunk_too_large_for_the_program_is_refused(spark, grown, tmp_path,

@@ -607,8 +607,9 @@ def test_compatible_counts_keep_every_rule(near, data) -> None:
 @given(small_clusters())
 def test_the_chunks_certificate_is_the_whole_tables_and_never_above_the_program(case) -> None:
     """The default objective's certificate over chunks (:meth:`_Run.certify`): the same bound
-    :func:`kadmin.balance.spreads.least_spread` finds over the whole table (per-topic boxes
-    hold topic by topic, the budget's needs add up over the chunks), never above the least
+    :func:`kadmin.balance.spreads.least_spread` finds over the whole table with the water
+    levels (per-topic boxes and levels hold topic by topic, the budget's needs add up over the
+    chunks), never above the least
     worst topic spread the integer program finds for the plan's moves (a valid lower bound),
     and the goal proven exactly when the chunks' plan meets it; the chunks and topics said to
     meet their own bound do."""
@@ -627,18 +628,19 @@ def test_the_chunks_certificate_is_the_whole_tables_and_never_above_the_program(
     fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                               sum(map(len, whole.replicas)))
     known = now if moves == fewest else None  # a plan of the fewest moves to the ranges
-    assert result.topics.bound == spreads.least_spread(whole, targets, bounds, known, worst)
+    assert result.topics.bound == spreads.least_spread(whole, targets, bounds, known, worst,
+                                                       levels=True)
     least = least_topic_spread(whole.replicas, targets, whole.topic_of, moves)
     assert result.topics.bound <= least <= worst
     goal = result.topics.goal(result.lower_bound, worst)
     assert goal.exact == (worst == result.topics.bound)
     assert result.topics.topics == len(topics)
-    per_topic = spreads.least_spreads(whole, targets, bounds, known)
+    per_topic = spreads.least_spreads(whole, targets, bounds, known, levels=True)
     spread = spreads.topic_spreads(whole, dict(enumerate(after)), targets)
     assert result.topics.topics_proven == int((spread <= per_topic).sum())
     assert result.topics.chunks_proven == sum(
         int(spreads.topic_spreads(p.table, p.changed, targets).max(initial=0))
-        <= int(spreads.least_spreads(p.table, targets, bounds, known).max(initial=0))
+        <= int(spreads.least_spreads(p.table, targets, bounds, known, levels=True).max(initial=0))
         for p in parts.parts)
 
 
