@@ -392,3 +392,47 @@ def test_topic_spread_on_the_issues_cluster_says_what_it_costs(spark, tmp_path, 
     assert (f"{fewest} replica move(s) (lower bound {fewest})" in stdout
             and f"every topic within spread 1: {fewest} move(s) at least, {fewest - 500} over "
                 f"the 500 that balance the brokers alone\n" in stdout)
+
+
+def test_questions_only_read_the_chunks_and_a_held_plan_comes_back(spark):
+    """``SparkParts.ask`` (the certificate's and the prices' rounds) answers as the chunks in
+    one process do and leaves the chunks' RDD and Spark's persisted RDDs as they were;
+    ``hold`` keeps a plan that ``let_go`` brings back (or releases) without re-planning."""
+    from pyspark import StorageLevel
+
+    from kadmin.balance.chunks import Certify, Context, Listed, Part, Price, Replace, balanced_ranges
+    from kadmin.spark.rebalance import SparkParts
+    from kadmin.spark.session import Stages
+    topics = dict(synthetic_cluster(6, 12, 4, 3, seed=3).topics)
+    names = sorted(topics)
+    tables = [PartitionTable.from_topics(topics, names[a:a + 4]) for a in range(0, 12, 4)]
+    targets = tuple(range(8))
+    context = Context(targets, None)
+    sc = spark.sparkContext
+    rdd = sc.parallelize([Part(t, {}) for t in tables], len(tables)).persist(
+        StorageLevel.MEMORY_AND_DISK)
+    parts = SparkParts(sc, rdd, Stages(sc, None))
+    parts.share(context)
+    listed = Listed(tables, context)
+    total = replica_counts([r for t in tables for r in t.replicas])
+    ranges = balanced_ranges(total, context)
+    persisted = sc._jsc.getPersistentRDDs().size()
+    try:
+        for question in (Certify(None, ranges), Price(1, {b: 0.5 * (b % 3) for b in targets})):
+            asked = [question, None, question]
+            assert parts.ask(asked, "ask") == listed.ask(asked, "ask")
+            assert parts.ask(asked, "ask")[0] is not None
+        assert parts.rdd is rdd and sc._jsc.getPersistentRDDs().size() == persisted
+        first = tables[0].replicas[0]
+        moved = (7, *first[1:]) if 7 not in first else first
+        for restore in (True, False):
+            held = parts.hold()
+            parts.apply([Replace({0: moved}), None, None], "replace")
+            parts.apply([None, Replace({0: tables[1].replicas[0][::-1]}), None], "again")
+            parts.let_go(held, restore=restore)
+            got = [p.changed for p in parts.rdd.collect()]
+            assert got[0] == ({} if restore or moved == first else {0: moved})
+            assert (parts.rdd is rdd) == restore
+            assert sc._jsc.getPersistentRDDs().size() == persisted
+    finally:
+        parts.release()
