@@ -586,7 +586,9 @@ class TopicsPlanned:
     """Default objective: no plan of the fewest moves of the whole cluster has a smaller
     worst topic spread (:meth:`_Run.certify`: the per-topic bound of
     :mod:`kadmin.balance.spreads` over every chunk, raised by its budget bound summed over
-    the chunks); None: not computed (the executors lack numpy)."""
+    the chunks, then, on a selection of at most :data:`WHOLE_PARTITIONS`, by the topic x
+    broker program of :mod:`kadmin.balance.aggregate`); None: not computed (the executors
+    lack numpy)."""
     chunks_proven: int = 0
     """Chunks whose worst topic spread meets their topics' own bound."""
     topics: int = 0
@@ -697,6 +699,10 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: b
 
 TAIL_PARTITIONS = 200_000
 """Partitions the driver may gather to solve the tail of a rebalance (a few hundred bytes each)."""
+
+WHOLE_PARTITIONS = TAIL_PARTITIONS
+"""A selection of at most this many partitions is gathered on the driver, as read, for the
+topic x broker program that raises the default objective's certificate (:meth:`_Run._refuted`)."""
 
 
 class _Run:
@@ -908,6 +914,8 @@ class _Run:
             bound = spreads.least_admitted(needs_at, *spreads.allowance(inside, ranges, targets),
                                            replicas - sum(inside.values()), fewest, bound,
                                            worst)
+        if known and bound < worst:
+            bound = self._refuted(inside, ranges, fewest, bound, worst)
         if topics is None:
             topics = TopicsPlanned(None, 0, len(self.state), worst, True,
                                    max(c.least for c in self.state),
@@ -916,6 +924,30 @@ class _Run:
                        chunks_proven=sum(f.spread <= f.bound for f in first),
                        topics=sum(f.topics for f in first),
                        topics_proven=sum(f.proven for f in first))
+
+    def _refuted(self, inside: Mapping[int, int], ranges: Mapping[int, tuple[int, int]],
+                 fewest: int, bound: int, worst: int) -> int:
+        """The certificate raised by the topic x broker program of
+        :mod:`kadmin.balance.aggregate` over the whole selection, where it is cheap: at most
+        :data:`WHOLE_PARTITIONS` partitions, gathered on the driver as read, and a program
+        within ``aggregate.LIMIT``, for ``aggregate.SECONDS`` at most (as ``plan rebalance``
+        runs it). It refutes every spread below the one it returns (exact: a refutation
+        without racks is one with them), whether or not it decides that one. Else
+        ``bound``."""
+        import time
+
+        from kadmin.balance import aggregate
+        if sum(c.partitions for c in self.state) > WHOLE_PARTITIONS:
+            return bound
+        picked = self.parts.pick(self.context.targets, max(c.partitions for c in self.state))
+        flat = [p for chunk in picked for p in chunk]
+        program = aggregate.Aggregate(_table(flat, [p.original for p in flat]),
+                                      self.context.targets, ranges, inside, fewest,
+                                      self.context.rack_of)
+        if program.size > aggregate.LIMIT:
+            return bound
+        _, least, _ = program.least(bound, worst, time.monotonic() + aggregate.SECONDS)
+        return max(bound, least)
 
     def compatible_counts(self, asked: int) -> tuple[int, list[Mapping[int, int]]]:
         """The least spread ``k >= asked`` for which the chunks' counts can be chosen within

@@ -250,7 +250,8 @@ def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
         + ("" if topics.proven else ", some out of time") + "; "
         + ("" if topics.bound is None else
            f"no plan of the fewest moves goes below worst topic spread {topics.bound} "
-           f"(the certificate over every chunk); {topics.chunks_proven} of {topics.of} "
+           f"(the certificate over every chunk, and over the whole selection where it is "
+           f"small); {topics.chunks_proven} of {topics.of} "
            f"chunk(s) ({topics.topics_proven} of {topics.topics} topics) meet their own "
            f"bound; "))
     if goal.exact:

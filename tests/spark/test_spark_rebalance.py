@@ -341,8 +341,10 @@ def _certified_as_one_table(cluster: Path, out: Path, manifest) -> None:
     goal, topics = manifest.topic_goal, manifest.planned.topics
     worst = manifest.after.worst_topic_spread
     assert isinstance(goal, ChunkedGoal) and goal.certified
-    assert topics.bound == least_spread(table, targets, bounds, now, worst, levels=True) \
-        == goal.least
+    # the chunks' bounds add up to the whole table's; the topic x broker program over the
+    # table gathered on the driver may raise it, never above the plan's
+    assert least_spread(table, targets, bounds, now, worst, levels=True) <= topics.bound \
+        == goal.least <= worst
     assert goal.exact == (worst == topics.bound)
     old, new, _ = applied(cluster, out)
     spreads = topic_spreads(table, {i: n for i, n in enumerate(new) if n != old[i]}, targets)

@@ -606,10 +606,10 @@ def test_compatible_counts_keep_every_rule(near, data) -> None:
 @settings(max_examples=60, suppress_health_check=[HealthCheck.filter_too_much])
 @given(small_clusters())
 def test_the_chunks_certificate_is_the_whole_tables_and_never_above_the_program(case) -> None:
-    """The default objective's certificate over chunks (:meth:`_Run.certify`): the same bound
-    :func:`kadmin.balance.spreads.least_spread` finds over the whole table with the water
+    """The default objective's certificate over chunks (:meth:`_Run.certify`): at least the
+    bound :func:`kadmin.balance.spreads.least_spread` finds over the whole table with the water
     levels (per-topic boxes and levels hold topic by topic, the budget's needs add up over the
-    chunks), never above the least
+    chunks; the topic x broker program over the gathered table may raise it), never above the least
     worst topic spread the integer program finds for the plan's moves (a valid lower bound),
     and the goal proven exactly when the chunks' plan meets it; the chunks and topics said to
     meet their own bound do."""
@@ -628,10 +628,11 @@ def test_the_chunks_certificate_is_the_whole_tables_and_never_above_the_program(
     fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                               sum(map(len, whole.replicas)))
     known = now if moves == fewest else None  # a plan of the fewest moves to the ranges
-    assert result.topics.bound == spreads.least_spread(whole, targets, bounds, known, worst,
-                                                       levels=True)
+    # at least the whole table's bound (with the water levels), which the chunks' bounds add
+    # up to; where that leaves a gap, raised by the topic x broker program over the whole
     least = least_topic_spread(whole.replicas, targets, whole.topic_of, moves)
-    assert result.topics.bound <= least <= worst
+    assert spreads.least_spread(whole, targets, bounds, known, worst, levels=True) \
+        <= result.topics.bound <= least <= worst
     goal = result.topics.goal(result.lower_bound, worst)
     assert goal.exact == (worst == result.topics.bound)
     assert result.topics.topics == len(topics)
