@@ -29,7 +29,9 @@ stay with the tasks. The rounds (see :mod:`kadmin.balance.quotas` for why they m
    stays. Measured on five small clusters in 7 chunks (tests/unit/test_balance_chunks.py):
    0 to 1.0% above the exact minimum, was 0 to 8.1%, with the bound 0 to 1.1% below it. By
    default (3.), every chunk is held to the certificate of :mod:`kadmin.balance.spreads`
-   (:class:`Certify`). See :class:`TopicsPlanned` for what that proves of the whole;
+   (:class:`Certify`, a question: the chunks only read), raised on small selections by the
+   topic x broker program over the whole (:meth:`_Run._refuted`). See
+   :class:`TopicsPlanned` for what that proves of the whole;
 4. with ``max_moves``: each chunk keeps its share of the budget, its most loaded brokers
    relieved first (the core's ``cut_moves``);
 5. with ``leaders``: the fixed quota of preferred leaders over the planned replica lists, met by

@@ -32,7 +32,10 @@ counts priced, :meth:`kadmin.balance.chunks._Run.price`), which is the lower bou
 records; its ``topic_goal`` says whether the plan meets it (``exact``, and ``proven`` in words).
 By default every chunk, whatever its size, is held to the certificate of
 :mod:`kadmin.balance.spreads` taken with the whole cluster's gives and takes (numpy on the
-executors; :meth:`kadmin.balance.chunks._Run.certify`): a worst topic spread no plan of the
+executors; :meth:`kadmin.balance.chunks._Run.certify`; with the water levels, so the chunks
+add up to the whole table's bound) and, on a selection of at most
+:data:`kadmin.balance.chunks.WHOLE_PARTITIONS`, raised by the topic x broker program over the
+whole (:mod:`kadmin.balance.aggregate`, on the driver): a worst topic spread no plan of the
 fewest moves goes below, proven where the plan meets it, with the chunks and topics that meet
 their own bound counted.
 Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
