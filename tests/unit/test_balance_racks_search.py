@@ -299,3 +299,35 @@ def test_where_racks_forbid_balance_brokers_end_as_evenly_as_the_rule_allows(
         assert result.lower_bound == level.moves
     if result.racks.proven:
         assert result.replica_moves == fewest == result.lower_bound
+    if not result.racks.across and result.replica_moves == fewest:
+        assert result.racks.proven  # the bound knows which broker of a small rack gains
+
+
+@pytest.mark.parametrize("parts, targets, rack_of", [
+    # one rack of two targets: the partition on no target must take both, so broker 0 too
+    ([(3, 7), (0,), (0,)], [0, 4], {0: "r0", 3: "r0", 4: "r0", 7: "r0"}),
+    # r1's only target, broker 1, gains every partition ending on r1 that it does not hold
+    ([(2, 0), (0, 1), (1, 2), (2, 0), (0, 1)], [1, 2, 3],
+     {0: "r0", 1: "r1", 2: "r0", 3: "r1"}),
+    # broker 5 (rack b of two) sends its one partition to a and must take one back from 4,
+    # whose partitions can leave b only for c
+    ([(0, 4), (0, 4), (1, 4), (5,), (0, 4)], list(range(7)),
+     {0: "a", 1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "c", 7: "a"}),
+    ([(3,), (2, 5), (3, 4), (2, 5), (4,), (3, 4), (3, 5), (2, 5), (3, 4), (3, 5, 6), (1, 5),
+      (3, 5), (3, 5), (3, 5), (1, 4), (1, 5)], list(range(7)),
+     {0: "a", 1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "c"}),
+])
+def test_the_rack_level_bound_counts_what_the_brokers_of_a_small_rack_gain(
+        parts: list[Replicas], targets: list[int], rack_of: dict[int, str]) -> None:
+    """Clusters where the rack-level program, blind to which broker of a rack holds a
+    replica, once bounded the moves one below the integer program's fewest (so the plan
+    making them said "not proven"): in a rack a partition can fill, a broker gains each
+    partition filling it that it does not hold, and one for each partition holding it that
+    leaves the rack, beside what it nets. The bound is now the fewest, and the plan proven."""
+    spread, fewest = least_spread_then_fewest_moves(parts, targets, rack_of)
+    level = rack_level(parts, targets, rack_of)
+    assert level is not None and (level.spread, level.moves) == (spread, fewest)
+    table = PartitionTable.of([("t", dict(enumerate(parts)))])
+    result = rebalance(table, targets, rack_of, leaders=False)
+    assert result.replica_moves == fewest
+    assert result.racks is None or result.racks.across or result.racks.proven
