@@ -214,10 +214,11 @@ class Aggregate:
         """The least ``k`` from ``least`` below ``reached`` that some plan of the fewest moves
         keeps, as far as the program decides by ``deadline``: the linear programs for every
         ``k`` upwards until one realizes a plan, then branch and bound on the ``k`` below it
-        they left undecided, upwards. With racks the search stops at the first ``k``
-        neither refuted nor realized, within :data:`RACK_SECONDS`. Returns the plan of the
-        least ``k`` realized (None: none below ``reached``), the least ``k`` still possible,
-        and whether that is decided (every smaller ``k`` refuted)."""
+        they left undecided, upwards. With racks each ``k`` the linear programs leave
+        undecided is decided at once (:meth:`within` with branch and bound) and the search
+        stops at the first it does not decide, within :data:`RACK_SECONDS`. Returns the plan
+        of the least ``k`` realized (None: none below ``reached``), the least ``k`` still
+        possible, and whether that is decided (every smaller ``k`` refuted)."""
         import time
         if self.rack_of:
             deadline = min(deadline, time.monotonic() + RACK_SECONDS)
@@ -230,10 +231,19 @@ class Aggregate:
             if verdict.final is not None:
                 found = (k, verdict.final)
                 break
+            if not verdict.refuted and self.rack_of:
+                # racks: what fails is realizing (the topic rows cannot tell which kind of
+                # partition leaves a broker); branch and bound with the failing topics at
+                # partition level decides this k, or nothing does in the time left
+                verdict = self.within(k, deadline)
+                if verdict is not None and verdict.final is not None:
+                    found = (k, verdict.final)
+                    break
+                if verdict is None or not verdict.refuted:
+                    return None, k, False
+                continue
             if not verdict.refuted:
                 undecided.append(k)
-                if self.rack_of:  # racks: realizing is what fails, and costs most
-                    return None, undecided[0], False
         else:
             verdict = Verdict(True, None)
         if verdict is None and found is None:  # out of time before a plan or the end

@@ -592,3 +592,43 @@ def test_the_drained_30_to_27_cluster_is_proven_at_4_by_the_window_cuts() -> Non
     verdict = Aggregate(table, targets, bounds, now, 7200).within(3, time.monotonic() + 60,
                                                                  branch=False)
     assert verdict is not None and verdict.refuted
+
+
+SIX = {0: "r0", 1: "r1", 2: "r2", 3: "r0", 4: "r1", 5: "r2"}
+
+
+@pytest.mark.parametrize("parts, topics, targets, rack_of", [
+    ([(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 1), (0, 1), (4, 0, 1)],
+     [0, 0, 0, 0, 0, 0, 1, 2], [2, 3, 4, 5], SIX),
+    ([(3, 5), (4, 0), (5, 1), (0, 2), (1, 3), (2, 4), (3, 5), (4, 0), (3, 5, 1), (4, 0, 2),
+      (5, 1, 3), (0, 2, 4), (1, 3, 5), (3, 5), (4, 0)],
+     [0] * 8 + [1] * 5 + [2] * 2, [0, 1, 2, 3, 4], SIX),
+])
+def test_with_racks_a_spread_the_linear_programs_leave_open_is_decided(
+        parts: list[Replicas], topics: list[int], targets: list[int],
+        rack_of: dict[int, str]) -> None:
+    """Placed clusters with racks where the topic x broker linear program admits spread ``k``
+    but no rack-aware plan of the fewest moves reaches it: its solution moves a topic's
+    replicas off brokers through partitions of the wrong kind (rigid ones, one replica per
+    rack, where only a partition holding two in one rack may leave). The search once stopped
+    there, so a plan at ``k + 1`` (the integer program's least) said "not proven"; branch and
+    bound with those topics at partition level now refutes ``k``, here and in ``rebalance``
+    beyond the partition program's size."""
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = dict(replica_counts(table.replicas))
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds, sum(map(len, parts)))
+    assert fewest_moves(table.replicas, targets, rack_of) == fewest
+    least = least_topic_spread(table.replicas, targets, table.topic_of, fewest, rack_of)
+    program = Aggregate(table, targets, bounds, now, fewest, rack_of)
+    open_k = program.within(least - 1, time.monotonic() + 60, branch=False)
+    assert open_k is not None and not open_k.refuted and open_k.final is None
+    final, k, decided = Aggregate(table, targets, bounds, now, fewest, rack_of).least(
+        0, 20, time.monotonic() + 60)
+    assert decided and k == least and final is not None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "DEFAULT_LIMIT", 0)
+        result = rebalance(table, targets, rack_of)
+    goal = result.topics
+    assert result.replica_moves == fewest
+    assert goal is not None and goal.exact and goal.least == goal.spread == least
