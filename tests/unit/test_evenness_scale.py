@@ -611,9 +611,10 @@ def test_with_racks_a_spread_the_linear_programs_leave_open_is_decided(
     but no rack-aware plan of the fewest moves reaches it: its solution moves a topic's
     replicas off brokers through partitions of the wrong kind (rigid ones, one replica per
     rack, where only a partition holding two in one rack may leave). The search once stopped
-    there, so a plan at ``k + 1`` (the integer program's least) said "not proven"; branch and
-    bound with those topics at partition level now refutes ``k``, here and in ``rebalance``
-    beyond the partition program's size."""
+    there, so a plan at ``k + 1`` (the integer program's least) said "not proven". Branch and
+    bound now refutes ``k`` (the first cluster only once its topic 0 is modelled at partition
+    level, the second by the rigid partitions' rows), here and in ``rebalance`` beyond the
+    partition program's size. Without racks both reach spread 1."""
     table = topic_table(parts, topics)
     bounds = uniform(parts, targets)
     now = dict(replica_counts(table.replicas))
@@ -626,6 +627,8 @@ def test_with_racks_a_spread_the_linear_programs_leave_open_is_decided(
     final, k, decided = Aggregate(table, targets, bounds, now, fewest, rack_of).least(
         0, 20, time.monotonic() + 60)
     assert decided and k == least and final is not None
+    assert Aggregate(table, targets, bounds, now, fewest).least(
+        0, 20, time.monotonic() + 60)[1:] == (1, True) != (k, decided)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(evenness, "DEFAULT_LIMIT", 0)
         result = rebalance(table, targets, rack_of)
