@@ -137,7 +137,9 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     """Racks as close as rack diversity permits: the least broker spread, each rack's brokers
     within one, then the fewest moves at that spread, over every plan in which no partition
     ends on fewer distinct racks than it has (or on every rack with a target, when it had
-    more). None where the program is too large or not solved in time, or a broker has no rack.
+    more); replicas on a drained broker without a rack count in no rack (they must move, and
+    a partition keeps the racks it has elsewhere). None where the program is too large or not
+    solved in time, or a target broker has no rack.
 
     Which broker of a rack holds a replica does not bear on rack diversity, so partitions are
     grouped by their signature (replicas per rack) and the program chooses how many of each
@@ -163,8 +165,7 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     from scipy.sparse import csr_array
 
     brokers = sorted(targets)
-    if any(rack_of.get(b) is None for b in brokers) or any(
-            rack_of.get(b) is None for r in parts for b in r):
+    if any(rack_of.get(b) is None for b in brokers):
         return None
     racks = sorted({rack_of[b] for b in brokers})
     size = Counter(rack_of[b] for b in brokers)
@@ -172,19 +173,20 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     widest = max(map(len, parts), default=0)
     small = frozenset(r for r in racks if size[r] <= widest)
     """Racks a partition can fill (a replica on each of its target brokers)."""
-    classes = Counter((tuple(sorted(Counter(rack_of[b] for b in r).items())),
+    classes = Counter((len(r), tuple(sorted(Counter(rack_of[b] for b in r if b in rack_of
+                                                    ).items())),
                        tuple(sorted(Counter(rack_of[b] for b in r if b in inside).items())),
                        tuple(sorted(b for b in r if b in inside and rack_of[b] in small)))
                       for r in parts)
-    """Partitions by their replicas per rack, those on targets (the others must move), and
-    the target brokers they hold in racks they can fill."""
+    """Partitions by their size, replicas per rack (a replica on a drained broker without
+    a rack counts in none), those on targets (the others must move), and the target brokers
+    they hold in racks they can fill."""
     moves_of: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
     """Per variable: its class, its end signature (replicas per target rack), and per rack
     the replicas it gains there (each a move: more than the targets of the rack hold of it)."""
     keys = list(classes)
-    for k, (key, kept, _) in enumerate(keys):
+    for k, (width, key, kept, _) in enumerate(keys):
         now, held_on = dict(key), dict(kept)
-        width = sum(now.values())
         keep = min(len(now), len(racks))
         shapes = [end for end in product(*(range(min(size[r], width) + 1) for r in racks))
                   if sum(end) == width and sum(1 for n in end if n) >= keep]
@@ -228,10 +230,10 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
             # what it nets, one for each partition holding it that leaves its rack
             j, full = at[rack_of[b]], size[rack_of[b]]
             row({t0 + i: 1.0, **{x0 + v: -1.0 for v, (c, end, _) in enumerate(moves_of)
-                                 if end[j] == full and b not in keys[c][2]}}, 0, np.inf)
+                                 if end[j] == full and b not in keys[c][3]}}, 0, np.inf)
             row({t0 + i: 1.0, e0 + i: -1.0,
                  **{x0 + v: -1.0 for v, (c, end, _) in enumerate(moves_of)
-                    if end[j] == 0 and b in keys[c][2]}}, -counts.get(b, 0), np.inf)
+                    if end[j] == 0 and b in keys[c][3]}}, -counts.get(b, 0), np.inf)
         row({e0 + i: 1.0, f0 + at[rack_of[b]]: -1.0}, 0, 1)
         row({e0 + i: 1.0, hi: -1.0}, -np.inf, 0)
         row({e0 + i: 1.0, lo: -1.0}, 0, np.inf)
@@ -267,8 +269,8 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     ends = {b: int(values[e0 + i]) for i, b in enumerate(brokers)}
     held: Counter[str | None] = Counter()
     for b, n in counts.items():
-        held[rack_of[b]] += n
+        held[rack_of.get(b)] += n
     for b, n in ends.items():
-        held[rack_of[b]] -= n
+        held[rack_of.get(b)] -= n
     return RackLevel(ends, {r: held[r] for r in sorted(held, key=str)}, least,
                      round(fewest[0]))

@@ -11,7 +11,7 @@ from unittest.mock import patch
 
 import pytest
 from balance_oracle import fewest_moves, least_spread_then_fewest_moves
-from hypothesis import assume, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from test_balance import after, check_valid, spec_lower_bound
 
@@ -238,13 +238,16 @@ def blocked_racks(draw: st.DrawFn) -> tuple[list[Replicas], list[int], dict[int,
     """Clusters where racks often forbid balance: racks a and b of any size, a new rack c of
     one or two empty brokers, most partitions spanning a and b (a replica may leave for c,
     not go between a and b), a few on one rack or on all three; loads skewed or not; maybe a
-    broker of a drained (its replicas must move, inside a or out to c)."""
+    broker of a drained (its replicas must move, inside a or out to c), or a drained broker
+    with no rack, standing in for one of a (its replicas count in no rack)."""
     a, b, c = draw(st.integers(2, 4)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
     rack_of = {x: "a" if x < a else "b" if x < a + b else "c" for x in range(a + b + c)}
     targets = list(rack_of)
     ina, inb = list(range(a)), list(range(a, a + b))
-    if draw(st.booleans()):
-        rack_of[a + b + c] = "a"
+    drained = draw(st.sampled_from(["", "a", "none"]))
+    if drained:
+        if drained == "a":
+            rack_of[a + b + c] = "a"
         ina.append(a + b + c)
     skew = draw(st.booleans())
     pick_a = st.sampled_from([x for i, x in enumerate(ina) for _ in range((i + 1) if skew else 1)])
@@ -271,13 +274,15 @@ def test_where_racks_forbid_balance_brokers_end_as_evenly_as_the_rule_allows(
     partition program stands aside as on a large cluster, so the plan is the search's."""
     parts, targets, rack_of = c
     served = {rack_of[b] for b in targets}
-    assume(all(rack_of[b] in served for r in parts for b in r))
+    assume(all(rack_of.get(b, "a") in served for r in parts for b in r))
     """A partition on a rack with no target left: the partition program lets it end on every
     target rack, the search keeps its count of racks (it stays unplaced): another question."""
     table = PartitionTable.of([("t", dict(enumerate(parts)))])
     spread, fewest = least_spread_then_fewest_moves(parts, targets, rack_of)
     level = rack_level(parts, targets, rack_of)
     assert level is not None and level.spread == spread and level.moves <= fewest
+    event("a drained broker without a rack" if any(b not in rack_of for r in parts for b in r)
+          else "every broker in a rack")
     with patch.object(evenness, "DEFAULT_LIMIT", 0 if large else evenness.DEFAULT_LIMIT):
         result = rebalance(table, targets, rack_of, leaders=False, even_topics=even_topics)
     if result.racks is None:
