@@ -234,8 +234,13 @@ class Aggregate:
             if not verdict.refuted and self.rack_of:
                 # racks: what fails is realizing (the topic rows cannot tell which kind of
                 # partition leaves a broker); branch and bound with the failing topics at
-                # partition level decides this k, or nothing does in the time left
-                verdict = self.within(k, deadline)
+                # partition level decides this k, or nothing does in the time left (again
+                # while each solve finds more such topics)
+                refined = -1
+                while verdict is not None and not verdict.refuted and verdict.final is None \
+                        and len(self.refined) > refined:
+                    refined = len(self.refined)
+                    verdict = self.within(k, deadline)
                 if verdict is not None and verdict.final is not None:
                     found = (k, verdict.final)
                     break

@@ -635,3 +635,21 @@ def test_with_racks_a_spread_the_linear_programs_leave_open_is_decided(
     goal = result.topics
     assert result.replica_moves == fewest
     assert goal is not None and goal.exact and goal.least == goal.spread == least
+
+
+def test_with_racks_the_program_refines_while_it_finds_topics_to_refine() -> None:
+    """kadmin's skewed cluster on 15 brokers in racks of 5, a new rack of one broker (3,000
+    partitions), the partition program off: spread 4 is realized only once 15 topics are at
+    partition level, a few more each solve; the search once gave up after one round of
+    three and said "not proven" at 5. It now solves again while each solve finds more."""
+    cluster = synthetic_cluster(brokers=15, topics=300, partitions=10, replication_factor=3,
+                                seed=1)
+    table = PartitionTable.from_topics(cluster.topics, sorted(cluster.topics))
+    rack_of = {b: f"r{min(b // 5, 3)}" for b in range(16)}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "DEFAULT_LIMIT", 0)
+        result = rebalance(table, list(range(16)), rack_of)
+    goal = result.topics
+    assert result.replica_moves == result.lower_bound == 3171
+    assert goal is not None and goal.exact and goal.least == goal.spread == 4
+    assert worst_spread(table, result.final, list(range(16))) == 4
