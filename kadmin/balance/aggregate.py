@@ -369,8 +369,11 @@ class Aggregate:
                                  hi[n_out:n_out + n_in], gt, gc, n_out, r)
         if cuts is None:
             return Verdict(True, None)
-        for got, into in zip(cuts[:5], (rows, cols, vals, row_lo, row_hi), strict=True):
-            into.append(got)
+        rows.append(cuts[0])
+        cols.append(cuts[1])
+        vals.append(cuts[2])
+        row_lo.append(cuts[3])
+        row_hi.append(cuts[4])
         r += len(cuts[3])
         if self.rack_of:  # per topic and rack: at least the arrivals its partitions must have
             topic, rack, need = self._regain
@@ -491,24 +494,23 @@ class Aggregate:
         most = np.full(count.shape, -1.0)
         least = np.full(count.shape, np.inf)
         for level in range(int(window_low[topic].min()), int(window_high[topic].max()) + 1):
-            arrive_most = self.outside + np.bincount(gt, weights=np.maximum(0, gc - level),
-                                                     minlength=topics)
-            arrive_least = self.outside + np.bincount(
-                gt, weights=np.maximum(0, gc - level - k), minlength=topics)
-            top = np.minimum(room, level + k - count)
-            bottom = np.maximum(0, level - count)
-            ok = ((window_low[topic] <= level) & (level <= window_high[topic])
-                  & (top >= bottom).all(axis=1)
-                  & (bottom.sum(axis=1) <= arrive_most[topic])
-                  & (arrive_least[topic] <= top.sum(axis=1)))[:, None]
-            top = np.maximum(top, 0)
+            # only the topics whose range holds this level: work in proportion to the ranges
+            on = np.flatnonzero((window_low[topic] <= level) & (level <= window_high[topic]))
+            mine, has, cap = topic[on], count[on], room[on]
+            arrive_most = (self.outside + np.bincount(gt, weights=np.maximum(0, gc - level),
+                                                      minlength=topics))[mine]
+            arrive_least = (self.outside + np.bincount(
+                gt, weights=np.maximum(0, gc - level - k), minlength=topics))[mine]
+            top = np.minimum(cap, level + k - has)
+            bottom = np.maximum(0, level - has)
+            ok = ((top >= bottom).all(axis=1) & (bottom.sum(axis=1) <= arrive_most)
+                  & (arrive_least <= top.sum(axis=1)))
+            on, top, bottom = on[ok], np.maximum(top[ok], 0), bottom[ok]
             tops, bottoms = np.cumsum(top, axis=1), np.cumsum(bottom, axis=1)
-            into_most = np.minimum(tops, arrive_most[topic][:, None]
-                                   - (bottoms[:, -1:] - bottoms))
-            into_least = np.maximum(bottoms, arrive_least[topic][:, None]
-                                    - (tops[:, -1:] - tops))
-            most = np.where(ok, np.maximum(most, into_most), most)
-            least = np.where(ok, np.minimum(least, into_least), least)
+            most[on] = np.maximum(most[on], np.minimum(
+                tops, arrive_most[ok][:, None] - (bottoms[:, -1:] - bottoms)))
+            least[on] = np.minimum(least[on], np.maximum(
+                bottoms, arrive_least[ok][:, None] - (tops[:, -1:] - tops)))
         if (most[:, -1] < 0).any():
             return None
         # a row per distinct count (the takers holding at least it), where it cuts
