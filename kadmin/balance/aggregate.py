@@ -98,6 +98,11 @@ SECONDS = 15.0
 """The time the program may take for one cluster, every ``k`` and round together (a network
 program: a linear program each, branch and bound only where windows are free)."""
 
+REFINED_LIMIT = 300_000
+"""Columns the partition-level model of every topic keeping racks takes at most (a replica on
+a giver or outside, or a taker a partition does not hold, for each such partition): within
+it, a topic whose racks' max flow fails puts all of them at partition level at once."""
+
 RACK_SECONDS = 5.0
 """With racks, the most of :data:`SECONDS` the program takes: its plans must also pass the
 racks' max flows, which fail where partitions are skewed across racks (then every second
@@ -215,7 +220,9 @@ class Aggregate:
         keeps, as far as the program decides by ``deadline``: the linear programs for every
         ``k`` upwards until one realizes a plan, then branch and bound on the ``k`` below it
         they left undecided, upwards. With racks each ``k`` the linear programs leave
-        undecided is decided at once (:meth:`within` with branch and bound) and the search
+        undecided is decided at once (:meth:`within` with branch and bound; once a round finds
+        topics whose flow fails, every topic with partitions keeping racks at partition level,
+        within :data:`REFINED_LIMIT`, else again while each solve finds more) and the search
         stops at the first it does not decide, within :data:`RACK_SECONDS`. Returns the plan
         of the least ``k`` realized (None: none below ``reached``), the least ``k`` still
         possible, and whether that is decided (every smaller ``k`` refuted)."""
@@ -239,6 +246,9 @@ class Aggregate:
                 refined = -1
                 while verdict is not None and not verdict.refuted and verdict.final is None \
                         and len(self.refined) > refined:
+                    if self.refined and self._kept_racks[1] <= REFINED_LIMIT:
+                        # failures beget failures elsewhere: every such topic at once
+                        self.refined |= self._kept_racks[0]
                     refined = len(self.refined)
                     verdict = self.within(k, deadline)
                 if verdict is not None and verdict.final is not None:
@@ -734,6 +744,26 @@ class Aggregate:
         chosen = np.flatnonzero(rigid & self.gives)
         return (chosen, outside[chosen] - slack[chosen],
                 outside[chosen] + loose[chosen][:, None])
+
+    @cached_property
+    def _kept_racks(self) -> tuple[set[int], int]:
+        """The topics that can give with a partition that must keep two racks or more and
+        can move (what :meth:`_refine` models with rack rows), and the columns their
+        partition-level model takes."""
+        giver = {b for b, g in zip(self.order, self.giver.tolist(), strict=True) if g}
+        takers = {self.order[y] for y in self.takers.tolist()}
+        gives = self.gives.tolist()
+        topics: set[int] = set()
+        columns = 0
+        for p, members in enumerate(self.table.replicas):
+            t = self.table.topic_of[p]
+            moving = sum(1 for b in members if b in giver or b not in self.inside)
+            if gives[t] and moving and self._need(members) >= 2:
+                topics.add(t)
+        for p, members in enumerate(self.table.replicas):
+            if self.table.topic_of[p] in topics:
+                columns += sum(1 for b in members if b in giver) + len(takers - set(members))
+        return topics, columns
 
     def _need(self, members: Replicas) -> int:
         """The distinct racks a partition must end on: as many as it has, or as the targets
