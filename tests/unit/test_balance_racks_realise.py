@@ -8,13 +8,16 @@ from __future__ import annotations
 from collections import Counter
 from unittest.mock import patch
 
-from balance_oracle import least_spread_then_fewest_moves
+from balance_oracle import fewest_moves, least_spread_then_fewest_moves
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from test_balance import after, check_valid
 
 from kadmin.balance import evenness
+from kadmin.balance import rebalance as planner
+from kadmin.balance.metrics import replica_moves
 from kadmin.balance.racks import rack_level
+from kadmin.balance.realise import reach
 from kadmin.balance.rebalance import Rebalance, rebalance
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
@@ -42,11 +45,11 @@ def check_reaches_the_oracle(parts: list[Replicas], targets: list[int],
     for rack in {rack_of[b] for b in targets}:
         mine = [end[b] for b in targets if rack_of[b] == rack]
         assert max(mine) - min(mine) <= 1
-    assert result.unplaced == 0
-    assert result.replica_moves == result.lower_bound == fewest
+    assert result.unplaced == 0 and result.replica_moves == fewest
     if result.racks is None:  # racks of equal size: each balanced inside is the whole
-        assert spread <= 1
+        assert spread <= 1 and result.lower_bound <= fewest  # the spec's closed form
         return
+    assert result.lower_bound == fewest
     assert result.racks.proven
     assert result.racks.across == (spread <= 1)
 
@@ -125,3 +128,45 @@ def test_the_search_reaches_the_rack_level_end_state_with_the_oracles_fewest_mov
           else "every rack has a target")
     check_reaches_the_oracle(parts, targets, rack_of, searched(parts, targets, rack_of,
                                                                even_topics))
+
+
+@settings(max_examples=150)
+@given(blocked_racks())
+def test_the_min_cost_flow_reaches_given_ends_with_the_fewest_moves(
+        c: tuple[list[Replicas], list[int], dict[int, str]]) -> None:
+    """:func:`reach` against the integer program with every broker's end count fixed (no
+    partition losing a rack): the same fewest moves, a valid plan ending there; at the
+    rack-level end state that is the oracle's fewest at the least spread."""
+    parts, targets, rack_of = c
+    level = rack_level(parts, targets, rack_of)
+    assert level is not None
+    fixed = [({(p, b): 1.0 for p in range(len(parts))}, float(n), float(n))
+             for b, n in level.ends.items()]
+    fewest = fewest_moves(parts, targets, rack_of, balanced=False, extra=fixed)
+    plan = reach(parts, targets, level.ends, rack_of)
+    assert (plan is None) == (fewest is None)
+    if plan is None:
+        return
+    new = after(parts, plan)
+    check_valid(parts, new, targets, rack_of)
+    end = Counter(b for r in new for b in r)
+    assert {b: end[b] for b in targets} == level.ends
+    assert all(r[0] == old[0] for old, r in zip(parts, new, strict=True) if old[0] in r)
+    assert replica_moves(parts, plan) == fewest
+    assert fewest == least_spread_then_fewest_moves(parts, targets, rack_of)[1]
+
+
+@settings(max_examples=60)
+@given(blocked_racks())
+def test_where_the_search_falls_short_the_plan_is_the_min_cost_flows(
+        c: tuple[list[Replicas], list[int], dict[int, str]]) -> None:
+    """The search made to fail (every unit unplaced, as it was where it knew too strict a
+    rule): the plan still reaches the rack-level end state with the oracle's fewest moves,
+    proven, by :func:`reach`."""
+    parts, targets, rack_of = c
+    with patch.object(planner, "move_across", lambda *a, **k: None), \
+            patch.object(planner, "move_replicas", lambda *a, **k: ({}, 1)):
+        result = searched(parts, targets, rack_of)
+    if result.racks is None:
+        return  # racks of equal size: each balanced inside, no realisation (the search's)
+    check_reaches_the_oracle(parts, targets, rack_of, result)
