@@ -63,8 +63,8 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     per = nb + 2 * nr + 1
     """Columns per class: x per broker, u and v per rack, w."""
     classes: dict[frozenset[int], list[int]] = {}
-    for p, members in enumerate(parts):
-        classes.setdefault(frozenset(members), []).append(p)
+    for p, replicas in enumerate(parts):
+        classes.setdefault(frozenset(replicas), []).append(p)
     keys = list(classes)
     width = len(keys) * per
     if width > LIMIT or sum(ends.get(b, 0) for b in brokers) != sum(map(len, parts)):
