@@ -43,9 +43,13 @@ SECONDS = 20.0
 
 
 def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int, int],
-          rack_of: Mapping[int, str]) -> dict[int, Replicas] | None:
+          rack_of: Mapping[int, str], spread: int | None = None) -> dict[int, Replicas] | None:
     """The replica lists that change (by partition index) in a plan ending with ``ends[b]``
-    replicas on each target broker ``b``, every replica on a target, no partition on fewer
+    replicas on each target broker ``b`` (with ``spread``: on any counts within ``spread`` of
+    each other, each rack's brokers within one, as :func:`kadmin.balance.racks.rack_level`
+    states its end state, whose own ``ends`` meet its bound on moves only in the racks' totals:
+    the counts per broker are then the program's, branch and bound over its few windows
+    beside the flow), every replica on a target, no partition on fewer
     distinct racks than it has (or than there are racks with a target, when it had more),
     with the fewest moves any such plan makes (the min-cost flow of the module docstring).
     A replica that stays keeps its place in the list (a kept leader stays first), each new
@@ -67,7 +71,11 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
         classes.setdefault(frozenset(replicas), []).append(p)
     keys = list(classes)
     width = len(keys) * per
-    if width > LIMIT or sum(ends.get(b, 0) for b in brokers) != sum(map(len, parts)):
+    flows = width
+    if spread is not None:  # e_b per broker, the window's floor, a floor per rack
+        width += nb + 1 + nr
+    if width > LIMIT or (spread is None and sum(ends.get(b, 0) for b in brokers)
+                         != sum(map(len, parts))):
         return None
     cost = np.zeros(width)
     upper = np.zeros(width)
@@ -108,9 +116,26 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     for c in range(len(keys)):
         for b in brokers:
             entry(first + at[b], c * per + at[b], 1.0)
-    rhs.extend(float(ends.get(b, 0)) for b in brokers)
+    total = float(sum(map(len, parts)))
+    if spread is None:
+        rhs.extend(float(ends.get(b, 0)) for b in brokers)
+    else:
+        rhs.extend([0.0] * nb)
+        upper[flows:] = total
+        for i in range(nb):
+            entry(first + i, flows + i, -1.0)
+    low = list(rhs)
+    if spread is not None:
+        for i, b in enumerate(brokers):
+            window = len(rhs)
+            entry(window, flows + i, 1.0)  # floor <= e_b <= floor + spread
+            entry(window, flows + nb, -1.0)
+            entry(window + 1, flows + i, 1.0)  # rack floor <= e_b <= rack floor + 1
+            entry(window + 1, flows + nb + 1 + racks.index(rack_of[b]), -1.0)
+            rhs.extend([float(spread), 1.0])
+            low.extend([0.0, 0.0])
     matrix = csr_array((vals, (rows, cols)), shape=(len(rhs), width))
-    found = milp(cost, constraints=LinearConstraint(matrix, rhs, rhs),
+    found = milp(cost, constraints=LinearConstraint(matrix, low, rhs),
                  integrality=np.ones(width), bounds=Bounds(np.zeros(width), upper),
                  options={"mip_rel_gap": 0.0, "time_limit": SECONDS})
     if found.status != 0:

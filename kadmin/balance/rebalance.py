@@ -364,7 +364,9 @@ def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[i
     that allow it, every other move inside its rack (:func:`move_across`), else the search
     over every hop, and where that falls short of ``level.moves`` (the rack-level program's
     fewest at its spread, a bound no plan beats) or leaves a unit unplaced, the exact min-cost
-    flow (:func:`kadmin.balance.realise.reach`, within its size). Proven when the moves are
+    flow to any end state at that spread (:func:`kadmin.balance.realise.reach`, within its
+    size: the program's own ends meet its bound in the racks' totals, not always broker by
+    broker). Proven when the moves are
     ``level.moves``. None reaching it: None, each rack balanced inside. At spread 1 the whole
     cluster is balanced (``across``), by more moves than the rack-free bound where racks cost
     some."""
@@ -376,9 +378,11 @@ def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[i
         table, brokers, wanted, rack_of, even_topics=even_topics)
     made = replica_moves(table.replicas, moved)
     if unplaced or made > level.moves:
-        exact = reach(table.replicas, brokers, level.ends, rack_of)
+        exact = reach(table.replicas, brokers, level.ends, rack_of, level.spread)
         if exact is not None and (unplaced or replica_moves(table.replicas, exact) < made):
             moved, unplaced = exact, 0  # the search's, where as few: its topic preferences
+            give, take = toward(counts, _ends(table.replicas, moved, brokers), outside)
+            wanted = Quota(give, take, frozenset(), frozenset())
     if unplaced:
         return RackBalance(False, free, proven=False), None
     proven = replica_moves(table.replicas, moved) == level.moves
