@@ -27,6 +27,11 @@ property; :func:`_deal` makes the split: each rack's units dealt in turn over th
 each partition gets as many racks as the class's flow allows on average). The program has
 ``classes * (targets + 2 * racks + 1)`` columns (a few hundred where many partitions share
 their brokers, at most :data:`LIMIT`; beyond, None: the search's plan stands, "not proven").
+
+With a spread instead of fixed counts (any end state as even as the rack-level program
+found possible), each broker's count becomes a variable in a window of that width and within
+one of its rack's floor: a few integer columns beside the flow, decided by branch and bound;
+once they are fixed what is left is the same flow, so the split above still holds.
 """
 
 from __future__ import annotations
