@@ -24,7 +24,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
@@ -516,6 +516,35 @@ def read_json_located(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Loca
     with gc_paused():
         doc, positions = _parsed(jsontext.loads_located, text, source, False)
     return LocatedJson(text, doc, positions)
+
+
+class CountedJson(NamedTuple):
+    """A document read by :func:`kadmin.jsontext.loads_counting`, the ``:`` counted in each of
+    its unchecked members, and its text for :meth:`strict`."""
+
+    doc: Any
+    colons: Mapping[str, int]
+    text: str
+    source: str
+
+    def strict(self) -> object:
+        """The document as :func:`read_json` reads it (a repeated key anywhere refused)."""
+        with gc_paused():
+            return _parsed(jsontext.loads, self.text, self.source, False)
+
+
+def read_json_counting(path: Path, unchecked: Collection[str], *,
+                       max_bytes: int = DEFAULT_MAX_BYTES) -> CountedJson:
+    """:func:`read_json` for a big document whose ``unchecked`` members are parsed without
+    the repeated-key check (:func:`kadmin.jsontext.loads_counting`): the caller compares the
+    keys it walks in them with ``colons`` and, unless they agree, calls ``strict()``. Every
+    other problem is the one InvalidInput line :func:`read_json` gives."""
+    source = str(path)
+    text = _text(_document_bytes(path, max_bytes), source)
+    with gc_paused():
+        doc, colons = _parsed(lambda t: jsontext.loads_counting(t, unchecked), text, source,
+                              False)
+    return CountedJson(doc, colons, text, source)
 
 
 def _document_bytes(path: Path, max_bytes: int) -> bytes:

@@ -451,6 +451,48 @@ def test_read_errors_of_the_file_form(tmp_path: Path) -> None:
     assert str(info.value) == f"{path}: $.topics.foo.3: replicas must not be empty"
 
 
+REPEATS = [
+    # a repeat hiding a bad value behind a good one, and the reverse
+    ('"foo": {"0": [0, 1, 2]', '"foo": {"0": [], "0": [0, 1, 2]', '"0"', "$.topics.foo"),
+    ('"foo": {"0": [0, 1, 2]', '"foo": {"0": [0, 1, 2], "0": []', '"0"', "$.topics.foo"),
+    ('"my.topic": {"0": [2]}}', '"my.topic": {"0": [2]}, "foo": {}}', '"foo"', "$.topics"),
+    ('"leader": 0,', '"leader": 0, "leader": 1,', '"leader"', '$.states.foo["0"]'),
+    ('"states": {"foo": {"0"', '"states": {"foo": {}, "foo": {"0"', '"foo"', "$.states"),
+    ('"sizes": {"foo": {"0": 1000,', '"sizes": {"foo": {"0": 1000, "0": -1,', '"0"',
+     "$.sizes.foo"),
+    ('"brokers": {"0": {"host": "h0",', '"brokers": {"0": {"host": "h0", "host": "h0",',
+     '"host"', '$.brokers["0"]'),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "key", "where"), REPEATS)
+def test_a_repeated_key_anywhere_in_a_snapshot_file_is_refused_first(
+        tmp_path: Path, before: str, after: str, key: str, where: str) -> None:
+    """The members of a partition each (topics, states, sizes) are parsed without looking for
+    repeats and proved free of them by their count of keys: a repeat is refused all the same,
+    in the same words, before whatever else is wrong."""
+    text = json.dumps(BASE)
+    assert text.count(before) == 1
+    path = tmp_path / "c.json"
+    path.write_text(text.replace(before, after))
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(path)
+    assert str(info.value) == (f"{path}: not valid JSON (duplicate key {key} in the object at "
+                               f"{where})")
+
+
+@pytest.mark.parametrize("extra", [
+    {"leader_recovery_state": "RECOVERED: 1"}, {"version": 1, "more": {"a": {"b": [1]}}},
+    {"x": ["a:b", {}]}])
+def test_state_keys_kadmin_ignores_may_hold_anything(tmp_path: Path, extra: dict[str, Any]
+                                                     ) -> None:
+    """A state znode's other keys are allowed: their colons and objects make the count of keys
+    disagree, and the snapshot is then read strictly, to the same result."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(changed(("states", "foo", "0"), {**STATE, **extra})))
+    assert snapshots.read_snapshot(path) == EXPECTED
+
+
 # --- errors of the folder form ------------------------------------------------------------------
 
 
