@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -100,7 +101,9 @@ def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
                                    "must be an object of topic -> partition id -> state").items():
             path = ("states", name)
             _topic_name(name, source, path)
-            found[name] = _partition_states(value, source, path, cache)
+            found[name] = (_states_of_listed(value, top["topics"].get(name), topics.get(name),
+                                             cache)
+                           or _partition_states(value, source, path, cache))
             _check_belong(name, found[name], topics, source, path, path, "$.topics")
         reassigning: dict[str, dict[int, Reassignment]] = {}
         for name, value in _object(top.get("reassigning", {}), source, ("reassigning",),
@@ -249,6 +252,46 @@ def _partition_states(value: object, source: str, path: Path_,
                         continue
         out[_id(key, source, (*path, key), "partition")] = _state(state, source, (*path, key))
     return out
+
+
+_STATE_FIELDS = itemgetter("leader", "isr", "leader_epoch", "controller_epoch")
+
+
+def _states_of_listed(value: object, spelled: object, partitions: TopicAssignment | None,
+                      cache: StateCache) -> dict[int, PartitionState] | None:
+    """A topic's states the quick way, when they are keyed exactly as its partitions are
+    (``spelled``, the topic's checked ``topics`` entry, whose ids are ``partitions``), in the
+    same order, and each state has its four fields: what a snapshot kadmin wrote holds. The ids
+    are then the partitions' own and need no check, and a state equal to one met before (a
+    million partitions have a few thousand distinct states) needs only its types checked: equal
+    integers pass the same range checks. None for anything else, left to
+    :func:`_partition_states`, which words what is wrong."""
+    if (type(value) is not dict or partitions is None or type(spelled) is not dict
+            or list(value) != list(spelled)):
+        return None
+    states: list[PartitionState] = []
+    append = states.append
+    for state in value.values():
+        try:
+            leader, isr, leader_epoch, controller_epoch = _STATE_FIELDS(state)
+        except (KeyError, TypeError):  # an epoch left out, or no object
+            return None
+        if (type(leader) is not int or type(isr) is not list or type(leader_epoch) is not int
+                or type(controller_epoch) is not int):
+            return None
+        for broker in isr:
+            if type(broker) is not int:  # True would pass for 1 in the look-up below
+                return None
+        fields = (leader, tuple(isr), leader_epoch, controller_epoch)
+        shared = cache.get(fields)
+        if shared is None:
+            if not (-1 <= leader <= MAX_ID and leader_epoch >= 0 and controller_epoch >= 0
+                    and all(0 <= broker <= MAX_ID for broker in isr)
+                    and len(set(isr)) == len(isr)):
+                return None
+            shared = cache[fields] = PartitionState(*fields)
+        append(shared)
+    return dict(zip(partitions, states, strict=True))
 
 
 def _partition_sizes(value: object, source: str, path: Path_) -> dict[int, int]:
