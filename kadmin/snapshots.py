@@ -99,11 +99,13 @@ def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
         cache: StateCache = {}
         for name, value in _object(top.get("states", {}), source, ("states",),
                                    "must be an object of topic -> partition id -> state").items():
+            listed = _states_of_listed(value, top["topics"].get(name), topics.get(name), cache)
+            if listed is not None:  # a listed topic's, keyed by its own partitions
+                found[name] = listed
+                continue
             path = ("states", name)
             _topic_name(name, source, path)
-            found[name] = (_states_of_listed(value, top["topics"].get(name), topics.get(name),
-                                             cache)
-                           or _partition_states(value, source, path, cache))
+            found[name] = _partition_states(value, source, path, cache)
             _check_belong(name, found[name], topics, source, path, path, "$.topics")
         reassigning: dict[str, dict[int, Reassignment]] = {}
         for name, value in _object(top.get("reassigning", {}), source, ("reassigning",),
