@@ -16,7 +16,6 @@ name the file and line (``snap/topics.jsonl:17: ...``).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -99,7 +98,7 @@ def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
         cache: StateCache = {}
         for name, value in _object(top.get("states", {}), source, ("states",),
                                    "must be an object of topic -> partition id -> state").items():
-            listed = _states_of_listed(value, top["topics"].get(name), topics.get(name), cache)
+            listed = _states_of_listed(value, topics.get(name), cache, top["topics"].get(name))
             if listed is not None:  # a listed topic's, keyed by its own partitions
                 found[name] = listed
                 continue
@@ -259,17 +258,17 @@ def _partition_states(value: object, source: str, path: Path_,
 _STATE_FIELDS = itemgetter("leader", "isr", "leader_epoch", "controller_epoch")
 
 
-def _states_of_listed(value: object, spelled: object, partitions: TopicAssignment | None,
-                      cache: StateCache) -> dict[int, PartitionState] | None:
-    """A topic's states the quick way, when they are keyed exactly as its partitions are
-    (``spelled``, the topic's checked ``topics`` entry, whose ids are ``partitions``), in the
+def _states_of_listed(value: object, partitions: TopicAssignment | None, cache: StateCache,
+                      spelled: Iterable[str] | None = None) -> dict[int, PartitionState] | None:
+    """A topic's states the quick way, when they are keyed exactly as its checked
+    ``partitions`` are (as ``spelled`` in the document, else as the ids are written), in the
     same order, and each state has its four fields: what a snapshot kadmin wrote holds. The ids
     are then the partitions' own and need no check, and a state equal to one met before (a
     million partitions have a few thousand distinct states) needs only its types checked: equal
     integers pass the same range checks. None for anything else, left to
     :func:`_partition_states`, which words what is wrong."""
-    if (type(value) is not dict or partitions is None or type(spelled) is not dict
-            or list(value) != list(spelled)):
+    if type(value) is not dict or partitions is None or list(value) != list(
+            map(str, partitions) if spelled is None else spelled):
         return None
     states: list[PartitionState] = []
     append = states.append
@@ -628,11 +627,12 @@ def _read_dir(folder: Path) -> ClusterSnapshot:
     states_path = folder / STATES_FILE
     if os.path.lexists(states_path):
         cache: StateCache = {}
-        records = _records(states_path, "states", functools.partial(_partition_states, cache=cache))
-        for source, name, partition_states in records:
-            _check_belong(name, partition_states, topics, source, ("topic",), ("states",),
-                          TOPICS_FILE)
-            found[name] = partition_states
+        for source, name, value in _records(states_path, "states", _as_read):
+            listed = _states_of_listed(value, topics.get(name), cache)
+            if listed is None:
+                listed = _partition_states(value, source, ("states",), cache)
+                _check_belong(name, listed, topics, source, ("topic",), ("states",), TOPICS_FILE)
+            found[name] = listed
     reassigning: dict[str, dict[int, Reassignment]] = {}
     moving_path = folder / REASSIGNING_FILE
     if moving_path.exists():
@@ -677,6 +677,11 @@ def _records(path: Path, field: str, convert: Callable[[object, str, Path_], T]
             raise _error(source, ("topic",), f"topic {name} is already on line {first_line[name]}")
         first_line[name] = number
         yield source, name, convert(value, source, (field,))
+
+
+def _as_read(value: object, source: str, path: Path_) -> object:
+    """The field of a record as it was read, for a caller that checks it knowing the topic."""
+    return value
 
 
 def _record(doc: object, source: str, field: str) -> tuple[str, object]:
