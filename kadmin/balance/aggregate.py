@@ -19,6 +19,19 @@ replicas of each topic each broker gives or takes, with partitions only in a las
 - all arrivals together at most ``F``: the program asks for a plan of ``F`` moves (a
   feasibility question), so no optimality gap of the solver can pass for a refutation.
 
+**Window cuts.** Where ``L_t`` may take several values, the relaxed program below lets each
+count choose its own, and branch and bound over the windows can take minutes (a drained cluster,
+30 brokers to 27: 118 s). Every solution has one ``L`` per topic, which ties its cells: with
+window ``L`` topic ``t`` sends into a set ``S`` of its takers at most ``sum_S min(cap, L + k -
+c_ty)`` and at most all it sends (``outside_t + sum_g max(0, c_tg - L)``) less what the takers
+outside ``S`` need to reach ``L`` (``sum max(0, L - c_ty)``), and at least the like. So a row
+per topic and ``S`` = its takers holding at least ``h`` of it (each count ``h`` it has), bounded
+by the extremes over the ``L`` its range allows (:meth:`Aggregate._window_cuts`): valid for
+every solution of the exact program, and nested within the topic's row (laminar: still a
+network matrix). On the drained 30 -> 27 cluster they refute spread 3 in a linear program: the
+brokers holding 3 of every moving topic gain one only where that topic fills all of its empty
+targets first, leaving one replica.
+
 Solved in stages (:meth:`Aggregate.within`, :meth:`Aggregate.least`): the relaxed program
 (each count within ``[lowest L_t, highest L_t + k]``, no window column: a network linear
 program) refutes ``k``, or its solution is one of the exact program's when every topic spans
@@ -84,6 +97,11 @@ ROUNDS = 3
 SECONDS = 15.0
 """The time the program may take for one cluster, every ``k`` and round together (a network
 program: a linear program each, branch and bound only where windows are free)."""
+
+REFINED_LIMIT = 300_000
+"""Columns the partition-level model of every topic keeping racks takes at most (a replica on
+a giver or outside, or a taker a partition does not hold, for each such partition): within
+it, a topic whose racks' max flow fails puts all of them at partition level at once."""
 
 RACK_SECONDS = 5.0
 """With racks, the most of :data:`SECONDS` the program takes: its plans must also pass the
@@ -201,10 +219,13 @@ class Aggregate:
         """The least ``k`` from ``least`` below ``reached`` that some plan of the fewest moves
         keeps, as far as the program decides by ``deadline``: the linear programs for every
         ``k`` upwards until one realizes a plan, then branch and bound on the ``k`` below it
-        they left undecided, upwards. With racks the search stops at the first ``k``
-        neither refuted nor realized, within :data:`RACK_SECONDS`. Returns the plan of the
-        least ``k`` realized (None: none below ``reached``), the least ``k`` still possible,
-        and whether that is decided (every smaller ``k`` refuted)."""
+        they left undecided, upwards. With racks each ``k`` the linear programs leave
+        undecided is decided at once (:meth:`within` with branch and bound; once a round finds
+        topics whose flow fails, every topic with partitions keeping racks at partition level,
+        within :data:`REFINED_LIMIT`, else again while each solve finds more) and the search
+        stops at the first it does not decide, within :data:`RACK_SECONDS`. Returns the plan
+        of the least ``k`` realized (None: none below ``reached``), the least ``k`` still
+        possible, and whether that is decided (every smaller ``k`` refuted)."""
         import time
         if self.rack_of:
             deadline = min(deadline, time.monotonic() + RACK_SECONDS)
@@ -217,10 +238,27 @@ class Aggregate:
             if verdict.final is not None:
                 found = (k, verdict.final)
                 break
+            if not verdict.refuted and self.rack_of:
+                # racks: what fails is realizing (the topic rows cannot tell which kind of
+                # partition leaves a broker); branch and bound with the failing topics at
+                # partition level decides this k, or nothing does in the time left (again
+                # while each solve finds more such topics)
+                refined = -1
+                while verdict is not None and not verdict.refuted and verdict.final is None \
+                        and len(self.refined) > refined:
+                    if self.refined and self._kept_racks[1] <= REFINED_LIMIT:
+                        # failures beget failures elsewhere: every such topic at once
+                        self.refined |= self._kept_racks[0]
+                    refined = len(self.refined)
+                    verdict = self.within(k, deadline)
+                if verdict is not None and verdict.final is not None:
+                    found = (k, verdict.final)
+                    break
+                if verdict is None or not verdict.refuted:
+                    return None, k, False
+                continue
             if not verdict.refuted:
                 undecided.append(k)
-                if self.rack_of:  # racks: realizing is what fails, and costs most
-                    return None, undecided[0], False
         else:
             verdict = Verdict(True, None)
         if verdict is None and found is None:  # out of time before a plan or the end
@@ -337,6 +375,16 @@ class Aggregate:
         row_lo.append(np.array([0.0]))
         row_hi.append(np.array([float(self.fewest)]))
         r += 1
+        cuts = self._window_cuts(k, window_low, window_high, ac, cap, lo[n_out:n_out + n_in],
+                                 hi[n_out:n_out + n_in], gt, gc, n_out, r)
+        if cuts is None:
+            return Verdict(True, None)
+        rows.append(cuts[0])
+        cols.append(cuts[1])
+        vals.append(cuts[2])
+        row_lo.append(cuts[3])
+        row_hi.append(cuts[4])
+        r += len(cuts[3])
         if self.rack_of:  # per topic and rack: at least the arrivals its partitions must have
             topic, rack, need = self._regain
             movable_pos = np.full(topics, -1)
@@ -420,6 +468,74 @@ class Aggregate:
         if int(into.sum()) > self.fewest:
             return Verdict(True, None)
         return gt, gb, x[:n_out], at, ab, into, arcs, x
+
+    def _window_cuts(self, k: int, window_low: np.ndarray, window_high: np.ndarray,
+                     ac: np.ndarray, cap: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                     gt: np.ndarray, gc: np.ndarray, n_out: int, r: int
+                     ) -> tuple[np.ndarray, ...] | None:
+        """Rows on the arrivals of a topic whose window ``L_t`` is free (its range holds more
+        than one value) into the takers holding the most of it: the module docstring's
+        window cuts. For topic ``t`` and ``S`` the takers holding at least ``h``
+        of it (``h`` each count it has on a taker), with window ``L`` the arrivals into ``S``
+        are at most ``sum_S min(cap, L + k - c)`` and at most what arrives in all
+        (``outside_t + sum_g max(0, c_tg - L)``) less what the other takers need to reach
+        ``L`` (``sum max(0, L - c)``); at least ``sum_S max(0, L - c)`` and at least what
+        must arrive (``outside_t + sum_g max(0, c_tg - L - k)``) less what the others can take.
+        Every solution has some ``L`` in the range, so the row's bounds are the extremes of
+        these over the ``L`` that pass the same sums for all takers (none passing: no
+        solution, None). Nested sets within the topic's columns: a laminar refinement of its
+        row (the matrix stays a network matrix without racks). Returns the new rows' row,
+        column and value entries, their low and high bounds."""
+        import numpy as np
+        movable, takers = self.movable, self.takers
+        y = len(takers)
+        empty = np.zeros(0)
+        chosen = np.flatnonzero(window_low[movable] < window_high[movable])
+        if not len(chosen) or not y:
+            return (empty.astype(np.int64), empty.astype(np.int64), empty, empty, empty)
+        topic = movable[chosen]
+        count = ac.reshape(-1, y)[chosen]
+        order = np.argsort(-count, axis=1, kind="stable")
+        count = np.take_along_axis(count, order, axis=1)
+        room = np.take_along_axis(cap.reshape(-1, y)[chosen], order, axis=1)
+        cell_lo = np.take_along_axis(lo.reshape(-1, y)[chosen], order, axis=1)
+        cell_hi = np.take_along_axis(hi.reshape(-1, y)[chosen], order, axis=1)
+        topics = len(self.table.topics)
+        most = np.full(count.shape, -1.0)
+        least = np.full(count.shape, np.inf)
+        for level in range(int(window_low[topic].min()), int(window_high[topic].max()) + 1):
+            # only the topics whose range holds this level: work in proportion to the ranges
+            on = np.flatnonzero((window_low[topic] <= level) & (level <= window_high[topic]))
+            mine, has, cap = topic[on], count[on], room[on]
+            arrive_most = (self.outside + np.bincount(gt, weights=np.maximum(0, gc - level),
+                                                      minlength=topics))[mine]
+            arrive_least = (self.outside + np.bincount(
+                gt, weights=np.maximum(0, gc - level - k), minlength=topics))[mine]
+            top = np.minimum(cap, level + k - has)
+            bottom = np.maximum(0, level - has)
+            ok = ((top >= bottom).all(axis=1) & (bottom.sum(axis=1) <= arrive_most)
+                  & (arrive_least <= top.sum(axis=1)))
+            on, top, bottom = on[ok], np.maximum(top[ok], 0), bottom[ok]
+            tops, bottoms = np.cumsum(top, axis=1), np.cumsum(bottom, axis=1)
+            most[on] = np.maximum(most[on], np.minimum(
+                tops, arrive_most[ok][:, None] - (bottoms[:, -1:] - bottoms)))
+            least[on] = np.minimum(least[on], np.maximum(
+                bottoms, arrive_least[ok][:, None] - (tops[:, -1:] - tops)))
+        if (most[:, -1] < 0).any():
+            return None
+        # a row per distinct count (the takers holding at least it), where it cuts
+        boundary = np.ones(count.shape, dtype=bool)
+        boundary[:, :-1] = count[:, :-1] != count[:, 1:]
+        cuts = boundary & ((most < np.cumsum(cell_hi, axis=1))
+                           | (least > np.cumsum(cell_lo, axis=1)))
+        which, length = np.nonzero(cuts)
+        length = length + 1
+        own = np.repeat(np.arange(len(which)), length)
+        offset = np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length, length)
+        position = np.searchsorted(movable, topic[which])
+        column = n_out + position[own] * y + order[which[own], offset]
+        return (r + own, column, np.ones(len(own)), least[which, length - 1],
+                most[which, length - 1])
 
     def _within(self, k: int, gt: np.ndarray, gb: np.ndarray, out: np.ndarray,
                 at: np.ndarray, ab: np.ndarray, into: np.ndarray) -> bool:
@@ -628,6 +744,26 @@ class Aggregate:
         chosen = np.flatnonzero(rigid & self.gives)
         return (chosen, outside[chosen] - slack[chosen],
                 outside[chosen] + loose[chosen][:, None])
+
+    @cached_property
+    def _kept_racks(self) -> tuple[set[int], int]:
+        """The topics that can give with a partition that must keep two racks or more and
+        can move (what :meth:`_refine` models with rack rows), and the columns their
+        partition-level model takes."""
+        giver = {b for b, g in zip(self.order, self.giver.tolist(), strict=True) if g}
+        takers = {self.order[y] for y in self.takers.tolist()}
+        gives = self.gives.tolist()
+        topics: set[int] = set()
+        columns = 0
+        for p, members in enumerate(self.table.replicas):
+            t = self.table.topic_of[p]
+            moving = sum(1 for b in members if b in giver or b not in self.inside)
+            if gives[t] and moving and self._need(members) >= 2:
+                topics.add(t)
+        for p, members in enumerate(self.table.replicas):
+            if self.table.topic_of[p] in topics:
+                columns += sum(1 for b in members if b in giver) + len(takers - set(members))
+        return topics, columns
 
     def _need(self, members: Replicas) -> int:
         """The distinct racks a partition must end on: as many as it has, or as the targets

@@ -137,7 +137,9 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     """Racks as close as rack diversity permits: the least broker spread, each rack's brokers
     within one, then the fewest moves at that spread, over every plan in which no partition
     ends on fewer distinct racks than it has (or on every rack with a target, when it had
-    more). None where the program is too large or not solved in time, or a broker has no rack.
+    more); replicas on a drained broker without a rack count in no rack (they must move, and
+    a partition keeps the racks it has elsewhere). None where the program is too large or not
+    solved in time, or a target broker has no rack.
 
     Which broker of a rack holds a replica does not bear on rack diversity, so partitions are
     grouped by their signature (replicas per rack) and the program chooses how many of each
@@ -145,7 +147,13 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     transportation problem from classes to end signatures, whose totals per rack the brokers
     of the rack share (``e_b = f_r + z_b``, ``z_b`` in 0..1). A plan's moves are at least the
     units each broker gains (``t_b >= e_b - now_b``) and, per rack, the replicas partitions
-    gain there (from other racks, or from its brokers that are no target). Solved
+    gain there (from other racks, or from its brokers that are no target). In a rack small
+    enough for a partition to fill (a replica on each of its targets) classes also say which
+    of its target brokers they hold, and a broker there gains at least each partition filling
+    the rack that does not hold it, and at least what it nets plus one for each partition
+    holding it that ends off the rack (it loses that replica, so it gains one more): without
+    these the bound ignored which broker of a one- or two-broker rack a replica leaves or
+    must reach, and fell a move short of the fewest on small clusters. Solved
     lexicographically by HiGHS (scipy's ``milp``, branch and bound): first the least spread
     ``H - L`` over ``L <= e_b <= H``, then, with it fixed, the least sum of those per-rack
     moves. Every plan under the rule maps to a solution of the program (it forgets only which
@@ -157,23 +165,28 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     from scipy.sparse import csr_array
 
     brokers = sorted(targets)
-    if any(rack_of.get(b) is None for b in brokers) or any(
-            rack_of.get(b) is None for r in parts for b in r):
+    if any(rack_of.get(b) is None for b in brokers):
         return None
     racks = sorted({rack_of[b] for b in brokers})
     size = Counter(rack_of[b] for b in brokers)
     inside = frozenset(brokers)
-    classes = Counter((tuple(sorted(Counter(rack_of[b] for b in r).items())),
-                       tuple(sorted(Counter(rack_of[b] for b in r if b in inside).items())))
+    widest = max(map(len, parts), default=0)
+    small = frozenset(r for r in racks if size[r] <= widest)
+    """Racks a partition can fill (a replica on each of its target brokers)."""
+    classes = Counter((len(r), tuple(sorted(Counter(rack_of[b] for b in r if b in rack_of
+                                                    ).items())),
+                       tuple(sorted(Counter(rack_of[b] for b in r if b in inside).items())),
+                       tuple(sorted(b for b in r if b in inside and rack_of[b] in small)))
                       for r in parts)
-    """Partitions by their replicas per rack, and those on targets (the others must move)."""
+    """Partitions by their size, replicas per rack (a replica on a drained broker without
+    a rack counts in none), those on targets (the others must move), and the target brokers
+    they hold in racks they can fill."""
     moves_of: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
     """Per variable: its class, its end signature (replicas per target rack), and per rack
     the replicas it gains there (each a move: more than the targets of the rack hold of it)."""
     keys = list(classes)
-    for k, (key, kept) in enumerate(keys):
+    for k, (width, key, kept, _) in enumerate(keys):
         now, held_on = dict(key), dict(kept)
-        width = sum(now.values())
         keep = min(len(now), len(racks))
         shapes = [end for end in product(*(range(min(size[r], width) + 1) for r in racks))
                   if sum(end) == width and sum(1 for n in end if n) >= keep]
@@ -212,6 +225,15 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
         row({m0 + j: 1.0, **{t0 + i: -1.0 for i, b in enumerate(brokers)
                              if rack_of[b] == r}}, 0, np.inf)
     for i, b in enumerate(brokers):
+        if rack_of[b] in small:
+            # b gains every partition filling its rack that does not hold it, and beside
+            # what it nets, one for each partition holding it that leaves its rack
+            j, full = at[rack_of[b]], size[rack_of[b]]
+            row({t0 + i: 1.0, **{x0 + v: -1.0 for v, (c, end, _) in enumerate(moves_of)
+                                 if end[j] == full and b not in keys[c][3]}}, 0, np.inf)
+            row({t0 + i: 1.0, e0 + i: -1.0,
+                 **{x0 + v: -1.0 for v, (c, end, _) in enumerate(moves_of)
+                    if end[j] == 0 and b in keys[c][3]}}, -counts.get(b, 0), np.inf)
         row({e0 + i: 1.0, f0 + at[rack_of[b]]: -1.0}, 0, 1)
         row({e0 + i: 1.0, hi: -1.0}, -np.inf, 0)
         row({e0 + i: 1.0, lo: -1.0}, 0, np.inf)
@@ -247,8 +269,8 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     ends = {b: int(values[e0 + i]) for i, b in enumerate(brokers)}
     held: Counter[str | None] = Counter()
     for b, n in counts.items():
-        held[rack_of[b]] += n
+        held[rack_of.get(b)] += n
     for b, n in ends.items():
-        held[rack_of[b]] -= n
+        held[rack_of.get(b)] -= n
     return RackLevel(ends, {r: held[r] for r in sorted(held, key=str)}, least,
                      round(fewest[0]))

@@ -40,12 +40,15 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
                  weights: Mapping[int, int] | None = None,
                  topics: Sequence[int] | None = None, topic_spread: int | None = None,
                  balanced: bool = True, factor: int | None = None,
-                 time_limit: float | None = None, spread: int | None = None) -> int | None:
+                 time_limit: float | None = None, spread: int | None = None,
+                 extra: Sequence[tuple[Mapping[tuple[int, int], float], float, float]] = ()
+                 ) -> int | None:
     """The fewest replica moves that leave every target broker within one replica of the
     others (with ``weights``, at the floor or ceiling of its capacity share) and every replica
     on a target, each partition keeping its size and (with racks) at least its number of
-    distinct racks (or every target rack, when it had more); with ``topic_spread`` also every
-    topic (``topics[p]`` is partition p's) spread at most that over the targets; without
+    distinct racks (or every target rack, when it had more); ``extra``: each ``(coefficients
+    by (partition, broker), low, high)`` one more row on the end lists; with ``topic_spread``
+    also every topic (``topics[p]`` is partition p's) spread at most that over the targets; without
     ``balanced`` the brokers are free. With ``spread`` (and racks) every target broker's
     count lies in one window of that width and each rack's brokers within one of each
     other. With ``factor`` (an increase of the replication
@@ -105,6 +108,8 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
         row({**load, even: -1.0}, 0, spread)
         if racks:
             row({**load, even + 1 + racks.index(rack_of[b]): -1.0}, 0, 1)  # type: ignore[index]
+    for entries, lo, hi in extra:
+        row({index[cell]: v for cell, v in entries.items()}, lo, hi)
     upper = np.ones(width)
     upper[windows:] = max(map(len, parts), default=1) * len(parts) if factor is None else (
         factor * len(parts))

@@ -81,7 +81,8 @@ def check_valid(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Seq
         assert len(set(replicas)) == len(replicas)
         assert set(replicas) <= set(targets)
         if rack_of:
-            assert len({rack_of[b] for b in replicas}) >= len({rack_of[b] for b in old})
+            assert len({rack_of[b] for b in replicas}) >= len({rack_of[b] for b in old
+                                                                if b in rack_of})
 
 
 # --- exactness -----------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from unittest.mock import patch
 
 import pytest
 from balance_oracle import fewest_moves, least_spread_then_fewest_moves
-from hypothesis import assume, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from test_balance import after, check_valid, spec_lower_bound
 
@@ -238,13 +238,16 @@ def blocked_racks(draw: st.DrawFn) -> tuple[list[Replicas], list[int], dict[int,
     """Clusters where racks often forbid balance: racks a and b of any size, a new rack c of
     one or two empty brokers, most partitions spanning a and b (a replica may leave for c,
     not go between a and b), a few on one rack or on all three; loads skewed or not; maybe a
-    broker of a drained (its replicas must move, inside a or out to c)."""
+    broker of a drained (its replicas must move, inside a or out to c), or a drained broker
+    with no rack, standing in for one of a (its replicas count in no rack)."""
     a, b, c = draw(st.integers(2, 4)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
     rack_of = {x: "a" if x < a else "b" if x < a + b else "c" for x in range(a + b + c)}
     targets = list(rack_of)
     ina, inb = list(range(a)), list(range(a, a + b))
-    if draw(st.booleans()):
-        rack_of[a + b + c] = "a"
+    drained = draw(st.sampled_from(["", "a", "none"]))
+    if drained:
+        if drained == "a":
+            rack_of[a + b + c] = "a"
         ina.append(a + b + c)
     skew = draw(st.booleans())
     pick_a = st.sampled_from([x for i, x in enumerate(ina) for _ in range((i + 1) if skew else 1)])
@@ -271,13 +274,15 @@ def test_where_racks_forbid_balance_brokers_end_as_evenly_as_the_rule_allows(
     partition program stands aside as on a large cluster, so the plan is the search's."""
     parts, targets, rack_of = c
     served = {rack_of[b] for b in targets}
-    assume(all(rack_of[b] in served for r in parts for b in r))
+    assume(all(rack_of.get(b, "a") in served for r in parts for b in r))
     """A partition on a rack with no target left: the partition program lets it end on every
     target rack, the search keeps its count of racks (it stays unplaced): another question."""
     table = PartitionTable.of([("t", dict(enumerate(parts)))])
     spread, fewest = least_spread_then_fewest_moves(parts, targets, rack_of)
     level = rack_level(parts, targets, rack_of)
     assert level is not None and level.spread == spread and level.moves <= fewest
+    event("a drained broker without a rack" if any(b not in rack_of for r in parts for b in r)
+          else "every broker in a rack")
     with patch.object(evenness, "DEFAULT_LIMIT", 0 if large else evenness.DEFAULT_LIMIT):
         result = rebalance(table, targets, rack_of, leaders=False, even_topics=even_topics)
     if result.racks is None:
@@ -299,3 +304,35 @@ def test_where_racks_forbid_balance_brokers_end_as_evenly_as_the_rule_allows(
         assert result.lower_bound == level.moves
     if result.racks.proven:
         assert result.replica_moves == fewest == result.lower_bound
+    if not result.racks.across and result.replica_moves == fewest:
+        assert result.racks.proven  # the bound knows which broker of a small rack gains
+
+
+@pytest.mark.parametrize("parts, targets, rack_of", [
+    # one rack of two targets: the partition on no target must take both, so broker 0 too
+    ([(3, 7), (0,), (0,)], [0, 4], {0: "r0", 3: "r0", 4: "r0", 7: "r0"}),
+    # r1's only target, broker 1, gains every partition ending on r1 that it does not hold
+    ([(2, 0), (0, 1), (1, 2), (2, 0), (0, 1)], [1, 2, 3],
+     {0: "r0", 1: "r1", 2: "r0", 3: "r1"}),
+    # broker 5 (rack b of two) sends its one partition to a and must take one back from 4,
+    # whose partitions can leave b only for c
+    ([(0, 4), (0, 4), (1, 4), (5,), (0, 4)], list(range(7)),
+     {0: "a", 1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "c", 7: "a"}),
+    ([(3,), (2, 5), (3, 4), (2, 5), (4,), (3, 4), (3, 5), (2, 5), (3, 4), (3, 5, 6), (1, 5),
+      (3, 5), (3, 5), (3, 5), (1, 4), (1, 5)], list(range(7)),
+     {0: "a", 1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "c"}),
+])
+def test_the_rack_level_bound_counts_what_the_brokers_of_a_small_rack_gain(
+        parts: list[Replicas], targets: list[int], rack_of: dict[int, str]) -> None:
+    """Clusters where the rack-level program, blind to which broker of a rack holds a
+    replica, once bounded the moves one below the integer program's fewest (so the plan
+    making them said "not proven"): in a rack a partition can fill, a broker gains each
+    partition filling it that it does not hold, and one for each partition holding it that
+    leaves the rack, beside what it nets. The bound is now the fewest, and the plan proven."""
+    spread, fewest = least_spread_then_fewest_moves(parts, targets, rack_of)
+    level = rack_level(parts, targets, rack_of)
+    assert level is not None and (level.spread, level.moves) == (spread, fewest)
+    table = PartitionTable.of([("t", dict(enumerate(parts)))])
+    result = rebalance(table, targets, rack_of, leaders=False)
+    assert result.replica_moves == fewest
+    assert result.racks is None or result.racks.across or result.racks.proven

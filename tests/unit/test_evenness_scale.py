@@ -6,8 +6,9 @@ it, or say how far from proven they are."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
+import numpy as np
 import pytest
 from balance_oracle import fewest_moves, least_topic_spread, share_bounds
 from hypothesis import assume, event, given, settings
@@ -23,7 +24,7 @@ from kadmin.balance.replicas import replica_counts
 from kadmin.balance.spreads import Boxes, least_spread, least_spreads, topic_spreads, worst_spread
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import fewest_to_ranges
-from kadmin.model import InvalidInput, Replicas
+from kadmin.model import Broker, InvalidInput, Replicas
 from kadmin.placement import PlacementOptions, place
 from kadmin.synthetic import synthetic_cluster
 
@@ -471,3 +472,207 @@ def test_a_plan_of_the_fewest_moves_is_found_not_refuted_by_a_solvers_gap() -> N
     now = replica_counts(table.replicas)
     solved = Aggregate(table, targets, bounds, now, 23587)._solve(3, 600.0)
     assert isinstance(solved, tuple)  # a solution, neither a refutation nor out of time
+
+
+@st.composite
+def crowded_drains(draw: st.DrawFn) -> tuple[Cluster, list[int]]:
+    """The drained 30 -> 27 cluster of ``bench/bench_topic_proof.py`` in miniature: topics
+    placed on consecutive brokers from their start, wrapping round so that most brokers
+    hold a topic two or three times and a few none, then the last brokers drained. Every
+    target only takes, and a topic's least end count may be 0 (its takers holding none stay
+    so) or 1 (they all gain one), so its window is free; the takers holding the most of a
+    topic can only gain it when every empty one does (the window cuts of
+    :mod:`kadmin.balance.aggregate`)."""
+    n = draw(st.integers(5, 8))
+    drained = draw(st.integers(1, 3))
+    parts: list[Replicas] = []
+    topics: list[int] = []
+    for t in range(draw(st.integers(1, 4))):
+        rf = draw(st.integers(2, 3))
+        start = draw(st.integers(0, n - 1))
+        shift = draw(st.integers(0, 1))
+        for p in range(draw(st.integers(2, n + 2))):
+            parts.append(tuple((start + p + j * (1 + shift)) % n for j in range(rf)))
+            topics.append(t)
+    assume(all(len(set(members)) == len(members) for members in parts))
+    return (parts, list(range(n - drained)), None), topics
+
+
+@settings(max_examples=120)
+@given(crowded_drains(), st.integers(1, 3))
+def test_the_window_cuts_refute_only_what_the_integer_program_refutes(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    """Topics with free windows (:meth:`Aggregate._window_cuts`): the program with its cuts
+    refutes spread ``k`` only where the integer program finds no plan of ``F`` moves within
+    ``k``; its plans are valid, of ``F`` moves, balanced, within ``k``. The events say how
+    often the cuts alone refute (the program without them leaves ``k`` to branch and
+    bound)."""
+    (parts, targets, _), topics = c
+    table, bounds, now, fewest = at_the_bound(parts, topics, targets)
+    program = Aggregate(table, targets, bounds, now, fewest)
+    verdict = program.within(k, time.monotonic() + 60, branch=False)
+    check_verdict(table, targets, None, fewest, k, verdict)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Aggregate, "_window_cuts", lambda *_: (*[[]] * 3, [], []))
+        without = Aggregate(table, targets, bounds, now, fewest).within(
+            k, time.monotonic() + 60, branch=False)
+    assert without is not None and verdict is not None
+    if verdict.refuted and not without.refuted:
+        event("refuted by the cuts alone")
+    check_verdict(table, targets, None, fewest, k, program.within(k, time.monotonic() + 60))
+
+
+@settings(max_examples=120)
+@given(st.one_of(crowded_drains(), placed_drains(), topical()), st.integers(1, 3), st.data())
+def test_every_window_cut_holds_every_plan_of_the_integer_program(
+        c: tuple[Cluster, list[int]], k: int, data: st.DataObject) -> None:
+    """Each row :meth:`Aggregate._window_cuts` adds (a topic's arrivals into the takers
+    holding the most of it, between two bounds) held to the integer program: no plan of ``F``
+    moves keeping every topic within ``k`` has arrivals there beyond either bound (the
+    integer program with that row asking for one more, or one fewer, finds none)."""
+    (parts, targets, _), topics = c
+    table, bounds, now, fewest = at_the_bound(parts, topics, targets)
+    program = Aggregate(table, targets, bounds, now, fewest)
+    made: list[tuple] = []
+
+    def recorded(self: Aggregate, *args: object) -> tuple | None:
+        cuts = Aggregate._window_cuts.__wrapped__(self, *args)  # type: ignore[attr-defined]
+        made.append((args[-2], cuts))
+        return cuts
+
+    recorded.__wrapped__ = Aggregate._window_cuts  # type: ignore[attr-defined]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Aggregate, "_window_cuts", recorded)
+        program._solve(k, 60.0, relaxed=True)
+    assume(made and made[0][1] is not None and len(made[0][1][3]))
+    n_out, (row, column, _, least, most) = made[0]
+    i = data.draw(st.integers(0, len(least) - 1))
+    y = len(program.takers)
+    mine = column[row == row.min() + i] - n_out
+    t = int(program.movable[mine[0] // y])
+    brokers = [program.order[int(program.takers[j % y])] for j in mine]
+    held = sum(1 for p, members in enumerate(table.replicas) if table.topic_of[p] == t
+               for b in members if b in brokers)
+    entries = {(p, b): 1.0 for p in range(len(table.replicas)) if table.topic_of[p] == t
+               for b in brokers}
+    event(f"rows {len(least)}")
+    for lo, hi in ((held + most[i] + 1, np.inf), (-np.inf, held + least[i] - 1)):
+        beyond = fewest_moves(table.replicas, targets, topics=table.topic_of, topic_spread=k,
+                              extra=[(entries, lo, hi)])
+        assert beyond is None or beyond > fewest
+
+
+def test_the_drained_30_to_27_cluster_is_proven_at_4_by_the_window_cuts() -> None:
+    """30 brokers placed evenly (1,200 topics of 20 partitions, RF 3), 3 drained: 7,200
+    moves, every target takes 266 or 267. The bounds leave 3 possible; the relaxed program
+    without the window cuts does not refute it (branch and bound did, in 118 s). By hand:
+    800 topics hold 3 replicas on each drained broker (9 to move) and 3 on each of brokers
+    22-26, with 8 targets holding none; within spread 3 such a topic adds to a broker holding
+    3 only at window 1, which takes 8 of its 9 arrivals to fill its empty targets. So brokers
+    22-26 gain at most 800 replicas and must take 5 x 266 = 1,330: no plan of 7,200 moves
+    keeps every topic within 3. The cuts say so in a linear program; kadmin's plan, at 4, is
+    proven the least."""
+    table = placed(30, 1200, 20)
+    targets = list(range(27))
+    cell = np.zeros((len(table.topics), 30), dtype=np.int64)
+    for t, members in zip(table.topic_of, table.replicas, strict=True):
+        cell[t, list(members)] += 1
+    moving = np.flatnonzero(cell[:, 27:].sum(axis=1))
+    assert len(moving) == 800 and (cell[moving, 27:] == 3).all()
+    assert (cell[moving, 22:27] == 3).all() and ((cell[moving, :27] == 0).sum(axis=1) == 8).all()
+    bounds = uniform(table.replicas, targets)
+    now = replica_counts(table.replicas)
+    assert min(bounds[b][0] - now[b] for b in targets) == 266 and 800 < 5 * 266
+    proven_at(table, targets, 7200, 4)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Aggregate, "_window_cuts", lambda *_: (*[[]] * 3, [], []))
+        without = Aggregate(table, targets, bounds, now, 7200).within(
+            3, time.monotonic() + 60, branch=False)
+    assert without is not None and not without.refuted
+    verdict = Aggregate(table, targets, bounds, now, 7200).within(3, time.monotonic() + 60,
+                                                                 branch=False)
+    assert verdict is not None and verdict.refuted
+
+
+SIX = {0: "r0", 1: "r1", 2: "r2", 3: "r0", 4: "r1", 5: "r2"}
+
+
+@pytest.mark.parametrize("parts, topics, targets, rack_of", [
+    ([(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 1), (0, 1), (4, 0, 1)],
+     [0, 0, 0, 0, 0, 0, 1, 2], [2, 3, 4, 5], SIX),
+    ([(3, 5), (4, 0), (5, 1), (0, 2), (1, 3), (2, 4), (3, 5), (4, 0), (3, 5, 1), (4, 0, 2),
+      (5, 1, 3), (0, 2, 4), (1, 3, 5), (3, 5), (4, 0)],
+     [0] * 8 + [1] * 5 + [2] * 2, [0, 1, 2, 3, 4], SIX),
+])
+def test_with_racks_a_spread_the_linear_programs_leave_open_is_decided(
+        parts: list[Replicas], topics: list[int], targets: list[int],
+        rack_of: dict[int, str]) -> None:
+    """Placed clusters with racks where the topic x broker linear program admits spread ``k``
+    but no rack-aware plan of the fewest moves reaches it: its solution moves a topic's
+    replicas off brokers through partitions of the wrong kind (rigid ones, one replica per
+    rack, where only a partition holding two in one rack may leave). The search once stopped
+    there, so a plan at ``k + 1`` (the integer program's least) said "not proven". Branch and
+    bound now refutes ``k`` (the first cluster only once its topic 0 is modelled at partition
+    level, the second by the rigid partitions' rows), here and in ``rebalance`` beyond the
+    partition program's size. Without racks both reach spread 1."""
+    table = topic_table(parts, topics)
+    bounds = uniform(parts, targets)
+    now = dict(replica_counts(table.replicas))
+    fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds, sum(map(len, parts)))
+    assert fewest_moves(table.replicas, targets, rack_of) == fewest
+    least = least_topic_spread(table.replicas, targets, table.topic_of, fewest, rack_of)
+    program = Aggregate(table, targets, bounds, now, fewest, rack_of)
+    open_k = program.within(least - 1, time.monotonic() + 60, branch=False)
+    assert open_k is not None and not open_k.refuted and open_k.final is None
+    final, k, decided = Aggregate(table, targets, bounds, now, fewest, rack_of).least(
+        0, 20, time.monotonic() + 60)
+    assert decided and k == least and final is not None
+    assert Aggregate(table, targets, bounds, now, fewest).least(
+        0, 20, time.monotonic() + 60)[1:] == (1, True) != (k, decided)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "DEFAULT_LIMIT", 0)
+        result = rebalance(table, targets, rack_of)
+    goal = result.topics
+    assert result.replica_moves == fewest
+    assert goal is not None and goal.exact and goal.least == goal.spread == least
+
+
+def placed_rf2_racks() -> tuple[PartitionTable, list[int], dict[int, str]]:
+    """300 topics of 10 partitions, RF 2, placed by Kafka's rule on 15 brokers in interleaved
+    racks of 5 (each partition on two racks), two brokers added (racks r0 and r1)."""
+    cluster = synthetic_cluster(brokers=15, topics=300, partitions=10, replication_factor=2,
+                                seed=0)
+    rack_of = {b: f"r{b % 3}" for b in range(17)}
+    brokers = [Broker(b, f"broker-{b}", 9092, rack=rack_of[b]) for b in range(15)]
+    grown = place(cluster.topics, sorted(cluster.topics), brokers, PlacementOptions())
+    return PartitionTable.from_topics(grown, sorted(grown)), list(range(17)), rack_of
+
+
+def skewed_racks_and_one() -> tuple[PartitionTable, list[int], dict[int, str]]:
+    """kadmin's skewed cluster (300 topics of 10 partitions, RF 3) on 15 brokers in racks of
+    5, a new rack of one broker."""
+    cluster = synthetic_cluster(brokers=15, topics=300, partitions=10, replication_factor=3,
+                                seed=1)
+    table = PartitionTable.from_topics(cluster.topics, sorted(cluster.topics))
+    return table, list(range(16)), {b: f"r{min(b // 5, 3)}" for b in range(16)}
+
+
+@pytest.mark.parametrize("cluster, moves, spread", [(skewed_racks_and_one, 3171, 4),
+                                                    (placed_rf2_racks, 705, 2)])
+def test_with_racks_topics_whose_flow_fails_go_to_partition_level_together(
+        cluster: Callable[[], tuple[PartitionTable, list[int], dict[int, str]]], moves: int,
+        spread: int) -> None:
+    """3,000 partitions with racks, the partition program off. The racks' max flows fail for
+    some topics at the spread asked, those at partition level make others fail, a few more
+    each solve (the RF 2 cluster: 290 of 300 topics over 13 solves, 20-27 s, past the 5 s
+    racks cap). The search once stopped after one round of three and said "not proven" (at 5
+    and 4); once a round fails, every topic with partitions keeping racks now goes to
+    partition level together: one solve, proven."""
+    table, targets, rack_of = cluster()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evenness, "DEFAULT_LIMIT", 0)
+        result = rebalance(table, targets, rack_of)
+    goal = result.topics
+    assert result.replica_moves == result.lower_bound == moves
+    assert goal is not None and goal.exact and goal.least == goal.spread == spread
+    assert worst_spread(table, result.final, targets) == spread
