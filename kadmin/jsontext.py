@@ -8,7 +8,9 @@ for files (:func:`kadmin.files.parse_json`) and znode payloads (:mod:`kadmin.zk.
 
 Speed: a 1M-entry plan has a million objects. The check is ``object_pairs_hook``, one small
 Python call per object (about +40% over a plain ``json.loads``, a fraction of what validating
-the entries costs); the JSON path of a duplicate is looked for only once one was found.
+the entries costs); the JSON path of a duplicate is looked for only once one was found. A
+reader that walks every key of a member anyway (a snapshot's partitions and states) can have
+that member parsed without the hook and prove the same by counting (:func:`loads_counting`).
 
 Positions (:func:`loads_located`): ``plan validate`` annotates the line and column where an
 offending entry starts (a CI system shows the message there). They are kept while parsing: the
