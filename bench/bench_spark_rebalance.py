@@ -161,7 +161,7 @@ def count_step(size: str, variant: str, asked: int, sample: int) -> str:
     prices = {b: 0.01 * (b % 7 - 3) for b in targets}  # some prices, as a round would have
     wall, cpu = time.perf_counter(), time.process_time()
     for c in range(min(sample, len(tables))):
-        parts.parts[c].step(Price(spread, prices), context)
+        parts.parts[c].answer(Price(spread, prices), context)
     priced = (time.perf_counter() - wall) / max(1, sample), \
         (time.process_time() - cpu) / max(1, sample)
     return (f"- {size.upper()} {variant}, `--topic-spread {asked}`: {len(names):,} topics x "

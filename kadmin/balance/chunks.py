@@ -29,7 +29,9 @@ stay with the tasks. The rounds (see :mod:`kadmin.balance.quotas` for why they m
    stays. Measured on five small clusters in 7 chunks (tests/unit/test_balance_chunks.py):
    0 to 1.0% above the exact minimum, was 0 to 8.1%, with the bound 0 to 1.1% below it. By
    default (3.), every chunk is held to the certificate of :mod:`kadmin.balance.spreads`
-   (:class:`Certify`). See :class:`TopicsPlanned` for what that proves of the whole;
+   (:class:`Certify`, a question: the chunks only read), raised on small selections by the
+   topic x broker program over the whole (:meth:`_Run._refuted`). See
+   :class:`TopicsPlanned` for what that proves of the whole;
 4. with ``max_moves``: each chunk keeps its share of the budget, its most loaded brokers
    relieved first (the core's ``cut_moves``);
 5. with ``leaders``: the fixed quota of preferred leaders over the planned replica lists, met by
@@ -166,7 +168,8 @@ class Certified:
     """The chunk's worst topic spread as planned."""
     bound: int
     """No plan of the fewest moves of the whole cluster leaves the chunk's topics a smaller
-    worst spread (the largest per-topic bound of :func:`kadmin.balance.spreads.least_spreads`)."""
+    worst spread (the largest per-topic bound of :func:`kadmin.balance.spreads.least_spreads`,
+    with the water levels)."""
     topics: int
     proven: int
     """Topics whose spread meets their own bound (none of them can do better)."""
@@ -183,7 +186,13 @@ class Replace:
     lists: Mapping[int, Replicas]
 
 
-Step = Move | Lead | Cut | Replace | Window | Even | Certify | Price
+Step = Move | Lead | Cut | Replace | Window | Even
+"""What changes a chunk's plan (:meth:`Parts.apply`)."""
+
+Question = Certify | Price
+"""What only reads a chunk (:meth:`Parts.ask`): the answer is told the driver, the chunk stays."""
+
+Answer = Certified | Priced | None
 
 
 @dataclass(frozen=True)
@@ -217,10 +226,6 @@ class Counts:
     """After :class:`Window`: :meth:`Part.relaxation`."""
     failed: bool = False
     """:class:`Even` found no plan with the counts it was given (the chunk is unchanged)."""
-    certified: Certified | None = None
-    """After :class:`Certify`."""
-    priced: Priced | None = None
-    """After :class:`Price` (None too when no plan keeps the chunk's topics within it)."""
 
 
 @dataclass(frozen=True)
@@ -251,8 +256,6 @@ class Part:
     failed: bool = False
     base: Mapping[int, Replicas] | None = None
     """The plan of the rounds, which every :class:`Even` starts from (None: ``changed``)."""
-    certified: Certified | None = None
-    priced: Priced | None = None
 
     def replicas(self) -> list[Replicas]:
         """Every partition's replica list as planned so far."""
@@ -265,15 +268,10 @@ class Part:
             leaders[members[0]] = leaders.get(members[0], 0) + 1
         return Counts(len(now), replica_counts(now), leaders,
                       replica_moves(self.table.replicas, self.changed), self.topics, self.least,
-                      self.windows, self.relaxed, self.failed, self.certified,
-                      self.priced)
+                      self.windows, self.relaxed, self.failed)
 
     def step(self, step: Step, context: Context) -> Part:
-        """The chunk after ``step``; what a :class:`Certify` or :class:`Price` found is told
-        the driver once (the next step's counts go without it: a thousand brokers' figures)."""
-        if (self.certified is not None and not isinstance(step, Certify)) or (
-                self.priced is not None and not isinstance(step, Price)):
-            return replace(self, certified=None, priced=None).step(step, context)
+        """The chunk after ``step``."""
         if isinstance(step, Move):
             return self.moved(step.share, context, step.single_copies)
         if isinstance(step, Lead):
@@ -285,11 +283,13 @@ class Part:
         if isinstance(step, Window):
             return replace(self, windows=self.windowed(step.asked, len(context.targets)),
                            relaxed=self.relaxation(step.asked, context))
-        if isinstance(step, Certify):
-            return replace(self, certified=self.certificate(step, context.targets))
-        if isinstance(step, Price):
-            return replace(self, priced=self.priced_by(step, context))
         return self.cut(step.budget)
+
+    def answer(self, question: Question, context: Context) -> Answer:
+        """What ``question`` asks of the chunk; the chunk stays as it is."""
+        if isinstance(question, Certify):
+            return self.certificate(question, context.targets)
+        return self.priced_by(question, context)
 
     def moved(self, share: Quota, context: Context, single_copies: bool) -> Part:
         """``share`` met by replica moves on top of the plan so far, which the core sees as the
@@ -393,18 +393,13 @@ class Part:
     def priced_by(self, step: Price, context: Context) -> Priced | None:
         """:class:`Price`: the exact program over the chunk as read, its brokers free, with
         ``prices[b]`` added to every arc that brings a replica to ``b`` and taken from every
-        arc that takes one away (the counts' change, priced; the constant ``sum_b prices[b]
-        now_b`` added back). Its linear program is a network: the optimum it returns is a
-        vertex, integral, except with free windows (spreads above 1)."""
+        arc that takes one away (:class:`kadmin.balance.evenness.PricedProgram`: the counts'
+        change, priced; the constant ``sum_b prices[b] now_b`` added back). Its linear program
+        is a network: the optimum it returns is a vertex, integral, except with free windows
+        (spreads above 1). The program is built once a process (:func:`priced_program`)."""
         targets = context.targets
-        program = evenness._Program(self.table, targets, None, step.spread, context.rack_of)
-        if program.empty:
-            return None
-        for column, _, b in program.arrive:
-            program.cost[column] += step.prices.get(b, 0.0)
-        for column, _, a in program.leave:
-            program.cost[column] -= step.prices.get(a, 0.0)
-        found, cost, _ = program.solve(integral=False)
+        found, cost = priced_program(self.table, targets, step.spread,
+                                     context.rack_of).solve(step.prices)
         if cost == float("inf"):
             return None
         now = replica_counts(self.table.replicas)
@@ -419,18 +414,19 @@ class Part:
         """The chunk's topics against the lower bound of :mod:`kadmin.balance.spreads`, taken
         with the whole cluster's gives and takes (``step.now``, ``step.bounds``): each topic's
         box holds in every plan of the fewest moves of the whole cluster, so the bound of a
-        topic holds whatever the other chunks do (numpy, on the executor)."""
+        topic holds whatever the other chunks do (numpy, on the executor). With the water
+        levels (:meth:`kadmin.balance.spreads.Boxes.levels`), each topic's own: the chunks'
+        bounds are those of the whole table."""
         order = sorted(targets)
         table = self.table
-        bound = spreads.least_spreads(table, order, step.bounds, step.now)
+        bound = spreads.least_spreads(table, order, step.bounds, step.now, levels=True)
         spread = spreads.topic_spreads(table, self.changed, order)
         needs = []
-        if step.ks:
-            replicas = spreads.topic_replicas(table)
-            c = spreads.cells(table.replicas, table.topic_of, order)
+        if step.ks and step.now is not None:
+            boxes = spreads.Boxes.of(table, order, step.bounds, step.now)
+            low, high = boxes.levels()
             for k in step.ks:
-                gives, takes = spreads.needs(c, replicas // len(order),
-                                             -(-replicas // len(order)), k, len(order))
+                gives, takes = spreads.needs(boxes.c, low, high, k, len(order))
                 needs.append((tuple(int(x) for x in gives), tuple(int(x) for x in takes)))
         return Certified(int(spread.max(initial=0)), int(bound.max(initial=0)), len(spread),
                          int((spread <= bound).sum()), tuple(needs))
@@ -491,6 +487,34 @@ class Part:
             balance(self.replicas(), table.topic_of, table.topics, targets))
 
 
+PRICED_ARCS = 4 * evenness.LIMIT
+"""Arcs of priced programs a process keeps between rounds of :meth:`_Run.price` (the largest
+chunks ``--topic-spread`` makes, four of them: a few hundred MB); beyond, the least recently
+used go, and are built again when asked."""
+
+_priced: list[tuple[tuple[PartitionTable, tuple[int, ...], int, Mapping[int, str] | None],
+                    evenness.PricedProgram]] = []
+"""This process's priced programs, the most recently used last."""
+
+
+def priced_program(table: PartitionTable, targets: Sequence[int], spread: int,
+                   rack_of: Mapping[int, str] | None) -> evenness.PricedProgram:
+    """The chunk's :class:`kadmin.balance.evenness.PricedProgram`, built the first time this
+    process is asked (a Spark task's Python worker outlives its task and answers the next
+    rounds' questions: its chunks are found again by their tables, equal when not the same
+    objects) and kept within :data:`PRICED_ARCS`."""
+    key = (table, tuple(targets), spread, rack_of)
+    for i, (held, program) in enumerate(_priced):
+        if held[1:] == key[1:] and (held[0] is table or held[0] == table):
+            _priced.append(_priced.pop(i))
+            return program
+    program = evenness.PricedProgram(table, targets, spread, rack_of)
+    _priced.append((key, program))
+    while len(_priced) > 1 and sum(p.arcs for _, p in _priced) > PRICED_ARCS:
+        _priced.pop(0)
+    return program
+
+
 class Parts(Protocol):
     """The chunks, wherever they are kept."""
 
@@ -499,8 +523,24 @@ class Parts(Protocol):
         chunks that had a step. ``label`` names the round for progress reports."""
         ...
 
+    def ask(self, questions: Sequence[Question | None], label: str) -> list[Answer]:
+        """Each chunk's :meth:`Part.answer` to its question (None: none asked, and None
+        back), all in parallel, read only: the chunks stay as they are (on Spark no new RDD
+        is made or kept)."""
+        ...
+
     def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
         """Per chunk, :meth:`Part.picked`."""
+        ...
+
+    def hold(self) -> object:
+        """The chunks as they are now, kept as they are whatever steps follow, until
+        :meth:`let_go`."""
+        ...
+
+    def let_go(self, held: object, restore: bool) -> None:
+        """Drop what :meth:`hold` kept; with ``restore``, first make it the chunks again
+        (the steps since are undone, at no cost)."""
         ...
 
 
@@ -548,7 +588,9 @@ class TopicsPlanned:
     """Default objective: no plan of the fewest moves of the whole cluster has a smaller
     worst topic spread (:meth:`_Run.certify`: the per-topic bound of
     :mod:`kadmin.balance.spreads` over every chunk, raised by its budget bound summed over
-    the chunks); None: not computed (the executors lack numpy)."""
+    the chunks, then, on a selection of at most :data:`WHOLE_PARTITIONS`, by the topic x
+    broker program of :mod:`kadmin.balance.aggregate`); None: not computed (the executors
+    lack numpy)."""
     chunks_proven: int = 0
     """Chunks whose worst topic spread meets their topics' own bound."""
     topics: int = 0
@@ -660,6 +702,10 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *, leaders: b
 TAIL_PARTITIONS = 200_000
 """Partitions the driver may gather to solve the tail of a rebalance (a few hundred bytes each)."""
 
+WHOLE_PARTITIONS = TAIL_PARTITIONS
+"""A selection of at most this many partitions is gathered on the driver, as read, for the
+topic x broker program that raises the default objective's certificate (:meth:`_Run._refuted`)."""
+
 
 class _Run:
     """The chunks' counts as the rounds change them, and the tail solves. Private to one plan."""
@@ -673,6 +719,11 @@ class _Run:
         for c, result in enumerate(self.parts.apply(steps, label)):
             if result is not None:
                 self.state[c] = result
+
+    def ask(self, question: Question, label: str) -> list[Answer]:
+        """Every chunk's answer to ``question`` (:meth:`Parts.ask`)."""
+        self.done += 1
+        return self.parts.ask([question] * len(self.state), label)
 
     def rounds(self, kind: str, step: Callable[[Quota], Step],
                held: Callable[[Counts], Mapping[int, int]]) -> Round:
@@ -717,9 +768,12 @@ class _Run:
             again = None if priced is None or moves <= relaxed else quotas.compatible(
                 priced, boxes, self.ranges())
             if again is not None and again != first:
+                held, state = self.parts.hold(), list(self.state)
                 self._meet(spread, again, boxes, near)
-                if sum(c.moves for c in self.state) > moves:  # the first counts were better
-                    self._meet(spread, first, boxes, near)
+                worse = sum(c.moves for c in self.state) > moves
+                self.parts.let_go(held, restore=worse)  # the first plan, kept, where better
+                if worse:
+                    self.state = state
         return self._topics(asked, [True] * len(self.state), spread, relaxed)
 
     def _meet(self, spread: int, counts: Sequence[Mapping[int, int]],
@@ -796,9 +850,8 @@ class _Run:
         mean: list[dict[int, float]] = [{} for _ in self.state]
         weight = 0.0
         for number in range(1, self.context.price_rounds + 1):
-            self.apply([Price(spread, dict(prices))] * len(self.state),
-                       f"topic prices, round {number}")
-            found = [c.priced for c in self.state]
+            found = cast("list[Priced | None]", self.ask(Price(spread, dict(prices)),
+                                                         f"topic prices, round {number}"))
             if any(f is None or f.counts is None for f in found):
                 return best if best > float("-inf") else 0.0, None
             chunks = cast("list[Priced]", found)
@@ -834,7 +887,8 @@ class _Run:
         chunks' counts as read). The per-topic bound holds topic by topic, so its largest over
         the chunks holds; the budget bound's needs add up over the chunks' disjoint topics,
         and the driver checks their sums against the whole cluster's budgets exactly as
-        :func:`kadmin.balance.spreads.least_spread` does over one table. Both assume a plan
+        :func:`kadmin.balance.spreads.least_spread` does over one table (both with the water
+        levels, each topic's own: the bound is ``least_spread``'s with ``levels``). Both assume a plan
         of the fewest moves ``F`` to the balanced ranges (:func:`kadmin.balance.targets.
         fewest_to_ranges`): the chunks' plan, when its moves are ``F`` (else only the mean
         term is claimed). ``topics``: what the topic step did (None: it did not run)."""
@@ -846,23 +900,24 @@ class _Run:
         replicas = sum(total.values())
         fewest = fewest_to_ranges(inside, ranges, replicas)
         known = sum(c.moves for c in self.state) == fewest
-        self.apply([Certify(inside if known else None, ranges)] * len(self.state), "topic bound")
-        found = [c.certified for c in self.state]
-        assert all(f is not None for f in found)
-        first = cast("list[Certified]", found)
+        first = cast("list[Certified]", self.ask(Certify(inside if known else None, ranges),
+                                                 "topic bound"))
         bound, worst = max(f.bound for f in first), max(f.spread for f in first)
         if known and bound < worst:
             ks = tuple(range(bound, worst))
-            self.apply([Certify(inside, ranges, ks)] * len(self.state), "topic bound, budget")
-            needed = [c.certified.needs for c in self.state if c.certified is not None]
-            held = np.array([inside[b] for b in targets], dtype=np.int64)
-            give = np.maximum(0, held - np.array([ranges[b][0] for b in targets]))
-            take = np.maximum(0, np.array([ranges[b][1] for b in targets]) - held)
-            leaving = fewest - (replicas - int(held.sum()))
-            bound = next((k for j, k in enumerate(ks) if spreads.admits(
-                np.sum([n[j][0] for n in needed], axis=0),
-                np.sum([n[j][1] for n in needed], axis=0), give, take, leaving, fewest)),
-                worst)
+            needed = [cast("Certified", c).needs for c in self.ask(Certify(inside, ranges, ks),
+                                                                   "topic bound, budget")]
+
+            def needs_at(k: int) -> tuple[np.ndarray, np.ndarray]:  # added up over the chunks
+                j = k - ks[0]
+                return (np.sum([n[j][0] for n in needed], axis=0),
+                        np.sum([n[j][1] for n in needed], axis=0))
+
+            bound = spreads.least_admitted(needs_at, *spreads.allowance(inside, ranges, targets),
+                                           replicas - sum(inside.values()), fewest, bound,
+                                           worst)
+        if known and bound < worst:
+            bound = self._refuted(inside, ranges, fewest, bound, worst)
         if topics is None:
             topics = TopicsPlanned(None, 0, len(self.state), worst, True,
                                    max(c.least for c in self.state),
@@ -871,6 +926,30 @@ class _Run:
                        chunks_proven=sum(f.spread <= f.bound for f in first),
                        topics=sum(f.topics for f in first),
                        topics_proven=sum(f.proven for f in first))
+
+    def _refuted(self, inside: Mapping[int, int], ranges: Mapping[int, tuple[int, int]],
+                 fewest: int, bound: int, worst: int) -> int:
+        """The certificate raised by the topic x broker program of
+        :mod:`kadmin.balance.aggregate` over the whole selection, where it is cheap: at most
+        :data:`WHOLE_PARTITIONS` partitions, gathered on the driver as read, and a program
+        within ``aggregate.LIMIT``, for ``aggregate.SECONDS`` at most (as ``plan rebalance``
+        runs it). It refutes every spread below the one it returns (exact: a refutation
+        without racks is one with them), whether or not it decides that one. Else
+        ``bound``."""
+        import time
+
+        from kadmin.balance import aggregate
+        if sum(c.partitions for c in self.state) > WHOLE_PARTITIONS:
+            return bound
+        picked = self.parts.pick(self.context.targets, max(c.partitions for c in self.state))
+        flat = [p for chunk in picked for p in chunk]
+        program = aggregate.Aggregate(_table(flat, [p.original for p in flat]),
+                                      self.context.targets, ranges, inside, fewest,
+                                      self.context.rack_of)
+        if program.size > aggregate.LIMIT:
+            return bound
+        _, least, _ = program.least(bound, worst, time.monotonic() + aggregate.SECONDS)
+        return max(bound, least)
 
     def compatible_counts(self, asked: int) -> tuple[int, list[Mapping[int, int]]]:
         """The least spread ``k >= asked`` for which the chunks' counts can be chosen within
@@ -995,6 +1074,9 @@ class Listed:
         self.parts = [Part(t, {}) for t in tables]
         self.context = context
         self.labels: list[str] = []
+        """Every round's label, in order."""
+        self.asked: list[str] = []
+        """The labels of the rounds that only read (:meth:`ask`)."""
 
     def apply(self, steps: Sequence[Step | None], label: str) -> list[Counts | None]:
         self.labels.append(label)
@@ -1005,16 +1087,30 @@ class Listed:
             out.append(None if step is None else self.parts[c].counts())
         return out
 
+    def ask(self, questions: Sequence[Question | None], label: str) -> list[Answer]:
+        self.labels.append(label)
+        self.asked.append(label)
+        return [None if q is None else p.answer(q, self.context)
+                for p, q in zip(self.parts, questions, strict=True)]
+
     def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
         return [p.picked(brokers, limit) for p in self.parts]
+
+    def hold(self) -> object:
+        return list(self.parts)  # the parts are immutable
+
+    def let_go(self, held: object, restore: bool) -> None:
+        if restore:
+            self.parts = list(cast("list[Part]", held))
 
     def replicas(self) -> list[Replicas]:
         """Every partition's replica list as planned, chunk after chunk."""
         return [r for p in self.parts for r in p.replicas()]
 
     def planning(self) -> list[str]:
-        """The labels of the steps that plan (the certificate's only read)."""
-        return [label for label in self.labels if not label.startswith("topic bound")]
+        """The labels of the rounds that plan (:meth:`apply`)."""
+        asked = set(self.asked)
+        return [label for label in self.labels if label not in asked]
 
 
 def leaders_then(original: Sequence[Replicas], planned: Sequence[Replicas]) -> list[int]:

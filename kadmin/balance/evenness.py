@@ -387,6 +387,42 @@ class _Program:
         return Exact(final, sum(len(c) for c in came.values()), self.topic_spread)
 
 
+class PricedProgram:
+    """The program of :func:`fewest_moves_within` with the brokers free, each replica that
+    arrives on broker ``b`` costing ``prices[b]`` more and each that leaves ``a``
+    ``prices[a]`` less: the subproblem of a Lagrangian decomposition over the brokers' counts
+    (Spark's chunks, :meth:`kadmin.balance.chunks._Run.price`). Built once; :meth:`solve`
+    changes only the costs."""
+
+    def __init__(self, table: PartitionTable, targets: Collection[int], topic_spread: int,
+                 rack_of: Mapping[int, str] | None = None) -> None:
+        import numpy as np
+        self.program = _Program(table, targets, None, topic_spread, rack_of)
+        self.moves = self.program.cost.copy()
+        """The costs unpriced: 1 per arriving replica."""
+        self.arcs = len(self.moves)
+        self.brokers = sorted({b for _, _, b in (*self.program.arrive, *self.program.leave)})
+        at = {b: i for i, b in enumerate(self.brokers)}
+        self.arrive = np.array([(c, at[b]) for c, _, b in self.program.arrive],
+                               dtype=np.int64).reshape(-1, 2)
+        self.leave = np.array([(c, at[a]) for c, _, a in self.program.leave],
+                              dtype=np.int64).reshape(-1, 2)
+
+    def solve(self, prices: Mapping[int, float]) -> tuple[Exact | None, float]:
+        """The linear program at ``prices`` (a network: its vertex optimum is integral
+        except with free windows, spreads above 1): the plan (None: fractional, or none) and
+        the cost (the plan's moves, unpriced; the priced optimum when fractional; infinite
+        when no plan keeps the topics within the spread)."""
+        import numpy as np
+        price = np.array([prices.get(b, 0.0) for b in self.brokers])
+        cost = self.moves.copy()
+        cost[self.arrive[:, 0]] += price[self.arrive[:, 1]]
+        cost[self.leave[:, 0]] -= price[self.leave[:, 1]]
+        self.program.cost = cost
+        found, value, _ = self.program.solve(integral=False)
+        return found, value
+
+
 @dataclass(frozen=True)
 class TopicGoal:
     """What a rebalance says of its topics' evenness."""

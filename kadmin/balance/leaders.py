@@ -15,10 +15,9 @@ today, when it stays, is next in line.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import chain, compress
-from operator import not_
+from itertools import compress, count
+from operator import itemgetter, ne, not_
 
 from kadmin.balance.flow import Ledger, solve
 from kadmin.balance.targets import Quota
@@ -42,7 +41,8 @@ def order_leaders(replicas: Sequence[Replicas], leaders_now: Sequence[int],
     for p, leader in problem.leader.items():
         members = replicas[p]
         if members[0] != leader:
-            out[p] = (leader, *(b for b in members if b != leader))
+            k = members.index(leader)
+            out[p] = (leader, *members[:k], *members[k + 1:])
     return out, problem.ledger.pending
 
 
@@ -50,16 +50,21 @@ FIND: list[int] = []
 """The witnesses of a hop of cost 1, found when a path takes it (never filled: a marker that an
 exhausted list of witnesses, also empty, must not be taken for)."""
 
+_FOUND_LATER = (1, FIND)
+"""Every hop of cost 1 (shared: a hop's entry is replaced, never changed, and no other hop
+costs 1)."""
+
 
 class _LeaderProblem:
     """The state of one solve.
 
     Most hops out of a broker come from partitions it leads as their leader of today: cost 1
-    to every other replica. Those neighbours are counted per broker (:meth:`_near`, kept up to
-    date by every handover once built, so a search after thousands of handovers reads them
-    instead of going over every partition again), and a witness partition is looked for only
-    when a path uses the hop. The other partitions it leads (whose leader changed: hops of cost
-    0, or -1 back to their leader of today) are kept apart, in :attr:`others`.
+    to every other replica. Those partitions are indexed per broker by each other replica
+    (:meth:`_index`, built when first asked for and kept exact by every handover, so a search
+    after thousands of handovers reads it instead of going over every partition again): its
+    keys with partitions are the ends of the hops, its partitions their witnesses. The other
+    partitions a broker leads (whose leader changed: hops of cost 0, or -1 back to their
+    leader of today) are kept apart, in :attr:`others`.
     """
 
     def __init__(self, replicas: Sequence[Replicas], leaders_now: Sequence[int],
@@ -72,73 +77,58 @@ class _LeaderProblem:
         """Partitions whose leader was handed on, and to whom."""
         self.led: dict[int, list[int]] = {}
         """Partitions each broker leads, in partition order; stale entries are skipped."""
-        self.index: dict[int, dict[int, list[int]]] = {}
+        self.index: dict[int, dict[int, dict[int, None]]] = {}
         """Per broker, :meth:`_index` once built."""
         self.touched: set[int] = set()
         self.cursors: dict[tuple[int, int], Iterator[int]] = {}
         """Per giver and hop cost, how far its partitions have been tried: a partition none of
         whose replicas could take stays so, since takers only fill up."""
-        self.count: dict[int, int] = {}
-        """Partitions each broker leads now."""
-        self.changed = {p for p, members in enumerate(replicas) if members[0] != leaders_now[p]}
-        """Partitions whose leader differs from today's: their handovers can cost nothing."""
+        firsts = list(map(itemgetter(0), replicas))
         self.taken = 0
         """Partitions whose leadership was taken from their leader of today, who still holds a
         replica: each can hand it back at cost -1."""
-        self.handovers = 0
-        self.dry: tuple[int, str] | None = None
-        """When the relayed phase last found no path: handovers made by then, and the kind of
-        takers it looked for."""
-        self.near: dict[int, dict[int, int]] = {}
-        """Per broker, :meth:`_near` once built."""
+        self.dry: str | None = None
+        """The kind of takers (``must``/``may``) the relayed phase has come back dry for."""
         self.others: dict[int, dict[int, None]] = {}
         """Per broker, the partitions it leads whose leader of today is another broker (an
-        ordered set): the only ones it can hand on at cost 0 or -1."""
-        led, count, others = self.led, self.count, self.others
-        for p, members in enumerate(replicas):
-            led.setdefault(members[0], []).append(p)
-            count[members[0]] = count.get(members[0], 0) + 1
-        for p in sorted(self.changed):
-            others.setdefault(replicas[p][0], {})[p] = None
+        ordered set): the only ones it can hand on at cost 0 or -1; together, every partition
+        whose leader changed."""
+        led, others = self.led, self.others
+        for p, x in enumerate(firsts):
+            led.setdefault(x, []).append(p)
+        for p in compress(count(), map(ne, firsts, leaders_now)):
+            others.setdefault(firsts[p], {})[p] = None
 
     def lead(self, p: int) -> int:
         return self.leader.get(p, self.replicas[p][0])
 
     def hand(self, p: int, y: int) -> None:
-        x = self.lead(p)
-        self.handovers += 1
-        self.touched.add(x)
-        self.touched.add(y)
-        self.count[x] -= 1
-        self.count[y] = self.count.get(y, 0) + 1
-        was = self.before[p]
-        self.taken += (x == was) - (y == was)
         members = self.replicas[p]
-        if x == was:
-            near = self.near.get(x)
-            if near is not None:
+        x = self.leader.get(p, members[0])
+        touched = self.touched
+        touched.add(x)
+        touched.add(y)
+        was = self.before[p]
+        if x == was:  # taken from its leader of today: no longer a hop of cost 1 out of x
+            self.taken += 1
+            index = self.index.get(x)
+            if index is not None:
                 for z in members:
                     if z != x:
-                        near[z] -= 1
+                        del index[z][p]
         else:
             del self.others[x][p]
-        if y == was:
-            self.changed.discard(p)
-            near = self.near.get(y)
-            if near is not None:
+        if y == was:  # handed back: a hop of cost 1 out of y again
+            self.taken -= 1
+            index = self.index.get(y)
+            if index is not None:
                 for z in members:
                     if z != y:
-                        near[z] = near.get(z, 0) + 1
+                        index.setdefault(z, {})[p] = None
         else:
-            self.changed.add(p)
             self.others.setdefault(y, {})[p] = None
         self.leader[p] = y
         self.led.setdefault(y, []).append(p)
-        index = self.index.get(y)
-        if index is not None and y == was:  # handed back: a witness of y's hops of cost 1 again
-            for z in members:
-                if z != y:
-                    index.setdefault(z, []).append(p)
 
     def cheapest(self, exhausted: int | None) -> int | None:
         """While no leadership was taken from a partition's leader of today, no handover gives
@@ -157,10 +147,11 @@ class _LeaderProblem:
         """Whether a giver reaches a taker by handovers that cost nothing (breadth first)."""
         ledger, replicas, before, targets = self.ledger, self.replicas, self.before, self.targets
         out: dict[int, set[int]] = {}
-        for p in self.changed:
-            was = before[p]
-            out.setdefault(self.lead(p), set()).update(
-                y for y in replicas[p] if y != was and y in targets)
+        for x, mine in self.others.items():
+            ends = out[x] = set()
+            for p in mine:
+                was = before[p]
+                ends.update(y for y in replicas[p] if y != was and y in targets)
         takers = set(ledger.takers())
         seen = set(ledger.givers())
         frontier = list(seen)
@@ -190,15 +181,16 @@ class _LeaderProblem:
             for x in givers:
                 self.cursors[(x, cost)] = iter(list(self.others.get(x, ())))
         moved = 0
+        hand, met, can_give = self.hand, self._met, ledger.can_give
         for x in givers:
-            while takers and ledger.can_give(x):
-                found = self._direct_from(x, cost, takers)
-                if found is None:
-                    break
-                p, y = found
-                self.hand(p, y)
-                self._met(x, y, takers)
+            if not (takers and can_give(x)):
+                continue
+            for p, y in self._offers(x, cost, takers):
+                hand(p, y)
+                met(x, y, takers)
                 moved += 1
+                if not (takers and can_give(x)):
+                    break
         if cost == 1 and not moved and ledger.giving == "must":
             moved = self._relayed(givers, takers)
         return moved
@@ -217,10 +209,14 @@ class _LeaderProblem:
         partition whose leader changed anyway to taker ``y`` (cost 0), so ``c`` keeps its
         count. The relays ``c`` and their partitions are listed once per call (a partition
         handed to ``c`` joins them), each checked again when used (takers only fill up); the
-        givers are gone over until a pass finds none, and a call with nothing handed over
-        since then (and the same kind of takers) knows there is none."""
+        givers are gone over until a pass finds none. Once a pass found none for a kind of
+        takers, later calls for that kind leave the paths to the search (which finds every
+        path a relay would): handovers since may have opened a few, but listing the relays
+        again goes over every partition whose leader changed, which costs more than a
+        search."""
         ledger, replicas, before, targets = self.ledger, self.replicas, self.before, self.targets
-        if not takers or self.dry == (self.handovers, ledger.taking):
+        leader = self.leader
+        if not takers or self.dry == ledger.taking:
             return 0
         relays: dict[int, list[int]] = {}
         for c, mine in self.others.items():
@@ -234,8 +230,11 @@ class _LeaderProblem:
             for x in givers:
                 if not (takers and relays and ledger.can_give(x)):
                     continue
-                for p in list(dict.fromkeys(self.led.get(x, ()))):
-                    if before[p] != x or self.lead(p) != x:
+                index = self.index.get(x)
+                if index is not None and not any(map(index.get, relays)):
+                    continue  # its index shows no partition it leads holding a relay
+                for p in dict.fromkeys(self.led.get(x, ())):
+                    if before[p] != x or leader.get(p, x) != x:
                         continue
                     for c in replicas[p]:
                         if c == x or c not in relays:
@@ -254,7 +253,7 @@ class _LeaderProblem:
                     if not (takers and relays and ledger.can_give(x)):
                         break
             if not found_now:
-                self.dry = (self.handovers, ledger.taking)
+                self.dry = ledger.taking
                 return moved
             moved += found_now
             found_now = 0
@@ -284,7 +283,10 @@ class _LeaderProblem:
         del relays[c]
         return None
 
-    def _direct_from(self, x: int, cost: int, takers: set[int]) -> tuple[int, int] | None:
+    def _offers(self, x: int, cost: int, takers: set[int]) -> Iterator[tuple[int, int]]:
+        """Single handovers of exactly ``cost`` out of ``x``, each when it is asked for: a
+        partition from where ``x``'s cursor for that cost stands, and its replica that must
+        take with the most room (checked as they come: takers only fill up)."""
         cursor = self.cursors.get((x, cost))
         if cursor is None:
             cursor = self.cursors[(x, cost)] = iter(self.led.setdefault(x, []))
@@ -303,13 +305,13 @@ class _LeaderProblem:
                     if room and (best is None or (-room, y) < best):
                         best = (-room, y)
             if best is not None:
-                return p, best[1]
-        return None
+                yield p, best[1]
 
     def hops(self, x: int) -> dict[int, tuple[int, list[int]]]:
         replicas, before, targets = self.replicas, self.before, self.targets
-        best: dict[int, tuple[int, list[int]]] = {
-            y: (1, FIND) for y, n in self._near(x).items() if n and y in targets}
+        index = self._index(x)
+        best: dict[int, tuple[int, list[int]]] = dict.fromkeys(
+            filter(targets.__contains__, compress(index, index.values())), _FOUND_LATER)
         for p in self.others.get(x, ()):
             was = before[p]
             for y in replicas[p]:
@@ -323,53 +325,32 @@ class _LeaderProblem:
                     entry[1].append(p)
         return best
 
-    def _near(self, x: int) -> dict[int, int]:
-        """How many partitions ``x`` leads as their leader of today hold each other broker: the
-        ends of its hops of cost 1 (those at 0 are gone), built when first asked for and kept
-        up to date by :meth:`hand`."""
-        near = self.near.get(x)
-        if near is None:
-            replicas, before, lead = self.replicas, self.before, self.lead
-            near = self.near[x] = dict(Counter(chain.from_iterable(
-                replicas[p] for p in dict.fromkeys(self.led.get(x, ()))
-                if before[p] == x and lead(p) == x)))
-            near.pop(x, None)
-        return near
-
     def _witness(self, x: int, y: int, overlay: Mapping[int, int]) -> int | None:
         """A partition ``x`` leads as its leader of today with ``y`` among its replicas (a hop
-        of cost 1), from ``x``'s index of them by replica (:meth:`_index`): one that ``x``
-        no longer leads is dropped for good (it comes back by :meth:`hand` if handed back)."""
-        candidates = self._index(x).get(y)
-        if not candidates:
-            return None
-        lead = self.lead
-        for k in range(len(candidates) - 1, -1, -1):
-            p = candidates[k]
-            if lead(p) != x:
-                if k == len(candidates) - 1:
-                    candidates.pop()
-                continue
+        of cost 1) that the path has not handed on yet, the last one indexed first."""
+        for p in reversed(self._index(x).get(y, {})):
             if overlay.get(p, x) == x:
                 return p
         return None
 
-    def _index(self, x: int) -> dict[int, list[int]]:
-        """The partitions ``x`` leads as their leader of today, by each other replica: the
-        witnesses of its hops of cost 1, built when a path first takes one."""
+    def _index(self, x: int) -> dict[int, dict[int, None]]:
+        """The partitions ``x`` leads as their leader of today, by each other replica (ordered
+        sets, in ``x``'s order of leading them; a replica whose partitions are all handed on
+        keeps its empty set): the ends of its hops of cost 1 and their witnesses, built when
+        first asked for and kept exact by :meth:`hand`."""
         index = self.index.get(x)
         if index is None:
             index = self.index[x] = {}
-            before, replicas, lead = self.before, self.replicas, self.lead
-            for p in dict.fromkeys(self.led.get(x, ())):
-                if before[p] == x and lead(p) == x:
+            before, replicas, leader = self.before, self.replicas, self.leader
+            for p in self.led.get(x, ()):
+                if before[p] == x and leader.get(p, x) == x:
                     for z in replicas[p]:
                         if z != x:
                             found = index.get(z)
                             if found is None:
-                                index[z] = [p]
+                                index[z] = {p: None}
                             else:
-                                found.append(p)
+                                found[p] = None
         return index
 
     def apply(self, path: Sequence[tuple[int, int, list[int]]]) -> int | None:

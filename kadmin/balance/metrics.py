@@ -55,18 +55,30 @@ def spread(counts: Mapping[int, int]) -> int:
 
 
 def balance(replicas: Sequence[Replicas], topic_of: Sequence[int], topics: Sequence[str],
-            brokers: Collection[int], worst_topic: tuple[int, str] | None = None) -> Balance:
+            brokers: Collection[int], worst_topic: tuple[int, int] | None = None) -> Balance:
     """The balance of ``replicas`` (partitions grouped by topic, in ``topic_of`` order) over
     ``brokers``. Counting runs in C and a topic costs a few calls: a million partitions take
-    about a second. ``worst_topic``: the worst topic spread and the first topic at it, when
-    the caller has them already (:func:`kadmin.balance.evenness.worst_topic`, the same
-    figures): the topics are not counted again."""
+    about a second. ``worst_topic``: the worst topic spread and the index of the first topic
+    at it, as :func:`kadmin.balance.evenness.worst_topic` gives them (a plan's
+    ``Rebalance.worst_topic``), when the caller has them: the topics are not counted again."""
     targets = frozenset(brokers)
     per_replica = Counter(chain.from_iterable(replicas))
     per_leader = Counter(members[0] for members in replicas if members)
-    worst = None if worst_topic is None or not targets else (worst_topic[0], worst_topic[1])
+    worst = None if not (targets and len(topic_of)) else (
+        _worst_topic(replicas, topic_of, targets) if worst_topic is None else worst_topic)
+    elsewhere = sum(n for b, n in per_replica.items() if b not in targets)
+    return Balance({b: per_replica[b] for b in sorted(targets)},
+                   {b: per_leader[b] for b in sorted(targets)}, elsewhere,
+                   None if worst is None else topics[worst[1]], 0 if worst is None else worst[0])
+
+
+def _worst_topic(replicas: Sequence[Replicas], topic_of: Sequence[int],
+                 targets: frozenset[int]) -> tuple[int, int]:
+    """The worst topic spread over ``targets`` and the index of the first topic at it (pure
+    Python: this also runs on Spark executors, which may lack numpy)."""
+    worst = (-1, 0)
     start = 0
-    for end in ([] if worst is not None else _topic_ends(topic_of)):
+    for end in _topic_ends(topic_of):
         counts = Counter(chain.from_iterable(replicas[start:end]))
         if counts.keys() <= targets:
             high = max(counts.values(), default=0)
@@ -75,13 +87,10 @@ def balance(replicas: Sequence[Replicas], topic_of: Sequence[int], topics: Seque
             inside = [n for b, n in counts.items() if b in targets]
             high = max(inside, default=0)
             low = min(inside, default=0) if len(inside) == len(targets) else 0
-        if targets and (worst is None or high - low > worst[0]):
-            worst = (high - low, topics[topic_of[start]])
+        if high - low > worst[0]:
+            worst = (high - low, topic_of[start])
         start = end
-    elsewhere = sum(n for b, n in per_replica.items() if b not in targets)
-    return Balance({b: per_replica[b] for b in sorted(targets)},
-                   {b: per_leader[b] for b in sorted(targets)}, elsewhere,
-                   worst[1] if worst else None, worst[0] if worst else 0)
+    return worst
 
 
 def _topic_ends(topic_of: Sequence[int]) -> Iterable[int]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import count
+from operator import itemgetter
 from typing import Any
 
 from kadmin.balance import evenness
@@ -158,9 +160,8 @@ def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int],
     same shares as replicas): a leader costs no disk, so racks do not bound where it may go.
     ``fixed``: leaderships on the targets of partitions that do not change (they count, and
     cannot move)."""
-    leaders: dict[int, int] = dict(fixed or {})
-    for members in replicas:
-        leaders[members[0]] = leaders.get(members[0], 0) + 1
+    leaders = Counter(fixed or {})
+    leaders.update(map(itemgetter(0), replicas))
     inside = {b: leaders.get(b, 0) for b in brokers}
     outside = {b: n for b, n in leaders.items() if b not in inside}
     ordered = tuple(sorted(brokers))
@@ -455,11 +456,11 @@ def _with_leaders(before: Sequence[Replicas], moved: Mapping[int, Replicas],
                   fixed: Mapping[int, int] | None = None) -> tuple[dict[int, Replicas], bool]:
     """``moved`` plus, with ``leaders``, the fewest reorderings that balance preferred leaders
     within ``limits.max_leader_changes``; only the lists that change, and whether it was cut."""
-    after = [moved.get(i, members) for i, members in enumerate(before)]
+    after = list(map(moved.get, count(), before))
     final = dict(moved)
     partial = False
     if leaders:
-        reordered, _ = order_leaders(after, [m[0] for m in before], brokers,
+        reordered, _ = order_leaders(after, list(map(itemgetter(0), before)), brokers,
                                      leader_quota(after, brokers, weights, fixed))
         if limits.max_leader_changes is not None:
             forced = leader_changes(before, moved)

@@ -54,7 +54,7 @@ topic several times, and taking never lowers a count.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
@@ -160,9 +160,7 @@ class Boxes:
         replicas = topic_replicas(table)
         partitions = np.bincount(np.asarray(table.topic_of, dtype=np.int64),
                                  minlength=len(table.topics))
-        held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
-        give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
-        take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
+        give, take = allowance(now, bounds, order)
         c = cells(table.replicas, table.topic_of, order)
         low = np.maximum(0, c.count - give[c.broker])
         high = np.minimum(c.count + take[c.broker], partitions[c.topic])
@@ -246,6 +244,18 @@ class Boxes:
         return most_low, np.minimum(least_high, absent)
 
 
+def allowance(now: Mapping[int, int], bounds: Mapping[int, tuple[int, int]],
+              order: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per target of ``order`` (sorted), the most it gives and the most it takes in a plan of
+    the fewest moves: ``max(0, now_b - lo_b)`` and ``max(0, hi_b - now_b)`` (the module
+    docstring's ``give_b`` and ``take_b``)."""
+    import numpy as np
+    held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
+    give = np.maximum(0, held - np.array([bounds[b][0] for b in order], dtype=np.int64))
+    take = np.maximum(0, np.array([bounds[b][1] for b in order], dtype=np.int64) - held)
+    return give, take
+
+
 def least_spreads(table: PartitionTable, targets: Collection[int],
                   bounds: Mapping[int, tuple[int, int]] | None, now: Mapping[int, int] | None,
                   levels: bool = False) -> np.ndarray:
@@ -279,8 +289,8 @@ def least_spread(table: PartitionTable, targets: Collection[int],
 
     Cheapest first, each stage only where the one before leaves a gap: the per-topic bound
     with the mean, the budget bound with the mean (these two prove the million-partition
-    runs), then, with ``levels``, both with the water levels (:meth:`Boxes.levels`; Spark's
-    chunks certify the mean's, which add up over chunks)."""
+    runs), then, with ``levels``, both with the water levels (:meth:`Boxes.levels`; each
+    topic's own, so Spark's chunks certify them and their budget needs add up)."""
     if bounds is None or now is None:
         return min(int(least_spreads(table, targets, bounds, now).max(initial=0)), reached)
     from kadmin.balance.targets import fewest_to_ranges
@@ -305,12 +315,23 @@ def _budget(boxes: Boxes, fewest: int, low_level: np.ndarray, high_level: np.nda
     """The least spread from ``k`` up to ``reached`` that the budget bound of the module
     docstring passes, every topic's least count at most ``low_level`` and its largest at
     least ``high_level``."""
-    c, n, give, take = boxes.c, boxes.n, boxes.give, boxes.take
-    leaving = fewest - (int(boxes.replicas.sum()) - int(c.count.sum()))
+    c, n = boxes.c, boxes.n
+    return least_admitted(lambda k: needs(c, low_level, high_level, k, n), boxes.give,
+                          boxes.take, int(boxes.replicas.sum()) - int(c.count.sum()), fewest,
+                          k, reached)
+
+
+def least_admitted(needs_at: Callable[[int], tuple[np.ndarray, np.ndarray]], give: np.ndarray,
+                   take: np.ndarray, outside: int, fewest: int, k: int, reached: int) -> int:
+    """The budget bound's loop: the least spread from ``k`` up to ``reached`` whose
+    :func:`needs` (``needs_at``, of one table or added up over tables of disjoint topics) a
+    plan of ``fewest`` moves can give and take (:func:`admits`; ``give``/``take``:
+    :func:`allowance`; ``outside``: the replicas on no target, which leave anyway)."""
+    leaving = fewest - outside
     """Replicas the targets give in a plan of ``F`` moves (the rest come from outside)."""
     while k < reached:
         # every count within [M_t - k, L_t + k]: what each broker must give and take for it
-        if admits(*needs(c, low_level, high_level, k, n), give, take, leaving, fewest):
+        if admits(*needs_at(k), give, take, leaving, fewest):
             return k
         k += 1
     return k

@@ -209,9 +209,7 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
         len(selected), len(moves), result.replica_moves, result.lower_bound,
         result.leader_changes, result.unplaced, result.partial,
         metrics.balance(table.replicas, table.topic_of, table.topics, live),
-        metrics.balance(after, table.topic_of, table.topics, live, None if (
-            result.worst_topic is None or not table.topics) else (
-            result.worst_topic[0], table.topics[result.worst_topic[1]])),
+        metrics.balance(after, table.topic_of, table.topics, live, result.worst_topic),
         resized=request.replication_factor is not None, bytes_moved=result.bytes_moved,
         byte_figures=None if size_of is None else ByteFigures(
             sum(moved_bytes(size_of[i], table.replicas[i], r) for i, r in result.final.items()),

@@ -32,7 +32,10 @@ counts priced, :meth:`kadmin.balance.chunks._Run.price`), which is the lower bou
 records; its ``topic_goal`` says whether the plan meets it (``exact``, and ``proven`` in words).
 By default every chunk, whatever its size, is held to the certificate of
 :mod:`kadmin.balance.spreads` taken with the whole cluster's gives and takes (numpy on the
-executors; :meth:`kadmin.balance.chunks._Run.certify`): a worst topic spread no plan of the
+executors; :meth:`kadmin.balance.chunks._Run.certify`; with the water levels, so the chunks
+add up to the whole table's bound) and, on a selection of at most
+:data:`kadmin.balance.chunks.WHOLE_PARTITIONS`, raised by the topic x broker program over the
+whole (:mod:`kadmin.balance.aggregate`, on the driver): a worst topic spread no plan of the
 fewest moves goes below, proven where the plan meets it, with the chunks and topics that meet
 their own bound counted.
 Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
@@ -59,11 +62,13 @@ from kadmin.balance import evenness, quotas
 from kadmin.balance.capacity import read_capacities
 from kadmin.balance.chunks import (
     PRICE_ROUNDS,
+    Answer,
     Context,
     Counts,
     Part,
     Picked,
     Planned,
+    Question,
     Step,
     TopicsPlanned,
     plan,
@@ -248,7 +253,8 @@ def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
         + ("" if topics.proven else ", some out of time") + "; "
         + ("" if topics.bound is None else
            f"no plan of the fewest moves goes below worst topic spread {topics.bound} "
-           f"(the certificate over every chunk); {topics.chunks_proven} of {topics.of} "
+           f"(the certificate over every chunk, and over the whole selection where it is "
+           f"small); {topics.chunks_proven} of {topics.of} "
            f"chunk(s) ({topics.topics_proven} of {topics.topics} topics) meet their own "
            f"bound; "))
     if goal.exact:
@@ -308,11 +314,14 @@ def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: Rebalance
 
 class SparkParts:
     """The chunks as an RDD of one :class:`Part` per Spark partition, persisted; each step
-    makes the next RDD (persisted, then the previous one released)."""
+    makes the next RDD (persisted, then the previous one released unless held); questions
+    only read it."""
 
     def __init__(self, sc: SparkContext, rdd: RDD[Part], stages: Stages) -> None:
         self.sc, self.rdd, self.stages = sc, rdd, stages
         self.context: Any = None
+        self.held: RDD[Part] | None = None
+        """The chunks :meth:`hold` keeps persisted (one at a time)."""
 
     def share(self, context: Context) -> None:
         self.context = self.sc.broadcast(context)
@@ -331,10 +340,27 @@ class SparkParts:
             counts = following.mapPartitionsWithIndex(
                 lambda i, it: [None if shared.value[i] is None else p.counts() for p in it]
             ).collect()
-        self.rdd.unpersist()
+        if self.rdd is not self.held:
+            self.rdd.unpersist()
         shared.unpersist()
         self.rdd = following
         return counts
+
+    def ask(self, questions: Sequence[Question | None], label: str) -> list[Answer]:
+        """The answers, collected from the persisted chunks (map and collect: nothing new is
+        persisted, and the chunks' RDD stays the same)."""
+        shared, context = self.sc.broadcast(list(questions)), self.context
+
+        def answer(index: int, it: Iterable[Part]) -> Iterator[Answer]:
+            question = shared.value[index]
+            for part in it:
+                yield None if question is None else part.answer(question, context.value)
+
+        try:
+            with self.stages(label):
+                return self.rdd.mapPartitionsWithIndex(answer).collect()
+        finally:
+            shared.unpersist()
 
     def pick(self, brokers: Collection[int], limit: int) -> list[list[Picked]]:
         wanted = frozenset(brokers)
@@ -351,7 +377,23 @@ class SparkParts:
             out.count()
         return out
 
+    def hold(self) -> object:
+        assert self.held is None, "one held RDD at a time"
+        self.held = self.rdd
+        return self.rdd
+
+    def let_go(self, held: object, restore: bool) -> None:
+        assert held is self.held
+        kept, self.held = cast("RDD[Part]", held), None
+        if restore:
+            self.rdd.unpersist()
+            self.rdd = kept
+        elif kept is not self.rdd:
+            kept.unpersist()
+
     def release(self) -> None:
+        if self.held is not None and self.held is not self.rdd:
+            self.held.unpersist()
         self.rdd.unpersist()
         if self.context is not None:
             self.context.unpersist()

@@ -13,7 +13,7 @@ from balance_oracle import fewest_moves, least_topic_spread
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kadmin.balance import quotas, spreads
+from kadmin.balance import chunks, evenness, quotas, spreads
 from kadmin.balance.chunks import PRICE_ROUNDS, Context, Listed, Part, plan
 from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
@@ -442,6 +442,44 @@ def test_fewer_price_rounds_plan_no_better_and_prove_no_more() -> None:
     assert full < none and floor < bound  # the rounds do something on this cluster
 
 
+def test_worse_priced_counts_keep_the_first_plan_without_running_it_again(monkeypatch) -> None:
+    """One round of prices on the mixed-RF cluster suggests counts whose plan moves more: the
+    chunks keep the plan they had (held, not re-planned: no third pass of the programs), which
+    is the plan the run makes when the prices suggest nothing."""
+    topics, targets, rack_of = realistic("mixed rf")
+    whole = PartitionTable.from_topics(topics, sorted(topics))
+    parts, result = run_chunked(chunked(topics, range(0, 90, 13)), targets, rack_of,
+                                price_rounds=1, topic_spread=1, leaders=False)
+    assert "topic prices, round 1" in parts.asked
+    assert parts.planning().count("topics, round 1") == 2  # the first counts, the priced ones
+    price = chunks._Run.price
+    monkeypatch.setattr(chunks._Run, "price",
+                        lambda run, spread, upper: (price(run, spread, upper)[0], None))
+    first, alone = run_chunked(chunked(topics, range(0, 90, 13)), targets, rack_of,
+                               price_rounds=1, topic_spread=1, leaders=False)
+    assert first.planning().count("topics, round 1") == 1
+    assert parts.replicas() == first.replicas()
+    assert result.topics == alone.topics
+    assert result.topics is not None and result.topics.moves == replica_moves(
+        whole.replicas, dict(enumerate(parts.replicas())))
+
+
+def test_a_priced_program_built_once_answers_as_one_built_for_each_prices() -> None:
+    """:class:`evenness.PricedProgram` re-solved with new prices gives what a program built
+    for those prices gives; a process finds a chunk's program again by its table."""
+    topics, targets, _ = realistic("new brokers")
+    table = chunked(topics, range(0, 90, 13))[1]
+    once = evenness.PricedProgram(table, targets, 1)
+    for prices in ({}, {b: 0.25 * (b % 3 - 1) for b in targets},
+                   {b: 0.5 * (b % 4) - 0.75 for b in targets}):
+        assert once.solve(prices) == evenness.PricedProgram(table, targets, 1).solve(prices)
+    copy = PartitionTable(table.topics, list(table.topic_of), list(table.ids),
+                          list(table.replicas))
+    held = chunks.priced_program(table, targets, 1, None)
+    assert chunks.priced_program(copy, targets, 1, None) is held
+    assert chunks.priced_program(table, targets, 2, None) is not held
+
+
 def test_an_unreachable_topic_spread_in_chunks_gives_the_smallest_the_windows_allow() -> None:
     """Spread 0 cannot be had where a topic's replicas do not divide over the brokers: the
     driver's windows prove 1 is the least (as ``plan rebalance`` finds), and the chunks reach
@@ -568,9 +606,10 @@ def test_compatible_counts_keep_every_rule(near, data) -> None:
 @settings(max_examples=60, suppress_health_check=[HealthCheck.filter_too_much])
 @given(small_clusters())
 def test_the_chunks_certificate_is_the_whole_tables_and_never_above_the_program(case) -> None:
-    """The default objective's certificate over chunks (:meth:`_Run.certify`): the same bound
-    :func:`kadmin.balance.spreads.least_spread` finds over the whole table (per-topic boxes
-    hold topic by topic, the budget's needs add up over the chunks), never above the least
+    """The default objective's certificate over chunks (:meth:`_Run.certify`): at least the
+    bound :func:`kadmin.balance.spreads.least_spread` finds over the whole table with the water
+    levels (per-topic boxes and levels hold topic by topic, the budget's needs add up over the
+    chunks; the topic x broker program over the gathered table may raise it), never above the least
     worst topic spread the integer program finds for the plan's moves (a valid lower bound),
     and the goal proven exactly when the chunks' plan meets it; the chunks and topics said to
     meet their own bound do."""
@@ -589,18 +628,20 @@ def test_the_chunks_certificate_is_the_whole_tables_and_never_above_the_program(
     fewest = fewest_to_ranges({b: now.get(b, 0) for b in targets}, bounds,
                               sum(map(len, whole.replicas)))
     known = now if moves == fewest else None  # a plan of the fewest moves to the ranges
-    assert result.topics.bound == spreads.least_spread(whole, targets, bounds, known, worst)
+    # at least the whole table's bound (with the water levels), which the chunks' bounds add
+    # up to; where that leaves a gap, raised by the topic x broker program over the whole
     least = least_topic_spread(whole.replicas, targets, whole.topic_of, moves)
-    assert result.topics.bound <= least <= worst
+    assert spreads.least_spread(whole, targets, bounds, known, worst, levels=True) \
+        <= result.topics.bound <= least <= worst
     goal = result.topics.goal(result.lower_bound, worst)
     assert goal.exact == (worst == result.topics.bound)
     assert result.topics.topics == len(topics)
-    per_topic = spreads.least_spreads(whole, targets, bounds, known)
+    per_topic = spreads.least_spreads(whole, targets, bounds, known, levels=True)
     spread = spreads.topic_spreads(whole, dict(enumerate(after)), targets)
     assert result.topics.topics_proven == int((spread <= per_topic).sum())
     assert result.topics.chunks_proven == sum(
         int(spreads.topic_spreads(p.table, p.changed, targets).max(initial=0))
-        <= int(spreads.least_spreads(p.table, targets, bounds, known).max(initial=0))
+        <= int(spreads.least_spreads(p.table, targets, bounds, known, levels=True).max(initial=0))
         for p in parts.parts)
 
 

@@ -90,3 +90,28 @@ def test_leaders_meet_the_quota_with_the_fewest_changes(
     assert changes(replicas, before, reordered) == optimum
     for p, members in reordered.items():
         assert sorted(members) == sorted(replicas[p])
+
+
+@settings(max_examples=200)
+@given(leaderships())
+def test_the_index_kept_by_every_handover_is_the_one_built_afresh(
+        case: tuple[list[Replicas], list[int], list[int]]) -> None:
+    """The one index of hops of cost 1 (partitions a broker leads as their leader of today, by
+    each other replica) is built once and then kept by :meth:`hand`: after a whole solve,
+    every broker's index holds exactly the partitions a fresh build finds, so the ends of the
+    hops the search reads and the witnesses a path takes are never stale."""
+    replicas, before, targets = case
+    problem = leaders_module._LeaderProblem(replicas, before, targets,
+                                            leader_quota(replicas, targets))
+    for x in targets:  # built before any handover: every later change goes through hand
+        problem._index(x)
+    leaders_module.solve(problem, cost=0)
+    kept = problem.index
+    problem.index = {}
+    for x in targets:
+        fresh = problem._index(x)
+        assert {z: set(ps) for z, ps in kept[x].items() if ps} == {
+            z: set(ps) for z, ps in fresh.items()}
+        for z, ps in fresh.items():
+            for p in ps:
+                assert problem.lead(p) == x == before[p] and z in replicas[p]

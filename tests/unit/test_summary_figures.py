@@ -31,8 +31,7 @@ def test_the_worst_topic_the_topic_step_counted_is_the_one_the_summary_counts(
         return
     spread, topic = result.worst_topic
     assert (spread, table.topics[topic]) == (counted.worst_topic_spread, counted.worst_topic)
-    assert balance(after, table.topic_of, table.topics, targets,
-                   (spread, table.topics[topic])) == counted
+    assert balance(after, table.topic_of, table.topics, targets, result.worst_topic) == counted
 
 
 def test_a_plan_the_topic_step_keeps_carries_its_worst_topic() -> None:
