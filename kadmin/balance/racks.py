@@ -101,12 +101,12 @@ def rack_ends(counts: Mapping[int, int], ranges: Mapping[int, tuple[int, int]],
     return RackEnds(ends, flow, moves)
 
 
-def toward(counts: Mapping[int, int], ends: Mapping[int, int], outside: Collection[int]
+def toward(counts: Mapping[int, int], ends: Mapping[int, int], outside: Mapping[int, int]
            ) -> tuple[dict[int, int], dict[int, int]]:
-    """What each broker gives and takes to reach ``ends`` (the brokers ``outside`` the targets
-    give all they hold): a quota with no spare unit, so any plan meeting it ends exactly
-    there."""
-    give = {b: counts[b] for b in outside if counts.get(b, 0) > 0}
+    """What each broker gives and takes to reach ``ends`` from ``counts`` (units per target
+    broker; ``outside``: the units of the brokers that are no target, which give all they
+    hold): a quota with no spare unit, so any plan meeting it ends exactly there."""
+    give = {b: n for b, n in outside.items() if n > 0}
     take: dict[int, int] = {}
     for b, end in ends.items():
         n = counts.get(b, 0)

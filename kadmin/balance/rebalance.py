@@ -25,7 +25,7 @@ from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.racks import RackLevel, rack_ends, rack_level, toward
 from kadmin.balance.realise import reach
-from kadmin.balance.replicas import leader_kept, move_across, move_replicas, replica_counts
+from kadmin.balance.replicas import Moved, leader_kept, move_across, plan_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, fewest_to_ranges, groups_of, quota
 from kadmin.balance.weighted import balance_bytes
@@ -149,9 +149,44 @@ def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
     capacities, when given); ``counts`` are their replicas per broker when the caller has them
     already."""
     counts = replica_counts(replicas) if counts is None else counts
-    inside = {b: counts.get(b, 0) for b in brokers}
-    outside = {b: n for b, n in counts.items() if b not in inside}
-    return quota(inside, groups_of(brokers, inside, outside, rack_of, weights), outside)
+    return _Split.of(counts, brokers, rack_of, weights).quota(racks=True)
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Replicas per target broker and on the brokers given up, and the groups a quota balances
+    them in (:func:`groups_of`) with racks (one per rack when racks differ in size) and
+    without: counted once per rebalance for every quota, range and rack question on the way."""
+
+    inside: dict[int, int]
+    outside: dict[int, int]
+    racked: list[Group]
+    free: list[Group]
+
+    @classmethod
+    def of(cls, counts: Mapping[int, int], brokers: Collection[int],
+           rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None) -> _Split:
+        inside = {b: counts.get(b, 0) for b in brokers}
+        outside = {b: n for b, n in counts.items() if b not in inside}
+        free = groups_of(brokers, inside, outside, None, weights)
+        racked = free if rack_of is None else groups_of(brokers, inside, outside, rack_of,
+                                                         weights)
+        return cls(inside, outside, racked, free)
+
+    @property
+    def by_rack(self) -> bool:
+        """Whether the quota balances each rack on its own (racks of unequal size)."""
+        return len(self.racked) > 1
+
+    def quota(self, racks: bool) -> Quota:
+        return quota(self.inside, self.racked if racks else self.free, self.outside)
+
+    def ranges(self, racks: bool) -> dict[int, tuple[int, int]]:
+        """Each target broker's balanced range, as the quota states it."""
+        ranges: dict[int, tuple[int, int]] = {}
+        for group in self.racked if racks else self.free:
+            ranges.update(group.bounds())
+        return ranges
 
 
 def leader_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -200,42 +235,55 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
         counts = Counter(replica_counts(before)) + Counter(held.replicas)
         even_topics, topic_spread = False, None
     counts = replica_counts(before) if counts is None else counts
-    wanted = replica_quota(before, brokers, rack_of, counts, weights)
-    ranges = _ranges(counts, brokers, rack_of, weights)
+    split = _Split.of(counts, brokers, rack_of, weights)
+    wanted = split.quota(racks=True)
+    ranges = split.ranges(racks=True)
     default_goal = even_topics and topic_spread is None and limits.max_moves is None
     least = evenness.least_if_fewest(table, brokers, ranges, counts) if (
-        default_goal and rack_of is None) else None
+        default_goal and not split.by_rack) else None
     """The certificate's bound on the worst topic spread of any plan of the fewest moves
     (:func:`evenness.least_if_fewest`), computed before the plan so that the topic search can
-    stop at it: without racks (where the search's plan makes the fewest moves)."""
+    stop at it: where the quota balances the cluster as one (the search's plan then makes the
+    fewest moves; a rack-aware plan is one of them, held to the same bound)."""
     racks = None
+    counted: tuple[int, int] | None = None
+    """The worst topic of ``moved`` where the replica step counted it (:attr:`Moved.worst`)."""
     at_free_bound = False
     """The search's plan across racks, kept because it meets the rack-free bound (the quota's
     units, which no rack-aware plan beats): that is the bound, with no program to run."""
-    across = None if held.index is not None else _across_racks(table, brokers, counts, rack_of,
+    across = None if held.index is not None else _across_racks(table, brokers, split, rack_of,
                                                                weights)
     if across is not None and across[1] is not None:
         racks, exact = across[0], across[1]
         moved, unplaced = exact.final, 0
         if racks.across:
-            ranges = _ranges(counts, brokers, None, weights)
+            ranges = split.ranges(racks=False)
     else:
         racks = None if across is None else across[0]
-        by_rack = _by_rack(counts, brokers, rack_of, weights)
-        searched = (_searched_across(table, brokers, counts, rack_of, weights, prefer_even)
+        by_rack = split.by_rack
+        free_least = evenness.least_if_fewest(table, brokers, split.ranges(racks=False),
+                                              counts) if (
+            default_goal and by_rack and across is None and held.index is None) else None
+        """The same bound for a plan across racks of unequal size at the rack-free bound
+        (the fewest moves within the rack-free ranges), where the search tries one."""
+        searched = (_searched_across(table, brokers, split, rack_of, weights, prefer_even,
+                                     free_least or 1)
                     if by_rack and across is None and held.index is None else None)
         if searched is not None and searched[1] is not None:
-            racks, (wanted, moved) = searched[0], searched[1]
-            unplaced, at_free_bound = 0, racks.across
+            racks, (wanted, plan) = searched[0], searched[1]
+            moved, unplaced, counted, at_free_bound = plan.final, 0, plan.worst, racks.across
             if racks.across:
-                ranges = _ranges(counts, brokers, None, weights)
+                ranges = split.ranges(racks=False)
+                if racks.fewest is None:  # at the rack-free bound: the bound holds it
+                    least = free_least
         else:
             racks = racks if searched is None else searched[0]
-            moved, unplaced = move_replicas(table, brokers, wanted, rack_of, enough=least or 1,
-                                            even_topics=prefer_even, within_racks=by_rack)
+            plan = plan_replicas(table, brokers, wanted, rack_of, enough=least or 1,
+                                 even_topics=prefer_even, within_racks=by_rack)
+            moved, unplaced, counted = plan.final, plan.pending, plan.worst
     if racks is not None and racks.fewest is not None:
         bound = racks.fewest
-        ranges = {b: (n, n) for b, n in _ends(before, moved, brokers).items()}
+        ranges = {b: (n, n) for b, n in _ends(counts, before, moved, brokers).items()}
     else:
         bound = wanted.units if not unplaced and (racks is None or at_free_bound) else (
             lower_bound(before, [moved.get(i, r) for i, r in enumerate(before)], brokers,
@@ -255,11 +303,10 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
             {b: counts.get(b, 0) for b in brokers}, ranges, sum(map(len, before)))):
         # the bound holds plans of the fewest moves there are, and this one makes more (a
         # chain through a full broker): the topic search it stopped must run in full
-        moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
-                                        even_topics=prefer_even)
-        made = None
+        plan = plan_replicas(table, brokers, wanted, rack_of, even_topics=prefer_even)
+        moved, unplaced, counted, made = plan.final, plan.pending, plan.worst, None
     if not unplaced and (topic_spread is not None or (even_topics and limits.max_moves is None)):
-        worst = evenness.worst_topic(table, moved, brokers)
+        worst = evenness.worst_topic(table, moved, brokers) if counted is None else counted
         made = replica_moves(before, moved) if made is None else made
         evened = evenness.even_topics(table, brokers, ranges, rack_of, moved, bound,
                                       topic_spread, counts, least, worst[0], made)
@@ -279,7 +326,7 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
                      racks=racks, held=held.partitions, worst_topic=worst)
 
 
-def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
+def _across_racks(table: PartitionTable, brokers: Collection[int], split: _Split,
                   rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None
                   ) -> tuple[RackBalance, evenness.Exact | None] | None:
     """Racks of unequal size, as real clusters have them: every broker within its range of
@@ -291,12 +338,12 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
     across racks, and each rack is balanced inside where it falls short). Rack by rack, too,
     the program gives the fewest moves (the search's may be more when diversity blocks its
     hops)."""
-    if rack_of is None or not _by_rack(counts, brokers, rack_of, weights) \
+    if rack_of is None or not split.by_rack \
             or evenness.arcs(table, brokers) > evenness.DEFAULT_LIMIT:
         return None
-    free = replica_quota(table.replicas, brokers, None, counts, weights).units
-    exact = evenness.fewest_moves_within(table, brokers, _ranges(counts, brokers, None, weights),
-                                         None, rack_of)
+    free = split.quota(racks=False).units
+    exact = evenness.fewest_moves_within(table, brokers, split.ranges(racks=False), None,
+                                         rack_of)
     if exact is not None:
         return RackBalance(True, free), exact
     level = _level(table, brokers, rack_of, weights)
@@ -305,9 +352,9 @@ def _across_racks(table: PartitionTable, brokers: Collection[int], counts: Mappi
                                                               level.ends.items()}, None, rack_of)
         if exact is not None:
             return RackBalance(False, free, exact.moves == level.moves, level.moves,
-                               level.spread, *_apart(level, counts, brokers, rack_of)), exact
+                               level.spread, *_apart(level, split, rack_of)), exact
     return RackBalance(False, free), evenness.fewest_moves_within(
-        table, brokers, _ranges(counts, brokers, rack_of, weights), None, rack_of)
+        table, brokers, split.ranges(racks=True), None, rack_of)
 
 
 def _level(table: PartitionTable, brokers: Collection[int], rack_of: Mapping[int, str],
@@ -318,10 +365,10 @@ def _level(table: PartitionTable, brokers: Collection[int], rack_of: Mapping[int
     return None if weights is not None else rack_level(table.replicas, brokers, rack_of)
 
 
-def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
+def _searched_across(table: PartitionTable, brokers: Collection[int], split: _Split,
                      rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None,
-                     even_topics: bool
-                     ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
+                     even_topics: bool, enough: int = 1
+                     ) -> tuple[RackBalance, tuple[Quota, Moved] | None]:
     """Racks of unequal size on a cluster too large for the exact program: the whole cluster
     balanced, no partition losing a rack, kept (with its quota) only when it meets the
     rack-free lower bound, which no rack-aware plan can beat: then it is the fewest moves,
@@ -333,33 +380,35 @@ def _searched_across(table: PartitionTable, brokers: Collection[int], counts: Ma
     allows (:func:`_realised`, no broker-level search wasted on it); if so, the broker-level
     search over every hop, and where it falls short, the program's end state again. None
     beside ``across=False`` only where neither decides (capacities, a broker without a rack,
-    too large a program): each rack is then balanced on its own (not proven)."""
-    whole = replica_quota(table.replicas, brokers, None, counts, weights)
+    too large a program): each rack is then balanced on its own (not proven).
+
+    ``enough``: a worst topic spread no plan at the rack-free bound goes below, where the topic
+    search of a plan kept at that bound may stop (:func:`move_replicas`)."""
+    whole = split.quota(racks=False)
     if rack_of is not None:
-        inside = {b: counts.get(b, 0) for b in brokers}
-        outside = {b: n for b, n in counts.items() if b not in inside}
-        ends = rack_ends(inside, _ranges(counts, brokers, None, weights), rack_of, outside)
+        ends = rack_ends(split.inside, split.ranges(racks=False), rack_of, split.outside)
         if ends.moves == whole.units:
-            give, take = toward(counts, ends.ends, outside)
+            give, take = toward(split.inside, ends.ends, split.outside)
             direct = move_across(table, brokers, Quota(give, take, frozenset(), frozenset()),
-                                 rack_of, ends.flow, even_topics=even_topics)
+                                 rack_of, ends.flow, even_topics=even_topics, enough=enough)
             if direct is not None:  # every unit met by a move of its own: whole.units moves
                 return RackBalance(True, whole.units), (whole, direct)
     level = None if rack_of is None else _level(table, brokers, rack_of, weights)
     if level is not None and level.spread > 1:  # no plan balances: no search to try it
-        return _realised(table, brokers, counts, rack_of or {}, level, whole.units,
+        return _realised(table, brokers, split, rack_of or {}, level, whole.units,
                          even_topics)
-    moved, unplaced = move_replicas(table, brokers, whole, rack_of, even_topics=even_topics)
-    if not unplaced and replica_moves(table.replicas, moved) <= whole.units:
+    moved = plan_replicas(table, brokers, whole, rack_of, even_topics=even_topics,
+                          enough=enough)
+    if not moved.pending and replica_moves(table.replicas, moved.final) <= whole.units:
         return RackBalance(True, whole.units), (whole, moved)
     if level is None:
         return RackBalance(False, whole.units, proven=False), None
-    return _realised(table, brokers, counts, rack_of or {}, level, whole.units, even_topics)
+    return _realised(table, brokers, split, rack_of or {}, level, whole.units, even_topics)
 
 
-def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[int, int],
+def _realised(table: PartitionTable, brokers: Collection[int], split: _Split,
               rack_of: Mapping[int, str], level: RackLevel, free: int, even_topics: bool
-              ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
+              ) -> tuple[RackBalance, tuple[Quota, Moved] | None]:
     """A plan reaching ``level``'s end state: the units each rack sends through the partitions
     that allow it, every other move inside its rack (:func:`move_across`), else the search
     over every hop, and where that falls short of ``level.moves`` (the rack-level program's
@@ -370,65 +419,46 @@ def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[i
     ``level.moves``. None reaching it: None, each rack balanced inside. At spread 1 the whole
     cluster is balanced (``across``), by more moves than the rack-free bound where racks cost
     some."""
-    outside = [b for b in counts if b not in level.ends]
-    give, take = toward(counts, level.ends, outside)
+    give, take = toward(split.inside, level.ends, split.outside)
     wanted = Quota(give, take, frozenset(), frozenset())
     found = move_across(table, brokers, wanted, rack_of, level.flow, even_topics=even_topics)
-    moved, unplaced = (found, 0) if found is not None else move_replicas(
-        table, brokers, wanted, rack_of, even_topics=even_topics)
-    made = replica_moves(table.replicas, moved)
-    if unplaced or made > level.moves:
+    moved = found if found is not None else plan_replicas(table, brokers, wanted, rack_of,
+                                                          even_topics=even_topics)
+    made = replica_moves(table.replicas, moved.final)
+    if moved.pending or made > level.moves:
         exact = reach(table.replicas, brokers, level.ends, rack_of, level.spread)
-        if exact is not None and (unplaced or replica_moves(table.replicas, exact) < made):
-            moved, unplaced = exact, 0  # the search's, where as few: its topic preferences
-            give, take = toward(counts, _ends(table.replicas, moved, brokers), outside)
+        if exact is not None and (moved.pending or replica_moves(table.replicas, exact) < made):
+            moved = Moved(exact, 0, None)  # the search's, where as few: its topic preferences
+            ends = _ends({**split.inside, **split.outside}, table.replicas, exact, brokers)
+            give, take = toward(split.inside, ends, split.outside)
             wanted = Quota(give, take, frozenset(), frozenset())
-    if unplaced:
+    if moved.pending:
         return RackBalance(False, free, proven=False), None
-    proven = replica_moves(table.replicas, moved) == level.moves
+    proven = replica_moves(table.replicas, moved.final) == level.moves
     if level.spread <= 1:  # the whole cluster balanced after all, above the rack-free bound
         return RackBalance(True, free, proven, level.moves), (wanted, moved)
     return RackBalance(False, free, proven, level.moves, level.spread,
-                       *_apart(level, counts, brokers, rack_of)), (wanted, moved)
+                       *_apart(level, split, rack_of)), (wanted, moved)
 
 
-def _apart(level: RackLevel, counts: Mapping[int, int], brokers: Collection[int],
-           rack_of: Mapping[int, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _apart(level: RackLevel, split: _Split, rack_of: Mapping[int, str]
+           ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The racks whose brokers end below, and above, the range balancing the whole cluster."""
-    ranges = _ranges(counts, brokers, None, None)
+    ranges = split.ranges(racks=False)
     below = {rack_of[b] for b, n in level.ends.items() if n < ranges[b][0]}
     above = {rack_of[b] for b, n in level.ends.items() if n > ranges[b][1]}
     return tuple(sorted(below)), tuple(sorted(above))
 
 
-def _ends(before: Sequence[Replicas], moved: Mapping[int, Replicas], brokers: Collection[int]
-          ) -> dict[int, int]:
-    """Replicas per target broker once ``moved`` is applied to ``before``."""
-    counts = Counter(replica_counts(before))
+def _ends(counts: Mapping[int, int], before: Sequence[Replicas], moved: Mapping[int, Replicas],
+          brokers: Collection[int]) -> dict[int, int]:
+    """Replicas per target broker once ``moved`` is applied to ``before`` (``counts``: its
+    replicas per broker today)."""
+    ends = Counter(counts)
     for i, members in moved.items():
-        counts.subtract(before[i])
-        counts.update(members)
-    return {b: counts[b] for b in brokers}
-
-
-def _by_rack(counts: Mapping[int, int], brokers: Collection[int],
-             rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None) -> bool:
-    """Whether the replica quota balances each rack on its own (racks of unequal size)."""
-    inside = {b: counts.get(b, 0) for b in brokers}
-    outside = {b: n for b, n in counts.items() if b not in inside}
-    return rack_of is not None and len(groups_of(brokers, inside, outside, rack_of, weights)) > 1
-
-
-def _ranges(counts: Mapping[int, int], brokers: Collection[int],
-            rack_of: Mapping[int, str] | None, weights: Mapping[int, int] | None
-            ) -> dict[int, tuple[int, int]]:
-    """Each target broker's balanced range, as the replica quota states it."""
-    inside = {b: counts.get(b, 0) for b in brokers}
-    outside = {b: n for b, n in counts.items() if b not in inside}
-    ranges: dict[int, tuple[int, int]] = {}
-    for group in groups_of(brokers, inside, outside, rack_of, weights):
-        ranges.update(group.bounds())
-    return ranges
+        ends.subtract(before[i])
+        ends.update(members)
+    return {b: ends[b] for b in brokers}
 
 
 def rebalance_bytes(table: PartitionTable, sizes: Sequence[int], brokers: Collection[int],

@@ -29,17 +29,19 @@ def even_out_topics(original: Sequence[Replicas], current: dict[int, list[int]],
                     topic_of: Sequence[int], topic_count: Sequence[dict[int, int]],
                     targets: frozenset[int],
                     rack_ok: Callable[[int, Sequence[int], int, int], bool], enough: int = 1
-                    ) -> None:
+                    ) -> list[int]:
     """Improve ``current`` (changed replica lists, position for position with ``original``) in
     place, keeping ``topic_count`` (per topic, replicas per broker) up to date, until the worst
     topic spread is at most ``enough`` (at least 1: a spread of 1 is the least there is
-    whenever a topic's replicas do not divide evenly)."""
+    whenever a topic's replicas do not divide evenly). Returns each topic's spread at the
+    end (:func:`spread`)."""
     enough = max(1, enough)
     spreads = [spread(counts, len(targets)) for counts in topic_count]
     if max(spreads, default=0) <= enough:
-        return
+        return spreads
     search = _Search(original, current, topic_of, topic_count, targets, rack_ok)
     search.run(2 * sum(map(len, search.outgoing.values())), enough, spreads)
+    return [spread(counts, len(targets)) for counts in topic_count]
 
 
 def spread(counts: dict[int, int], targets: int) -> int:

@@ -164,7 +164,7 @@ def test_rack_ends_reach_the_fewest_moves_then_the_fewest_units_across_racks(
         best = score if best is None or score < best else best
     assert best == (found.moves, sum(max(0, n) for n in found.flow.values()))
     assert found.moves == fewest_to_ranges(counts, ranges, total)  # the rack-free bound
-    give, take = toward({**counts, **outside}, found.ends, outside)
+    give, take = toward(counts, found.ends, outside)
     assert sum(give.values()) == sum(take.values()) == found.moves
 
 
@@ -202,11 +202,12 @@ def test_moves_across_racks_meet_the_rack_free_bound_the_integer_program_confirm
     ranges = Group(tuple(targets), sum(counts.values())).bounds()
     ends = rack_ends(inside, ranges, rack_of, outside)
     assert ends.moves == whole.units
-    give, take = toward(counts, ends.ends, outside)
-    plan = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
-                       ends.flow, even_topics=even_topics)
-    if plan is None:
+    give, take = toward(inside, ends.ends, outside)
+    moved = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
+                        ends.flow, even_topics=even_topics)
+    if moved is None:
         return
+    plan = moved.final
     new = after(parts, plan)
     check_valid(parts, new, targets, rack_of)
     end = Counter(b for r in new for b in r)
@@ -222,10 +223,11 @@ def test_moves_across_racks_are_made_directly_on_a_large_cluster() -> None:
     whole = replica_quota(table.replicas, targets, None, counts)
     ends = rack_ends(counts, Group(tuple(targets), sum(counts.values())).bounds(), rack_of, {})
     assert sum(max(0, n) for n in ends.flow.values()) > 0  # some units must change rack
-    give, take = toward(counts, ends.ends, ())
-    plan = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
-                       ends.flow)
-    assert plan is not None
+    give, take = toward(counts, ends.ends, {})
+    moved = move_across(table, targets, Quota(give, take, frozenset(), frozenset()), rack_of,
+                        ends.flow)
+    assert moved is not None
+    plan = moved.final
     check_valid(table.replicas, after(table.replicas, plan), targets, rack_of)
     assert replica_moves(table.replicas, plan) == whole.units
 

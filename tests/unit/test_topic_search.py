@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from kadmin.balance import rebalance as rebalance_module
-from kadmin.balance.replicas import move_replicas
+from kadmin.balance.replicas import Moved, plan_replicas
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.topics import even_out_topics
-from kadmin.model import Replicas
 
 ORIGINAL = [(0,), (0,), (0,), (0,), (1,)]
 """Topic 0 (A): partitions 0-2 on broker 0; topic 1 (B): partition 3 on 0, 4 on 1."""
@@ -57,11 +56,11 @@ def test_a_plan_of_more_than_the_fewest_moves_is_searched_in_full(
     table = PartitionTable.of([("t", dict(enumerate(parts)))])
     stops: list[int] = []
 
-    def spy(*args: object, **options: Any) -> tuple[dict[int, Replicas], int]:
+    def spy(*args: object, **options: Any) -> Moved:
         stops.append(options.get("enough", 1))
-        return move_replicas(*args, **options)  # type: ignore[arg-type]
+        return plan_replicas(*args, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rebalance_module, "move_replicas", spy)
+    monkeypatch.setattr(rebalance_module, "plan_replicas", spy)
     monkeypatch.setattr(rebalance_module.evenness, "least_if_fewest", lambda *_: 5)
     result = rebalance_module.rebalance(table, [0, 1, 2], leaders=False)
     assert (result.replica_moves, result.lower_bound) == (4, 3)
