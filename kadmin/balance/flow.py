@@ -27,6 +27,10 @@ cost is 0 under those labels, all of them shortest paths (the primal-dual method
 tail where, say, the last replicas of a drained broker find every broker with room already in
 their partition and a chain ``x -> c -> u`` through a full broker ``c`` is needed, or leadership
 must travel along a ring of brokers that share partitions only with their neighbours.
+
+A broker's hops are asked for once and kept across searches until a change touches it
+(:attr:`Problem.touched`), also as arrays of ends and costs (:class:`_Graph`): relaxing a broker
+with hundreds of hops, or picking the admissible ones, is then a few array operations.
 """
 
 from __future__ import annotations
@@ -243,10 +247,9 @@ class _Graph:
         if found is None:
             own = self.problem.hops(x)
             slot = self.slot
-            for y in own:
-                if y not in slot:  # an end no quota or target names: a slot of its own
-                    slot[y] = len(self.ids)
-                    self.ids.append(y)
+            if not own.keys() <= slot.keys():
+                raise RuntimeError(f"balancing: hops out of broker {x} reach brokers outside "
+                                   f"the targets: {sorted(own.keys() - slot.keys())[:10]}")
             found = self.hops[x] = (
                 own, np.fromiter(map(slot.__getitem__, own), np.int64, len(own)),
                 np.fromiter(map(itemgetter(0), own.values()), np.int64, len(own)),
@@ -284,11 +287,6 @@ def _distances(problem: Problem, graph: _Graph) -> tuple[np.ndarray, int] | None
         i = slot[x]
         queued[i] = False
         _, ends, costs, _ = graph.out(x)
-        if len(graph.ids) > dist.size:  # a new end: room for it
-            grow = len(graph.ids) - dist.size
-            dist = np.concatenate([dist, np.full(grow, _UNREACHED, np.int64)])
-            edges = np.concatenate([edges, np.zeros(grow, np.int64)])
-            queued = np.concatenate([queued, np.zeros(grow, bool)])
         through = costs + dist[i]
         better = through < dist[ends]
         if not better.any():
@@ -304,8 +302,7 @@ def _distances(problem: Problem, graph: _Graph) -> tuple[np.ndarray, int] | None
         queue.extend(map(graph.ids.__getitem__, fresh.tolist()))
     reached = dist.tolist()
     totals = [reached[slot[b]] + w for b in set(ledger.take) | ledger.spare_take
-              if b in slot and slot[b] < len(reached) and reached[slot[b]] != _UNREACHED
-              and (w := ledger.end_weight(b)) is not None]
+              if reached[slot[b]] != _UNREACHED and (w := ledger.end_weight(b)) is not None]
     return (dist, min(totals)) if totals else None
 
 
@@ -325,19 +322,12 @@ def _blocking_flow(problem: Problem, graph: _Graph, dist: np.ndarray, shortest: 
     admissible: dict[int, list[int]] = {}
     reached = dist.tolist()
 
-    def distance(b: int) -> int | None:
-        i = slot.get(b)
-        d = None if i is None or i >= len(reached) else reached[i]
-        return None if d == _UNREACHED else d
 
     def arcs(x: int) -> list[int]:
         found = admissible.get(x)
         if found is None:
             _, ends, costs, names = graph.out(x)
-            usable = ends < dist.size
-            on = np.zeros(len(ends), bool)
-            on[usable] = dist[ends[usable]] == costs[usable] + reached[slot[x]]
-            found = admissible[x] = names[on].tolist()
+            found = admissible[x] = names[dist[ends] == costs + reached[slot[x]]].tolist()
         return found
 
     def witnesses(x: int, y: int) -> list[int]:
@@ -350,7 +340,7 @@ def _blocking_flow(problem: Problem, graph: _Graph, dist: np.ndarray, shortest: 
     moved = 0
     while True:
         starts = [b for b in sorted(set(ledger.give) | ledger.spare_give)
-                  if (d := distance(b)) is not None and ledger.start_weight(b) == d]
+                  if ledger.start_weight(b) == reached[slot[b]]]
         phase = _Phase(starts, arcs, witnesses, is_end)
         if phase.depth is None:
             return moved
