@@ -16,11 +16,12 @@ name the file and line (``snap/topics.jsonl:17: ...``).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -97,6 +98,10 @@ def snapshot_from_document(doc: object, source: str) -> ClusterSnapshot:
         cache: StateCache = {}
         for name, value in _object(top.get("states", {}), source, ("states",),
                                    "must be an object of topic -> partition id -> state").items():
+            listed = _states_of_listed(value, topics.get(name), cache, top["topics"].get(name))
+            if listed is not None:  # a listed topic's, keyed by its own partitions
+                found[name] = listed
+                continue
             path = ("states", name)
             _topic_name(name, source, path)
             found[name] = _partition_states(value, source, path, cache)
@@ -248,6 +253,46 @@ def _partition_states(value: object, source: str, path: Path_,
                         continue
         out[_id(key, source, (*path, key), "partition")] = _state(state, source, (*path, key))
     return out
+
+
+_STATE_FIELDS = itemgetter("leader", "isr", "leader_epoch", "controller_epoch")
+
+
+def _states_of_listed(value: object, partitions: TopicAssignment | None, cache: StateCache,
+                      spelled: Iterable[str] | None = None) -> dict[int, PartitionState] | None:
+    """A topic's states the quick way, when they are keyed exactly as its checked
+    ``partitions`` are (as ``spelled`` in the document, else as the ids are written), in the
+    same order, and each state has its four fields: what a snapshot kadmin wrote holds. The ids
+    are then the partitions' own and need no check, and a state equal to one met before (a
+    million partitions have a few thousand distinct states) needs only its types checked: equal
+    integers pass the same range checks. None for anything else, left to
+    :func:`_partition_states`, which words what is wrong."""
+    if type(value) is not dict or partitions is None or list(value) != list(
+            map(str, partitions) if spelled is None else spelled):
+        return None
+    states: list[PartitionState] = []
+    append = states.append
+    for state in value.values():
+        try:
+            leader, isr, leader_epoch, controller_epoch = _STATE_FIELDS(state)
+        except (KeyError, TypeError):  # an epoch left out, or no object
+            return None
+        if (type(leader) is not int or type(isr) is not list or type(leader_epoch) is not int
+                or type(controller_epoch) is not int):
+            return None
+        for broker in isr:
+            if type(broker) is not int:  # True would pass for 1 in the look-up below
+                return None
+        fields = (leader, tuple(isr), leader_epoch, controller_epoch)
+        shared = cache.get(fields)
+        if shared is None:
+            if not (-1 <= leader <= MAX_ID and leader_epoch >= 0 and controller_epoch >= 0
+                    and all(0 <= broker <= MAX_ID for broker in isr)
+                    and len(set(isr)) == len(isr)):
+                return None
+            shared = cache[fields] = PartitionState(*fields)
+        append(shared)
+    return dict(zip(partitions, states, strict=True))
 
 
 def _partition_sizes(value: object, source: str, path: Path_) -> dict[int, int]:
@@ -463,7 +508,41 @@ def read_snapshot(path: Path) -> ClusterSnapshot:
     with files.gc_paused():
         if path.is_dir():
             return _read_dir(path)
-        return snapshot_from_document(files.read_json(path), str(path))
+        return _read_file(path)
+
+
+_COUNTED = ("topics", "states", "sizes")
+"""The members holding an object per partition: parsed without the per-object check for a
+repeated key, and proved free of one by counting their keys (:func:`_read_file`)."""
+
+
+def _read_file(path: Path) -> ClusterSnapshot:
+    """A snapshot file, read as fast as ``json.loads`` reads it and as strictly as
+    :func:`kadmin.files.read_json`: the members of :data:`_COUNTED` are parsed without looking
+    for a repeated key, and once the snapshot is built from them their keys are counted, which
+    proves none was repeated (:func:`kadmin.jsontext.loads_counting`). A snapshot that is
+    refused, or whose count disagrees (a repeat, or a string holding a colon in an ignored
+    member), is read again strictly, so every error is worded as it always was, a repeated key
+    first."""
+    read = files.read_json_counting(path, _COUNTED)
+    try:
+        snapshot = snapshot_from_document(read.doc, read.source)
+    except InvalidInput:
+        snapshot = None
+    if snapshot is not None and all(_keys_in(read.doc[member], member == "states") == colons
+                                    for member, colons in read.colons.items()):
+        return snapshot
+    return snapshot_from_document(read.strict(), read.source)
+
+
+def _keys_in(member: dict[str, dict[str, Any]], states: bool) -> int:
+    """The keys of a checked ``topics``, ``states`` or ``sizes`` member: its own, its topics'
+    and, for ``states``, each state's fields."""
+    topics = member.values()
+    keys = len(member) + sum(map(len, topics))
+    if states:
+        keys += sum(map(len, chain.from_iterable(map(dict.values, topics))))
+    return keys
 
 
 def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json", "dir"] = "json",
@@ -548,11 +627,12 @@ def _read_dir(folder: Path) -> ClusterSnapshot:
     states_path = folder / STATES_FILE
     if os.path.lexists(states_path):
         cache: StateCache = {}
-        records = _records(states_path, "states", functools.partial(_partition_states, cache=cache))
-        for source, name, partition_states in records:
-            _check_belong(name, partition_states, topics, source, ("topic",), ("states",),
-                          TOPICS_FILE)
-            found[name] = partition_states
+        for source, name, value in _records(states_path, "states", _as_read):
+            listed = _states_of_listed(value, topics.get(name), cache)
+            if listed is None:
+                listed = _partition_states(value, source, ("states",), cache)
+                _check_belong(name, listed, topics, source, ("topic",), ("states",), TOPICS_FILE)
+            found[name] = listed
     reassigning: dict[str, dict[int, Reassignment]] = {}
     moving_path = folder / REASSIGNING_FILE
     if moving_path.exists():
@@ -597,6 +677,11 @@ def _records(path: Path, field: str, convert: Callable[[object, str, Path_], T]
             raise _error(source, ("topic",), f"topic {name} is already on line {first_line[name]}")
         first_line[name] = number
         yield source, name, convert(value, source, (field,))
+
+
+def _as_read(value: object, source: str, path: Path_) -> object:
+    """The field of a record as it was read, for a caller that checks it knowing the topic."""
+    return value
 
 
 def _record(doc: object, source: str, field: str) -> tuple[str, object]:

@@ -24,6 +24,7 @@ from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.racks import RackLevel, rack_ends, rack_level, toward
+from kadmin.balance.realise import reach
 from kadmin.balance.replicas import leader_kept, move_across, move_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, fewest_to_ranges, groups_of, quota
@@ -361,19 +362,29 @@ def _realised(table: PartitionTable, brokers: Collection[int], counts: Mapping[i
               ) -> tuple[RackBalance, tuple[Quota, dict[int, Replicas]] | None]:
     """A plan reaching ``level``'s end state: the units each rack sends through the partitions
     that allow it, every other move inside its rack (:func:`move_across`), else the search
-    over every hop. Its moves are at least ``level.moves`` (the rack-level program's fewest
-    at its spread): proven when equal. Neither reaching it: None, each rack balanced inside.
-    At spread 1 the whole cluster is balanced (``across``), by more moves than the rack-free
-    bound where racks cost some."""
+    over every hop, and where that falls short of ``level.moves`` (the rack-level program's
+    fewest at its spread, a bound no plan beats) or leaves a unit unplaced, the exact min-cost
+    flow to any end state at that spread (:func:`kadmin.balance.realise.reach`, within its
+    size: the program's own ends meet its bound in the racks' totals, not always broker by
+    broker). Proven when the moves are
+    ``level.moves``. None reaching it: None, each rack balanced inside. At spread 1 the whole
+    cluster is balanced (``across``), by more moves than the rack-free bound where racks cost
+    some."""
     outside = [b for b in counts if b not in level.ends]
     give, take = toward(counts, level.ends, outside)
     wanted = Quota(give, take, frozenset(), frozenset())
-    moved = move_across(table, brokers, wanted, rack_of, level.flow, even_topics=even_topics)
-    if moved is None:
-        moved, unplaced = move_replicas(table, brokers, wanted, rack_of,
-                                        even_topics=even_topics)
-        if unplaced:
-            return RackBalance(False, free, proven=False), None
+    found = move_across(table, brokers, wanted, rack_of, level.flow, even_topics=even_topics)
+    moved, unplaced = (found, 0) if found is not None else move_replicas(
+        table, brokers, wanted, rack_of, even_topics=even_topics)
+    made = replica_moves(table.replicas, moved)
+    if unplaced or made > level.moves:
+        exact = reach(table.replicas, brokers, level.ends, rack_of, level.spread)
+        if exact is not None and (unplaced or replica_moves(table.replicas, exact) < made):
+            moved, unplaced = exact, 0  # the search's, where as few: its topic preferences
+            give, take = toward(counts, _ends(table.replicas, moved, brokers), outside)
+            wanted = Quota(give, take, frozenset(), frozenset())
+    if unplaced:
+        return RackBalance(False, free, proven=False), None
     proven = replica_moves(table.replicas, moved) == level.moves
     if level.spread <= 1:  # the whole cluster balanced after all, above the rack-free bound
         return RackBalance(True, free, proven, level.moves), (wanted, moved)

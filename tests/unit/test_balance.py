@@ -80,9 +80,10 @@ def check_valid(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Seq
         assert len(replicas) == len(old)
         assert len(set(replicas)) == len(replicas)
         assert set(replicas) <= set(targets)
-        if rack_of:
-            assert len({rack_of[b] for b in replicas}) >= len({rack_of[b] for b in old
-                                                                if b in rack_of})
+        if rack_of:  # as many racks as it had, or every rack with a target when it had more
+            served = {rack_of[b] for b in targets}
+            assert len({rack_of[b] for b in replicas}) >= min(len(served), len(
+                {rack_of[b] for b in old if b in rack_of}))
 
 
 # --- exactness -----------------------------------------------------------------------------

@@ -12,7 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kadmin import jsontext
-from kadmin.jsontext import DuplicateKey, Positions, line_columns, loads, loads_located
+from kadmin.jsontext import (
+    DuplicateKey,
+    Positions,
+    line_columns,
+    loads,
+    loads_counting,
+    loads_located,
+)
 
 scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(
     allow_nan=False, allow_infinity=False)
@@ -84,6 +91,62 @@ def test_a_damaged_text_is_refused_in_the_same_words_at_the_same_place(text: str
         assert got == expected
 
 
+def keys_in(value: object) -> int:
+    """Every key of every object in ``value``."""
+    if isinstance(value, dict):
+        return len(value) + sum(map(keys_in, value.values()))
+    return sum(map(keys_in, value)) if isinstance(value, list) else 0
+
+
+def colons_in_strings(value: object) -> int:
+    if isinstance(value, dict):
+        return sum(k.count(":") + colons_in_strings(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(map(colons_in_strings, value))
+    return value.count(":") if isinstance(value, str) else 0
+
+
+@given(documents(), st.data())
+def test_counting_reads_what_loads_reads_and_counts_every_key(text: str, data: st.DataObject
+                                                              ) -> None:
+    """Without repeats, each unchecked member's count is its keys plus the colons of its
+    strings: exactly its keys when no string holds one (the proof the snapshot reader uses)."""
+    value = loads(text)
+    unchecked = data.draw(st.sets(st.sampled_from(sorted(value)))) if isinstance(
+        value, dict) and value else set()
+    got, colons = loads_counting(text, unchecked)
+    assert got == value
+    assert set(colons) == unchecked
+    for key in unchecked:
+        assert colons[key] == keys_in(value[key]) + colons_in_strings(value[key])
+
+
+@given(documents(), st.data())
+def test_counting_refuses_what_loads_refuses(text: str, data: st.DataObject) -> None:
+    at = data.draw(st.integers(0, len(text)))
+    text = text[:at] + data.draw(st.sampled_from([",", "]", "}", "{", '"', ":", "NaN", "1",
+                                                  '"k":1,'])) + text[at:]
+    expected = outcome(loads, text)
+    if expected[0] == "value":
+        return
+    assert outcome(lambda t: loads_counting(t, ["", "0", "a", "k"])[0], text) == expected
+
+
+@pytest.mark.parametrize(("text", "member", "keys"), [
+    ('{"t":{"a":{"0":1,"0":2}},"u":1}', "t", 2),     # a repeat deep inside: one key lost
+    ('{"t":{"a":1,"a":2}}', "t", 1),
+    ('{"t":[{"x":1},{"x":1,"x":2}]}', "t", 2),
+])
+def test_a_repeat_in_an_unchecked_member_shows_in_its_count(text: str, member: str,
+                                                            keys: int) -> None:
+    """Parsed as json.loads parses it (the last value wins), with more colons than keys;
+    loads refuses it."""
+    value, colons = loads_counting(text, [member])
+    assert keys_in(value[member]) == keys < colons[member]
+    with pytest.raises(DuplicateKey):
+        loads(text)
+
+
 @pytest.mark.parametrize("text", [
     '{"":null,"0":[],""00":[]}',             # hypothesis found it: a root key repeated, then junk
     '{"a":{"b":1,"b":2},"c":[}',              # a member's key repeated, then junk
@@ -142,6 +205,6 @@ def test_line_columns_count_as_json_errors_do() -> None:
 
 def test_the_module_keeps_one_parser() -> None:
     """Both functions refuse NaN the same way: one rule, two entry points."""
-    for parse in (loads, lambda t: loads_located(t)[0]):
+    for parse in (loads, lambda t: loads_located(t)[0], lambda t: loads_counting(t, ["p"])[0]):
         with pytest.raises(jsontext.NotJson):
             parse('{"p":[Infinity]}')

@@ -359,6 +359,74 @@ def test_fast_pass_agrees_with_the_schema_on_generated_documents(doc: dict[str, 
     assert fast_pass_accepts(doc) == expected
 
 
+def _twin(value: Any) -> Any:
+    """``value`` with its 0s and 1s as false and true: equal in Python, refused in a snapshot."""
+    if type(value) is dict:
+        return {k: _twin(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_twin(v) for v in value]
+    return bool(value) if type(value) is int and value in (0, 1) else value
+
+
+@st.composite
+def _listed_states(draw: st.DrawFn) -> dict[str, Any]:
+    """Snapshots whose states key every partition of their topic, in the topic's order (the
+    quick path of states), a state often repeated, or repeated as its twin."""
+    topics = draw(st.dictionaries(
+        st.sampled_from(["foo", "bar"]),
+        st.dictionaries(st.integers(0, 5).map(str), st.just([0, 1]), min_size=2, max_size=4),
+        min_size=1, max_size=2))
+    first = draw(_state)
+    states = {name: {p: draw(st.sampled_from([first, _twin(first), draw(_state)]))
+                     for p in partitions} for name, partitions in topics.items()}
+    return {"version": 1, "brokers": {}, "topics": topics, "states": states}
+
+
+def outcome_of(doc: object) -> object:
+    try:
+        return snapshots.snapshot_from_document(doc, "c.json")
+    except InvalidInput as exc:
+        return str(exc)
+
+
+@settings(max_examples=500)
+@given(_listed_states())
+def test_states_keyed_as_their_partitions_are_checked_as_closely(doc: dict[str, Any]) -> None:
+    """The quick path of states agrees with the schema, and with the precise path, which reads
+    the same states when the topics list their partitions in another order: the same snapshot,
+    or the same error."""
+    assert fast_pass_accepts(doc) == schema_accepts(doc)
+    shuffled = {**doc, "topics": {name: dict(reversed(partitions.items()))
+                                  for name, partitions in doc["topics"].items()}}
+    assert outcome_of(doc) == outcome_of(shuffled)
+
+
+def folder_outcome(folder: Path, doc: dict[str, Any]) -> object:
+    """``doc`` written as a snapshot folder by hand (its parts as they are) and read."""
+    folder.mkdir(exist_ok=True)
+    (folder / "brokers.json").write_text(json.dumps(doc["brokers"]))
+    (folder / "topics.jsonl").write_text("".join(
+        json.dumps({"topic": t, "partitions": p}) + "\n" for t, p in doc["topics"].items()))
+    (folder / "states.jsonl").write_text("".join(
+        json.dumps({"topic": t, "states": s}) + "\n" for t, s in doc["states"].items()))
+    try:
+        return snapshots.read_snapshot(folder)
+    except InvalidInput as exc:
+        return str(exc)
+
+
+@settings(max_examples=200)
+@given(_listed_states())
+def test_states_lines_keyed_as_their_partitions_are_checked_as_closely(
+        tmp_path_factory: pytest.TempPathFactory, doc: dict[str, Any]) -> None:
+    """The same in a snapshot folder: states.jsonl read the quick way, or the precise way when
+    topics.jsonl lists the partitions in another order."""
+    shuffled = {**doc, "topics": {name: dict(reversed(partitions.items()))
+                                  for name, partitions in doc["topics"].items()}}
+    base = tmp_path_factory.mktemp("snap")
+    assert folder_outcome(base / "a", doc) == folder_outcome(base / "a", shuffled)
+
+
 # --- files --------------------------------------------------------------------------------------
 
 
@@ -449,6 +517,48 @@ def test_read_errors_of_the_file_form(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as info:
         snapshots.read_snapshot(path)
     assert str(info.value) == f"{path}: $.topics.foo.3: replicas must not be empty"
+
+
+REPEATS = [
+    # a repeat hiding a bad value behind a good one, and the reverse
+    ('"foo": {"0": [0, 1, 2]', '"foo": {"0": [], "0": [0, 1, 2]', '"0"', "$.topics.foo"),
+    ('"foo": {"0": [0, 1, 2]', '"foo": {"0": [0, 1, 2], "0": []', '"0"', "$.topics.foo"),
+    ('"my.topic": {"0": [2]}}', '"my.topic": {"0": [2]}, "foo": {}}', '"foo"', "$.topics"),
+    ('"leader": 0,', '"leader": 0, "leader": 1,', '"leader"', '$.states.foo["0"]'),
+    ('"states": {"foo": {"0"', '"states": {"foo": {}, "foo": {"0"', '"foo"', "$.states"),
+    ('"sizes": {"foo": {"0": 1000,', '"sizes": {"foo": {"0": 1000, "0": -1,', '"0"',
+     "$.sizes.foo"),
+    ('"brokers": {"0": {"host": "h0",', '"brokers": {"0": {"host": "h0", "host": "h0",',
+     '"host"', '$.brokers["0"]'),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "key", "where"), REPEATS)
+def test_a_repeated_key_anywhere_in_a_snapshot_file_is_refused_first(
+        tmp_path: Path, before: str, after: str, key: str, where: str) -> None:
+    """The members of a partition each (topics, states, sizes) are parsed without looking for
+    repeats and proved free of them by their count of keys: a repeat is refused all the same,
+    in the same words, before whatever else is wrong."""
+    text = json.dumps(BASE)
+    assert text.count(before) == 1
+    path = tmp_path / "c.json"
+    path.write_text(text.replace(before, after))
+    with pytest.raises(InvalidInput) as info:
+        snapshots.read_snapshot(path)
+    assert str(info.value) == (f"{path}: not valid JSON (duplicate key {key} in the object at "
+                               f"{where})")
+
+
+@pytest.mark.parametrize("extra", [
+    {"leader_recovery_state": "RECOVERED: 1"}, {"version": 1, "more": {"a": {"b": [1]}}},
+    {"x": ["a:b", {}]}])
+def test_state_keys_kadmin_ignores_may_hold_anything(tmp_path: Path, extra: dict[str, Any]
+                                                     ) -> None:
+    """A state znode's other keys are allowed: their colons and objects make the count of keys
+    disagree, and the snapshot is then read strictly, to the same result."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(changed(("states", "foo", "0"), {**STATE, **extra})))
+    assert snapshots.read_snapshot(path) == EXPECTED
 
 
 # --- errors of the folder form ------------------------------------------------------------------
