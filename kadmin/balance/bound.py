@@ -19,16 +19,24 @@ rack diversity allows no better) the balance term is the exact program's fewest 
 rack diversity (:func:`kadmin.balance.evenness.fewest_moves_within`), where it is small enough
 to run.
 
-The bound is the larger of the two when the end state is balanced, else ``forced``: a plan
-that does not balance (a partial step, a replication factor change, a hand-written plan) is
-held only to what it cannot avoid. Either way a plan never moves fewer replicas than its bound.
+Where racks forbid every balanced end state and the plan ends as evenly as the rule allows
+(the least broker spread under rack diversity, each rack's brokers within one, as
+:func:`kadmin.balance.racks.rack_level` states it) the balance term is that program's fewest
+moves at its spread: the bound ``plan rebalance`` prints for such a plan.
+
+The bound is the larger of the two when the end state is balanced (or as even as racks allow),
+else ``forced``: a plan that does not balance (a partial step, a replication factor change, a
+hand-written plan) is held only to what it cannot avoid. Either way a plan never moves fewer
+replicas than its bound.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from kadmin.balance.evenness import DEFAULT_LIMIT, arcs, fewest_moves_within
+from kadmin.balance.racks import rack_level
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, fewest_to_ranges, groups_of
@@ -96,10 +104,40 @@ def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],
                 exact = _with_racks(before, targets, chosen, rack_of)
                 closed = balance_moves(inside, chosen, total)
                 return max(forced, closed if exact is None else exact)
-        return forced
+        return max(forced, _as_even_as_racks_allow(before, after, targets, rack_of, weights))
     if not balanced(after, groups):
         return forced
     return max(forced, balance_moves(inside, groups, total))
+
+
+def _as_even_as_racks_allow(before: Sequence[Replicas], after: Sequence[Replicas],
+                            targets: Collection[int], rack_of: Mapping[int, str] | None,
+                            weights: Mapping[int, int] | None) -> int:
+    """The rack-level program's fewest moves at its least spread when ``after`` ends there
+    (that spread, each rack's brokers within one, every replica on a target, no partition on
+    fewer racks than the rule lets it keep); else 0. Only without capacities: the program's
+    spread is of counts, not of shares."""
+    if rack_of is None or weights is not None:
+        return 0
+    level = rack_level(before, targets, rack_of)
+    if level is None:
+        return 0
+    per_broker = Counter(b for members in after for b in members)
+    ends = {b: per_broker.get(b, 0) for b in targets}
+    if sum(ends.values()) != sum(per_broker.values()) \
+            or max(ends.values()) - min(ends.values()) != level.spread:
+        return 0
+    per_rack: dict[str, list[int]] = {}
+    for b, n in ends.items():
+        per_rack.setdefault(rack_of[b], []).append(n)
+    if any(max(counts) - min(counts) > 1 for counts in per_rack.values()):
+        return 0
+    racks = len(per_rack)
+    for now, then in zip(before, after, strict=True):
+        had = {rack_of[b] for b in now if rack_of.get(b) is not None}
+        if len({rack_of[b] for b in then}) < min(len(had), racks):
+            return 0  # a plan outside the rule: the program does not bound it
+    return level.moves
 
 
 def _with_racks(before: Sequence[Replicas], targets: Collection[int], groups: Sequence[Group],

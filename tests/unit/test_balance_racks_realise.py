@@ -19,6 +19,7 @@ from kadmin.balance.metrics import replica_moves
 from kadmin.balance.racks import rack_level
 from kadmin.balance.realise import reach
 from kadmin.balance.rebalance import Rebalance, rebalance
+from kadmin.balance.replicas import Moved
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -176,7 +177,7 @@ def test_where_the_search_falls_short_the_plan_is_the_min_cost_flows(
     proven, by :func:`reach`."""
     parts, targets, rack_of = c
     with patch.object(planner, "move_across", lambda *a, **k: None), \
-            patch.object(planner, "move_replicas", lambda *a, **k: ({}, 1)):
+            patch.object(planner, "plan_replicas", lambda *a, **k: Moved({}, 1, None)):
         result = searched(parts, targets, rack_of)
     if result.racks is None:
         return  # racks of equal size: each balanced inside, no realisation (the search's)
