@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from balance_oracle import exact, fewest_moves, least_topic_spread, share_bounds
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from test_balance import Cluster, after, check_valid, clusters, table_of
 
@@ -231,6 +231,10 @@ def snapshots(draw: st.DrawFn) -> tuple[ClusterSnapshot, list[int], dict[int, in
 
 @settings(max_examples=100)
 @given(snapshots(), st.booleans())
+@example(  # racks forbid balance (rack a's one target must hold 3): the bound is rack_level's
+    (ClusterSnapshot({b: Broker(b, rack="a" if b in (1, 3) else "b") for b in range(5)},
+                     {"t0": {0: (0, 1), 1: (0, 1), 2: (3, 0), 3: (1,)}}), [0, 1, 2, 4], None),
+    True)
 def test_plan_stats_prints_the_bound_plan_rebalance_prints(
         c: tuple[ClusterSnapshot, list[int], dict[int, int] | None], rack_aware: bool) -> None:
     """The same plan on the same cluster: the same lower bound from ``plan stats`` as from the
