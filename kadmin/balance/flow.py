@@ -27,10 +27,6 @@ cost is 0 under those labels, all of them shortest paths (the primal-dual method
 tail where, say, the last replicas of a drained broker find every broker with room already in
 their partition and a chain ``x -> c -> u`` through a full broker ``c`` is needed, or leadership
 must travel along a ring of brokers that share partitions only with their neighbours.
-
-A broker's hops are asked for once and kept across searches until a change touches it
-(:attr:`Problem.touched`), also as arrays of ends and costs (:class:`_Graph`): relaxing a broker
-with hundreds of hops, or picking the admissible ones, is then a few array operations.
 """
 
 from __future__ import annotations
@@ -38,10 +34,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Protocol
-
-import numpy as np
 
 from kadmin.balance.targets import Quota
 
@@ -170,7 +163,7 @@ def solve(problem: Problem, cost: int, limit: int | None = None) -> None:
     ``limit``: path costs never decrease, so the units met are the most that cost at most
     ``limit`` each (a Spark task meets its chunk's share of the bound this way and hands the
     rest back to the driver rather than pay a chain of moves for it)."""
-    graph = _Graph(problem)
+    hops: dict[int, Hops] = {}
     ledger = problem.ledger
     known: tuple[str, str, int] | None = ("must", "must", cost)
     """The ends the direct phase may use, and the hop cost that is shortest for them now."""
@@ -188,9 +181,10 @@ def solve(problem: Problem, cost: int, limit: int | None = None) -> None:
             if floor is not None and floor > known[2]:
                 known = (*modes, floor)
                 continue
-        graph.drop(problem.touched)
+        for b in problem.touched:
+            hops.pop(b, None)
         problem.touched.clear()
-        labels = _distances(problem, graph)
+        labels = _distances(problem, hops)
         if labels is None or labels[1] >= 0:
             return
         dist, shortest = labels
@@ -203,7 +197,7 @@ def solve(problem: Problem, cost: int, limit: int | None = None) -> None:
             known = (*modes, hop_cost)
             if hop_cost <= 1:
                 continue  # single hops of the new cost are shortest: the direct phase first
-        if not _blocking_flow(problem, graph, dist, shortest):
+        if not _blocking_flow(problem, hops, dist, shortest):
             return  # the labels promise a path that no witness can take: nothing more to find
 
 
@@ -222,91 +216,50 @@ def _modes(ledger: Ledger) -> tuple[str, str] | None:
     return None
 
 
-class _Graph:
-    """The hops of every broker as the search last saw them, kept across searches (the caller
-    drops those a change touched), each also as arrays over dense broker slots: the ends and
-    the costs, so that a relaxation (SPFA) or a test for admissible edges (the blocking flow)
-    is a few array operations over a broker's hundreds of hops instead of a loop."""
-
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-        ledger = problem.ledger
-        self.ids = sorted(set(problem.targets) | set(ledger.give) | set(ledger.take)
-                          | ledger.spare_give | ledger.spare_take)
-        self.slot = {b: i for i, b in enumerate(self.ids)}
-        self.hops: dict[int, tuple[Hops, np.ndarray, np.ndarray, np.ndarray]] = {}
-
-    def drop(self, touched: set[int]) -> None:
-        for b in touched:
-            self.hops.pop(b, None)
-
-    def out(self, x: int) -> tuple[Hops, np.ndarray, np.ndarray, np.ndarray]:
-        """``x``'s hops, and the slots of their ends, their costs and their ends' ids, in the
-        same order."""
-        found = self.hops.get(x)
-        if found is None:
-            own = self.problem.hops(x)
-            slot = self.slot
-            if not own.keys() <= slot.keys():
-                raise RuntimeError(f"balancing: hops out of broker {x} reach brokers outside "
-                                   f"the targets: {sorted(own.keys() - slot.keys())[:10]}")
-            found = self.hops[x] = (
-                own, np.fromiter(map(slot.__getitem__, own), np.int64, len(own)),
-                np.fromiter(map(itemgetter(0), own.values()), np.int64, len(own)),
-                np.fromiter(own, np.int64, len(own)))
-        return found
+def _hops(problem: Problem, hops: dict[int, Hops], x: int) -> Hops:
+    """``x``'s hops, cached across searches (the caller drops those a change touched)."""
+    own = hops.get(x)
+    if own is None:
+        own = hops[x] = problem.hops(x)
+    return own
 
 
-_UNREACHED = 1 << 62
-"""The distance of a broker the search has not reached (more than any path can cost)."""
-
-
-def _distances(problem: Problem, graph: _Graph) -> tuple[np.ndarray, int] | None:
+def _distances(problem: Problem, hops: dict[int, Hops]) -> tuple[dict[int, int], int] | None:
     """SPFA from every broker that can give, each starting at its weight (-M for a mandatory
-    unit): each broker's distance by slot (:data:`_UNREACHED` when not reached), and the least
-    cost of a whole path (with the weight of its end), or None when no broker that can take is
-    reached."""
-    ledger, slot = problem.ledger, graph.slot
-    starts: dict[int, int] = {}
+    unit): each reached broker's distance, and the least cost of a whole path (with the weight
+    of its end), or None when no broker that can take is reached."""
+    ledger = problem.ledger
+    dist: dict[int, int] = {}
     for b in sorted(set(ledger.give) | ledger.spare_give):
         weight = ledger.start_weight(b)
         if weight is not None:
-            starts[b] = weight
-    size = len(graph.ids)
-    dist = np.full(size, _UNREACHED, np.int64)
-    edges = np.zeros(size, np.int64)
+            dist[b] = weight
+    queue: deque[int] = deque(sorted(dist, key=lambda b: (dist[b], b)))
+    queued = set(queue)
+    nodes = len(set(problem.targets) | set(dist))
+    edges = dict.fromkeys(dist, 0)
     """Hops on each broker's current shortest path: V of them means a negative cycle."""
-    queued = np.zeros(size, bool)
-    for b, weight in starts.items():
-        dist[slot[b]] = weight
-    queue: deque[int] = deque(sorted(starts, key=lambda b: (starts[b], b)))
-    queued[[slot[b] for b in queue]] = True
-    nodes = len(set(problem.targets) | set(starts))
     while queue:
         x = queue.popleft()
-        i = slot[x]
-        queued[i] = False
-        _, ends, costs, _ = graph.out(x)
-        through = costs + dist[i]
-        better = through < dist[ends]
-        if not better.any():
-            continue
-        improved = ends[better]
-        dist[improved] = through[better]
-        hops = int(edges[i]) + 1
-        if hops >= nodes:
-            raise RuntimeError("balancing search met a negative cycle")
-        edges[improved] = hops
-        fresh = improved[~queued[improved]]
-        queued[fresh] = True
-        queue.extend(map(graph.ids.__getitem__, fresh.tolist()))
-    reached = dist.tolist()
-    totals = [reached[slot[b]] + w for b in set(ledger.take) | ledger.spare_take
-              if reached[slot[b]] != _UNREACHED and (w := ledger.end_weight(b)) is not None]
+        queued.discard(x)
+        dx = dist[x]
+        for y, (cost, _) in _hops(problem, hops, x).items():
+            d = dx + cost
+            if d < dist.get(y, d + 1):
+                dist[y] = d
+                edges[y] = edges[x] + 1
+                if edges[y] >= nodes:
+                    raise RuntimeError("balancing search met a negative cycle")
+                if y not in queued:
+                    queued.add(y)
+                    queue.append(y)
+    totals = [dist[b] + w for b in set(ledger.take) | ledger.spare_take
+              if b in dist and (w := ledger.end_weight(b)) is not None]
     return (dist, min(totals)) if totals else None
 
 
-def _blocking_flow(problem: Problem, graph: _Graph, dist: np.ndarray, shortest: int) -> int:
+def _blocking_flow(problem: Problem, hops: dict[int, Hops], dist: Mapping[int, int],
+                   shortest: int) -> int:
     """Move units along admissible edges (``dist[y] == dist[x] + cost``) from givers whose
     distance is their own weight to takers where distance and weight add up to ``shortest``,
     until none is left; returns how many.
@@ -315,38 +268,33 @@ def _blocking_flow(problem: Problem, graph: _Graph, dist: np.ndarray, shortest: 
     acyclic (admissible edges of cost 0 could otherwise form cycles to wander round), a
     depth-first search with a current arc per broker sends unit after unit through it, and
     phases repeat while a taker can be reached. Givers in broker id order and arcs in the order
-    the problem listed them: deterministic. Each broker's admissible arcs are listed once per
-    call, by one array comparison over its hops.
+    the problem listed them: deterministic.
     """
-    ledger, slot = problem.ledger, graph.slot
-    admissible: dict[int, list[int]] = {}
-    reached = dist.tolist()
+    ledger = problem.ledger
+    admissible: dict[int, list[tuple[int, list[int]]]] = {}
 
-
-    def arcs(x: int) -> list[int]:
+    def arcs(x: int) -> list[tuple[int, list[int]]]:
         found = admissible.get(x)
         if found is None:
-            _, ends, costs, names = graph.out(x)
-            found = admissible[x] = names[dist[ends] == costs + reached[slot[x]]].tolist()
+            dx = dist[x]
+            found = admissible[x] = [(y, w) for y, (c, w) in _hops(problem, hops, x).items()
+                                     if dist.get(y) == dx + c]
         return found
-
-    def witnesses(x: int, y: int) -> list[int]:
-        return graph.out(x)[0][y][1]
 
     def is_end(b: int) -> bool:
         weight = ledger.end_weight(b)
-        return weight is not None and reached[slot[b]] + weight == shortest
+        return weight is not None and dist[b] + weight == shortest
 
     moved = 0
     while True:
         starts = [b for b in sorted(set(ledger.give) | ledger.spare_give)
-                  if ledger.start_weight(b) == reached[slot[b]]]
-        phase = _Phase(starts, arcs, witnesses, is_end)
+                  if b in dist and ledger.start_weight(b) == dist[b]]
+        phase = _Phase(starts, arcs, is_end)
         if phase.depth is None:
             return moved
         progress = False
         for giver in starts:
-            while ledger.start_weight(giver) == reached[slot[giver]]:
+            while ledger.start_weight(giver) == dist[giver]:
                 path = phase.path(giver)
                 if path is None:
                     break
@@ -366,17 +314,16 @@ class _Phase:
     """One phase of Dinic's algorithm: levels by breadth-first search from the givers, up to
     the first level that holds a taker, then paths that go one level deeper at every hop."""
 
-    def __init__(self, starts: list[int], arcs: Callable[[int], list[int]],
-                 witnesses: Callable[[int, int], list[int]], is_end: Callable[[int], bool]
-                 ) -> None:
-        self.arcs, self.witnesses, self.is_end = arcs, witnesses, is_end
+    def __init__(self, starts: list[int], arcs: Callable[[int], list[tuple[int, list[int]]]],
+                 is_end: Callable[[int], bool]) -> None:
+        self.arcs, self.is_end = arcs, is_end
         self.level: dict[int, int] = dict.fromkeys(starts, 0)
         self.depth: int | None = None
         frontier = list(starts)
         while frontier and self.depth is None:
             following = []
             for x in frontier:
-                for y in arcs(x):
+                for y, _ in arcs(x):
                     if y not in self.level:
                         self.level[y] = self.level[x] + 1
                         following.append(y)
@@ -400,13 +347,13 @@ class _Phase:
             else:
                 out, i = self.arcs(x), self.current.get(x, 0)
                 below = level[x] + 1
-                while i < len(out) and (level.get(out[i]) != below or out[i] in dead
-                                        or (x, out[i]) in spent):
+                while i < len(out) and (level.get(out[i][0]) != below or out[i][0] in dead
+                                        or (x, out[i][0]) in spent):
                     i += 1
                 self.current[x] = i
                 if i < len(out):
-                    stack.append(out[i])
-                    chosen.append((x, out[i], self.witnesses(x, out[i])))
+                    stack.append(out[i][0])
+                    chosen.append((x, out[i][0], out[i][1]))
                     continue
                 dead.add(x)
             stack.pop()
