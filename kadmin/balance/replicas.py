@@ -194,12 +194,15 @@ class _ReplicaProblem:
         """Per broker, the partitions it gave other than through its queue: stale in
         :attr:`holders` when its queue is built."""
         if even_topics:
-            import numpy as np
-
-            self.topic_array = np.array(self.topic_of, dtype=np.int64)
-            self.leader_array = np.fromiter(map(itemgetter(0), original), np.int64,
-                                            len(original))
-            self.share_array = np.array(self.topic_share, dtype=np.int64)
+            try:
+                import numpy as np
+            except ImportError:  # a Spark executor without numpy: sorted in pure Python
+                pass
+            else:
+                self.topic_array = np.array(self.topic_of, dtype=np.int64)
+                self.leader_array = np.fromiter(map(itemgetter(0), original), np.int64,
+                                                len(original))
+                self.share_array = np.array(self.topic_share, dtype=np.int64)
         self.worst: tuple[int, int] | None = None
         """Set by :meth:`final` (:attr:`Moved.worst`)."""
         self.gained: set[int] = set()
@@ -445,6 +448,74 @@ class _ReplicaProblem:
         yield from followers
         yield from leaders
 
+    def _sorted_by_rank(self, x: int, mine: list[int], stale: list[int] | None, n: int,
+                        k: int, scale: int) -> Iterator[tuple[int, int, int]]:
+        """(partition, topic, rank) of ``x``'s partitions (less ``stale``) in the order of
+        :meth:`_candidates`' sort: by topic, followers first, then by index within a topic;
+        the ``j``-th of a topic ranked ``rank(held - j)``; then by rank, highest first, ties
+        as :meth:`_candidates` says. numpy where it is installed (once per giver); in pure
+        Python, the same keys and order, on Spark executors that lack numpy."""
+        try:
+            import numpy as np
+        except ImportError:
+            yield from self._sorted_by_rank_in_python(x, mine, stale, n, k, scale)
+            return
+        given = self.received.__getitem__
+        parts = np.array(mine, dtype=np.int64)
+        if stale:
+            parts = parts[~np.isin(parts, stale)]
+        if not len(parts):
+            return
+        topic = self.topic_array[parts]
+        order = np.lexsort((parts, self.leader_array[parts] == x, topic))
+        parts, topic = parts[order], topic[order]
+        first = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]])
+        size = np.diff(np.r_[first, len(topic)])
+        got = np.fromiter(map(given, topic[first].tolist()), np.int64, len(first))
+        turn = np.arange(len(topic)) - np.repeat(first, size)
+        left = np.repeat(size, size) - turn
+        key = ((n * (left - np.repeat(got // k, size)) - self.share_array[topic]) * scale
+               + 2 * left)
+        odd = turn % 2 == 1
+        order = np.lexsort((np.where(odd, -topic, topic), np.where(odd, turn, -turn), ~odd,
+                            -key))
+        parts, topic, key = parts[order], topic[order], key[order]
+        yield from chain.from_iterable(
+            zip(parts[s:s + CHUNK].tolist(), topic[s:s + CHUNK].tolist(),
+                key[s:s + CHUNK].tolist(), strict=True) for s in range(0, len(parts), CHUNK))
+        """The order as Python ints a chunk at a time: a queue lives as long as the solve,
+        and all of them as lists would hold three int objects per replica the givers have."""
+
+    def _sorted_by_rank_in_python(self, x: int, mine: list[int], stale: list[int] | None,
+                                  n: int, k: int, scale: int
+                                  ) -> Iterator[tuple[int, int, int]]:
+        """:meth:`_sorted_by_rank` without numpy: the same keys, sorted by Python (stable,
+        as numpy's lexsort)."""
+        topic_of, original, shares, received = (self.topic_of, self.original,
+                                                 self.topic_share, self.received)
+        dropped = set(stale or ())
+        parts = sorted((p for p in mine if p not in dropped),
+                       key=lambda p: (topic_of[p], original[p][0] == x, p))
+        rows: list[tuple[int, int, int, int, int]] = []
+        """(partition, topic, rank, turn within its topic, position)"""
+        start = 0
+        while start < len(parts):
+            t = topic_of[parts[start]]
+            end = start
+            while end < len(parts) and topic_of[parts[end]] == t:
+                end += 1
+            size, got = end - start, received[t] // k
+            for turn in range(size):
+                left = size - turn
+                rows.append((parts[start + turn], t,
+                             (n * (left - got) - shares[t]) * scale + 2 * left, turn,
+                             len(rows)))
+            start = end
+        rows.sort(key=lambda r: (-r[2], r[3] % 2 == 0, r[3] if r[3] % 2 else -r[3],
+                                 -r[1] if r[3] % 2 else r[1], r[4]))
+        for p, t, key, _, _ in rows:
+            yield p, t, key
+
     def _candidates(self, x: int) -> Iterator[int]:
         """``x``'s partitions in the order it should give them up: first the topic held most
         above its fair share on ``x`` less what each taker received of it yet, then the one
@@ -467,8 +538,6 @@ class _ReplicaProblem:
         again when its turn comes and put back if it fell. A preference only: the number of
         moves does not depend on it.
         """
-        import numpy as np
-
         counts, shares, scale = self.topic_count, self.topic_share, self.rank_scale
         received, n, k = self.received, len(self.targets) or 1, self.taker_count
         given = received.__getitem__
@@ -483,30 +552,8 @@ class _ReplicaProblem:
         if x in self.gained:  # what it gave since is stale, what it took back listed twice
             members = self.members
             mine = [p for p in dict.fromkeys(mine) if x in members(p)]
-        parts = np.array(mine, dtype=np.int64)
-        if x not in self.gained and self.left.get(x):  # gave outside a queue: those are stale
-            parts = parts[~np.isin(parts, self.left[x])]
-        if not len(parts):
-            return
-        topic = self.topic_array[parts]
-        order = np.lexsort((parts, self.leader_array[parts] == x, topic))
-        parts, topic = parts[order], topic[order]
-        first = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]])
-        size = np.diff(np.r_[first, len(topic)])
-        got = np.fromiter(map(given, topic[first].tolist()), np.int64, len(first))
-        turn = np.arange(len(topic)) - np.repeat(first, size)
-        left = np.repeat(size, size) - turn
-        key = ((n * (left - np.repeat(got // k, size)) - self.share_array[topic]) * scale
-               + 2 * left)
-        odd = turn % 2 == 1
-        order = np.lexsort((np.where(odd, -topic, topic), np.where(odd, turn, -turn), ~odd,
-                            -key))
-        parts, topic, key = parts[order], topic[order], key[order]
-        items = chain.from_iterable(
-            zip(parts[s:s + CHUNK].tolist(), topic[s:s + CHUNK].tolist(),
-                key[s:s + CHUNK].tolist(), strict=True) for s in range(0, len(parts), CHUNK))
-        """The order as Python ints a chunk at a time: a queue lives as long as the solve,
-        and all of them as lists would hold three int objects per replica the givers have."""
+        stale = self.left.get(x) if x not in self.gained else None  # gave outside a queue
+        items = self._sorted_by_rank(x, mine, stale, n, k, scale)
         raised, outside = self.raised, self.gave_outside.setdefault(x, [])
         seen, seen_outside = len(raised), len(outside)
         members, topic_of, original = self.members, self.topic_of, self.original
