@@ -81,6 +81,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from kadmin.balance.racks import racks_kept
 from kadmin.balance.spreads import Boxes, cells, per_topic
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
@@ -768,9 +769,7 @@ class Aggregate:
     def _need(self, members: Replicas) -> int:
         """The distinct racks a partition must end on: as many as it has, or as the targets
         have (0 without racks)."""
-        if not self.rack_of:
-            return 0
-        return min(len({self.rack_of.get(b) for b in members} - {None}), self.target_racks)
+        return racks_kept(members, self.rack_of, self.target_racks) if self.rack_of else 0
 
     def _realize(self, gt: np.ndarray, gb: np.ndarray, out: np.ndarray, at: np.ndarray,
                  ab: np.ndarray, into: np.ndarray, arcs: list[tuple[int, int, int]],

@@ -53,6 +53,13 @@ class RackEnds:
     """``sum(max(0, end_b - now_b))``: the moves a plan reaching ``ends`` makes at least."""
 
 
+def racks_kept(members: Replicas, rack_of: Mapping[int, str], served: int) -> int:
+    """The distinct racks a partition on ``members`` must end on: as many as it has, or every
+    rack with a target (``served`` of them) when it has more; a broker without a rack counts
+    in none. The rule :func:`rack_level`, the partition program and the search share."""
+    return min(served, len({rack_of.get(b) for b in members} - {None}))
+
+
 def rack_ends(counts: Mapping[int, int], ranges: Mapping[int, tuple[int, int]],
               rack_of: Mapping[int, str | None], outside: Mapping[int, int]) -> RackEnds:
     """The end state of the module docstring for ``counts`` (units per target broker) within

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from kadmin.balance.racks import racks_kept
 from kadmin.model import Replicas
 
 LIMIT = 200_000
@@ -67,6 +68,7 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     brokers = sorted(targets)
     racks = sorted({rack_of[b] for b in brokers})
     by_rack = {r: [b for b in brokers if rack_of[b] == r] for r in racks}
+    rack_at = {r: j for j, r in enumerate(racks)}
     at = {b: i for i, b in enumerate(brokers)}
     nb, nr = len(brokers), len(racks)
     per = nb + 2 * nr + 1
@@ -79,8 +81,8 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     flows = width
     if spread is not None:  # e_b per broker, the window's floor, a floor per rack
         width += nb + 1 + nr
-    if width > LIMIT or (spread is None and sum(ends.get(b, 0) for b in brokers)
-                         != sum(map(len, parts))):
+    total = sum(map(len, parts))
+    if width > LIMIT or (spread is None and sum(ends.get(b, 0) for b in brokers) != total):
         return None
     cost = np.zeros(width)
     upper = np.zeros(width)
@@ -96,7 +98,7 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
 
     for c, members in enumerate(keys):
         base, k, n = c * per, len(members), len(classes[members])
-        keep = min(len({rack_of[b] for b in members if b in rack_of}), nr)
+        keep = racks_kept(members, rack_of, nr)
         if k > nb:
             return None
         node = len(rhs)
@@ -121,12 +123,11 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     for c in range(len(keys)):
         for b in brokers:
             entry(first + at[b], c * per + at[b], 1.0)
-    total = float(sum(map(len, parts)))
     if spread is None:
         rhs.extend(float(ends.get(b, 0)) for b in brokers)
     else:
         rhs.extend([0.0] * nb)
-        upper[flows:] = total
+        upper[flows:] = float(total)
         for i in range(nb):
             entry(first + i, flows + i, -1.0)
     low = list(rhs)
@@ -136,7 +137,7 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
             entry(window, flows + i, 1.0)  # floor <= e_b <= floor + spread
             entry(window, flows + nb, -1.0)
             entry(window + 1, flows + i, 1.0)  # rack floor <= e_b <= rack floor + 1
-            entry(window + 1, flows + nb + 1 + racks.index(rack_of[b]), -1.0)
+            entry(window + 1, flows + nb + 1 + rack_at[rack_of[b]], -1.0)
             rhs.extend([float(spread), 1.0])
             low.extend([0.0, 0.0])
     matrix = csr_array((vals, (rows, cols)), shape=(len(rhs), width))

@@ -25,6 +25,7 @@ from itertools import chain
 from operator import itemgetter
 
 from kadmin.balance.flow import Ledger, solve
+from kadmin.balance.racks import racks_kept
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Quota
 from kadmin.balance.topics import even_out_topics
@@ -245,8 +246,7 @@ class _ReplicaProblem:
         """The distinct racks ``p`` must keep: as many as it had, or every rack with a target
         when it had more (the rule :func:`kadmin.balance.racks.rack_level` and the partition
         program state; keeping a rack with no target left is impossible)."""
-        rack_of = self.rack_of or {}
-        return min(self.served, len({rack_of.get(b) for b in self.original[p]} - {None}))
+        return racks_kept(self.original[p], self.rack_of or {}, self.served)
 
     def move(self, p: int, x: int, y: int, queued: bool = False) -> None:
         """Replace ``x`` by ``y`` in ``p``; ``queued``: ``p`` came from ``x``'s queue
