@@ -32,11 +32,11 @@ replicas than its bound.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from kadmin.balance.evenness import DEFAULT_LIMIT, arcs, fewest_moves_within
-from kadmin.balance.racks import rack_level
+from kadmin.balance.metrics import spread
+from kadmin.balance.racks import rack_level, racks_kept
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, fewest_to_ranges, groups_of
@@ -117,27 +117,22 @@ def _as_even_as_racks_allow(before: Sequence[Replicas], after: Sequence[Replicas
     (that spread, each rack's brokers within one, every replica on a target, no partition on
     fewer racks than the rule lets it keep); else 0. Only without capacities: the program's
     spread is of counts, not of shares."""
-    if rack_of is None or weights is not None:
-        return 0
-    level = rack_level(before, targets, rack_of)
-    if level is None:
-        return 0
-    per_broker = Counter(b for members in after for b in members)
+    if rack_of is None or weights is not None or any(rack_of.get(b) is None for b in targets):
+        return 0  # (rack_level has no answer for a target without a rack either)
+    per_broker = replica_counts(after)
     ends = {b: per_broker.get(b, 0) for b in targets}
-    if sum(ends.values()) != sum(per_broker.values()) \
-            or max(ends.values()) - min(ends.values()) != level.spread:
+    if sum(ends.values()) != sum(per_broker.values()):
         return 0
-    per_rack: dict[str, list[int]] = {}
+    per_rack: dict[str, dict[int, int]] = {}
     for b, n in ends.items():
-        per_rack.setdefault(rack_of[b], []).append(n)
-    if any(max(counts) - min(counts) > 1 for counts in per_rack.values()):
+        per_rack.setdefault(rack_of[b], {})[b] = n
+    if any(spread(counts) > 1 for counts in per_rack.values()):
         return 0
-    racks = len(per_rack)
     for now, then in zip(before, after, strict=True):
-        had = {rack_of[b] for b in now if rack_of.get(b) is not None}
-        if len({rack_of[b] for b in then}) < min(len(had), racks):
+        if len({rack_of[b] for b in then}) < racks_kept(now, rack_of, len(per_rack)):
             return 0  # a plan outside the rule: the program does not bound it
-    return level.moves
+    level = rack_level(before, targets, rack_of)  # the program last: the checks above are cheap
+    return 0 if level is None or spread(ends) != level.spread else level.moves
 
 
 def _with_racks(before: Sequence[Replicas], targets: Collection[int], groups: Sequence[Group],
