@@ -427,14 +427,15 @@ def _realised(table: PartitionTable, brokers: Collection[int], split: _Split,
     made = replica_moves(table.replicas, moved.final)
     if moved.pending or made > level.moves:
         exact = reach(table.replicas, brokers, level.ends, rack_of, level.spread)
-        if exact is not None and (moved.pending or replica_moves(table.replicas, exact) < made):
-            moved = Moved(exact, 0, None)  # the search's, where as few: its topic preferences
+        fewer = made if exact is None else replica_moves(table.replicas, exact)
+        if exact is not None and (moved.pending or fewer < made):
+            moved, made = Moved(exact, 0, None), fewer  # else the search's: its topic preferences
             ends = _ends({**split.inside, **split.outside}, table.replicas, exact, brokers)
             give, take = toward(split.inside, ends, split.outside)
             wanted = Quota(give, take, frozenset(), frozenset())
     if moved.pending:
         return RackBalance(False, free, proven=False), None
-    proven = replica_moves(table.replicas, moved.final) == level.moves
+    proven = made == level.moves
     if level.spread <= 1:  # the whole cluster balanced after all, above the rack-free bound
         return RackBalance(True, free, proven, level.moves), (wanted, moved)
     return RackBalance(False, free, proven, level.moves, level.spread,
