@@ -419,12 +419,14 @@ class Part:
         bounds are those of the whole table."""
         order = sorted(targets)
         table = self.table
-        bound = spreads.least_spreads(table, order, step.bounds, step.now, levels=True)
         spread = spreads.topic_spreads(table, self.changed, order)
         needs = []
-        if step.ks and step.now is not None:
+        if step.now is None:
+            bound = spreads.least_spreads(table, order, step.bounds, None)
+        else:  # the boxes and their water levels built once, for the bound and the needs
             boxes = spreads.Boxes.of(table, order, step.bounds, step.now)
             low, high = boxes.levels()
+            bound = boxes.least_spreads(low, high)
             for k in step.ks:
                 gives, takes = spreads.needs(boxes.c, low, high, k, len(order))
                 needs.append((tuple(int(x) for x in gives), tuple(int(x) for x in takes)))

@@ -217,6 +217,11 @@ class Boxes:
             lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
         return highest_low, hi
 
+    def least_spreads(self, low_level: np.ndarray, high_level: np.ndarray) -> np.ndarray:
+        """:func:`least_spreads` of these boxes with ``low_level`` and ``high_level`` (the
+        mean's, :meth:`mean`, or the water levels, :meth:`levels`)."""
+        return _bounded(*self.per_topic_bound(), low_level, high_level)
+
     def per_topic_bound(self) -> tuple[np.ndarray, np.ndarray]:
         """Per topic, the largest of the box lows and the least of the box highs (the latter
         over the targets not holding the topic too)."""
@@ -269,7 +274,7 @@ def least_spreads(table: PartitionTable, targets: Collection[int],
         replicas = topic_replicas(table)
         return -(-replicas // n) - replicas // n
     boxes = Boxes.of(table, targets, bounds, now)
-    return _bounded(*boxes.per_topic_bound(), *(boxes.levels() if levels else boxes.mean()))
+    return boxes.least_spreads(*(boxes.levels() if levels else boxes.mean()))
 
 
 def _bounded(most_low: np.ndarray, least_high: np.ndarray, low_level: np.ndarray,
