@@ -44,7 +44,7 @@ from pathlib import Path
 
 from kadmin import files, plans, synthetic
 from kadmin.balance.metrics import Balance, balance, leader_changes, replica_moves
-from kadmin.balance.rebalance import replica_quota
+from kadmin.balance.shares import replica_quota
 from kadmin.balance.table import PartitionTable
 from kadmin.model import (
     Broker,

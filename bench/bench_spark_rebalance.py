@@ -16,7 +16,7 @@ Snapshots are generated once into --work (default: a temp folder) and reused whe
 Appends a section to bench/RESULTS.md.
 
 ``--count-step``: instead, the driver's count step of ``--topic-spread`` at that size
-(:func:`kadmin.balance.chunks.least_compatible`: counts per chunk and broker within the chunks'
+(:func:`kadmin.balance.chunk_topics.least_compatible`: counts per chunk and broker within the chunks'
 windows and the brokers' ranges, a circulation over chunks x brokers), in this process: the
 cluster cut into the chunks ``spark rebalance --topic-spread`` makes (whole topics, at most
 ``LIMIT / brokers`` partitions each: 2,500 chunks of 400 at 1M on 1,000 brokers), the replica
@@ -115,16 +115,10 @@ def count_step(size: str, variant: str, asked: int, sample: int) -> str:
     """The driver's count step of ``--topic-spread asked`` at ``size`` (see the module
     docstring), as one line for RESULTS.md."""
     from kadmin.balance import evenness
-    from kadmin.balance.chunks import (
-        PRICE_ROUNDS,
-        Context,
-        Even,
-        Listed,
-        Price,
-        balanced_ranges,
-        least_compatible,
-        plan,
-    )
+    from kadmin.balance.chunk_topics import least_compatible
+    from kadmin.balance.chunks import Listed, plan
+    from kadmin.balance.objective import Objective
+    from kadmin.balance.part import PRICE_ROUNDS, Context, Even, Price, balanced_ranges
     from kadmin.balance.table import PartitionTable
     from kadmin.synthetic import synthetic_cluster
     assert variant == "skewed", "the count step is measured on the skewed cluster"
@@ -134,11 +128,11 @@ def count_step(size: str, variant: str, asked: int, sample: int) -> str:
     names = sorted(topics)
     tables = [PartitionTable.from_topics(topics, names[a:a + per_chunk])
               for a in range(0, len(names), per_chunk)]
-    context = Context(targets, None, even_topics=True)
+    context = Context(targets, Objective(leaders=False))
     parts = Listed(tables, context)
     wall, cpu = time.perf_counter(), time.process_time()
-    planned = plan(parts, [p.counts() for p in parts.parts], context, leaders=False,
-                   exact_topics=False, certify=False)
+    planned = plan(parts, [p.counts() for p in parts.parts], context, exact_topics=False,
+                   certify=False)
     rounds = time.perf_counter() - wall, time.process_time() - cpu
     counts = [p.counts() for p in parts.parts]
     near = [{b: c.replicas.get(b, 0) for b in targets} for c in counts]

@@ -2,7 +2,7 @@
 process (minutes, not Spark's ten): the driver's split (:func:`kadmin.balance.quotas.split`) over
 the real chunks' counts (1,000,000 topics of 10 partitions, RF 3, kadmin.synthetic seed 1 on 900
 brokers, 100 more registered; chunks of 10,000 topics, as the range sort cuts them), then each
-chunk's task (:meth:`kadmin.balance.chunks.Part.moved`, the code a Spark task runs), and the worst
+chunk's task (:meth:`kadmin.balance.part.Part.moved`, the code a Spark task runs), and the worst
 topic spread over all chunks. The leader round that follows changes no replica, so this is the
 topic spread the Spark run ends with.
 
@@ -22,8 +22,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from kadmin.balance.chunks import Context, Part
 from kadmin.balance.metrics import balance
+from kadmin.balance.part import Context, Part
 from kadmin.balance.quotas import Chunk, replica_quota, split
 from kadmin.balance.table import PartitionTable
 from kadmin.synthetic import _generate
@@ -62,7 +62,7 @@ def main() -> None:
     targets = tuple(range(OLD + NEW))
     fixed = replica_quota(total, targets, None, fixed=True)
     shares = splitter(fixed.give, fixed.take, [Chunk(c, {}, n) for c, n in counts])
-    context = Context(targets, None)
+    context = Context(targets)
     worst: list[int] = []
     moves = 0
     topics: list[tuple[str, dict]] = []

@@ -1,6 +1,6 @@
 """Broker capacities (``--capacity FILE``): the weights replica and leader shares follow when
-brokers differ in size (spec section 7). Pure: the document is parsed here, read by
-:func:`kadmin.files.read_json`.
+brokers differ in size (docs/balancing.md). Pure: the document is parsed here; the operations
+read the file (:func:`kadmin.operations.capacity.read_capacities`).
 
 Two formats are read:
 
@@ -24,9 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from kadmin import files
 from kadmin.balance.targets import Group
 from kadmin.jsontext import json_path
 from kadmin.model import InvalidInput, listed
@@ -62,12 +60,9 @@ class Capacities:
         return {b: self.listed.get(b, self.default or 0) for b in brokers}
 
 
-def read_capacities(path: Path) -> Capacities:
-    """``--capacity FILE``: either format (see the module docstring)."""
-    return parse_capacities(files.read_json(path), str(path))
-
-
 def parse_capacities(doc: object, source: str) -> Capacities:
+    """A capacity document in either format (see the module docstring); ``source`` names it in
+    messages."""
     if isinstance(doc, dict) and "brokerCapacities" in doc:
         return _cruise_control(doc, source)
     if not isinstance(doc, dict) or not doc:

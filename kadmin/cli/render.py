@@ -21,9 +21,9 @@ from rich.table import Table
 from rich.text import Text
 
 from kadmin import files, reports
-from kadmin.balance.chunks import ChunkedGoal
+from kadmin.balance.across import RackBalance
+from kadmin.balance.chunk_topics import ChunkedGoal
 from kadmin.balance.metrics import loads, spread
-from kadmin.balance.rebalance import RackBalance
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
     BatchDone,

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from kadmin import placement, plans
-from kadmin.balance.chunks import PRICE_ROUNDS
+from kadmin.balance.part import PRICE_ROUNDS
 from kadmin.cli import render
 from kadmin.cli.common import (
     AllTopicsDefaultOpt,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kadmin import files, placement, plans
-from kadmin.balance.chunks import PRICE_ROUNDS
+from kadmin.balance.part import PRICE_ROUNDS
 from kadmin.events import PlannerEvent
 from kadmin.model import (
     Broker,

@@ -11,10 +11,10 @@ from pathlib import Path
 from kadmin import files, plans
 from kadmin.balance import metrics
 from kadmin.balance import rebalance as balancing
-from kadmin.balance.capacity import over_capacity, read_capacities
+from kadmin.balance.across import RackBalance
+from kadmin.balance.capacity import over_capacity
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.metrics import Balance
-from kadmin.balance.rebalance import RackBalance
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
@@ -27,65 +27,13 @@ from kadmin.model import (
     Replicas,
     TopicPartition,
 )
+from kadmin.operations.capacity import read_capacities
 from kadmin.operations.folder import MANIFEST_FILE
 from kadmin.operations.generate import Output, Progress, SparkRun
 from kadmin.operations.planfiles import write_plan
-from kadmin.operations.selection import TopicSelection, select_topics
+from kadmin.operations.selection import select_topics
+from kadmin.requests import RebalanceRequest
 from kadmin.sizes import moved_bytes
-
-
-@dataclass(frozen=True)
-class RebalanceRequest:
-    """What to balance: the options ``kadmin plan rebalance`` and ``kadmin spark rebalance``
-    share. Spark honours all but ``replication_factor``, ``max_leader_changes`` and
-    ``by_bytes`` (its command has no option for them)."""
-
-    topics: TopicSelection = field(default_factory=TopicSelection)
-    """No topic option given: every topic."""
-    brokers: Sequence[int] | None = None
-    """The target brokers (None: every registered broker minus ``remove``)."""
-    remove: Sequence[int] | None = None
-    """Brokers to drain."""
-    replication_factor: int | None = None
-    """Change the replication factor of the selected topics instead of rebalancing."""
-    leaders: bool = True
-    max_moves: int | None = None
-    max_leader_changes: int | None = None
-    rack_aware: bool = True
-    by_bytes: bool = False
-    """Balance bytes per broker (needs partition sizes) instead of replica counts."""
-    topic_spread: int | None = None
-    """Every selected topic within this spread, with the fewest moves that allow it."""
-    even_topics: bool = True
-    """Among the plans of the fewest moves, the one whose worst topic spread is least (the
-    default objective); False: the fewest moves and balanced brokers only, the fastest."""
-    capacity: Path | None = None
-    """A capacity file: replica, leader and byte shares follow each broker's capacity."""
-
-    def check(self) -> None:
-        """The combinations refused before anything is read."""
-        if self.by_bytes and (self.replication_factor is not None or self.max_moves is not None
-                              or self.max_leader_changes is not None):
-            raise InvalidInput("--balance bytes makes a whole plan: it does not combine with "
-                               "--replication-factor, --max-moves or --max-leader-changes")
-        if self.topic_spread is not None and (self.by_bytes
-                                              or self.replication_factor is not None):
-            raise InvalidInput("--topic-spread balances replica counts: it does not combine "
-                               "with --balance bytes or --replication-factor")
-        if self.topic_spread is not None and not self.even_topics:
-            raise InvalidInput("--topic-spread evens topics out: it does not combine with "
-                               "--no-even-topics")
-
-    @property
-    def limits(self) -> balancing.Limits:
-        return balancing.Limits(self.max_moves, self.max_leader_changes)
-
-    @property
-    def limit_words(self) -> str | None:
-        """The limits as the operator gave them (``--max-moves 0``); None without one."""
-        return " and ".join(f"{option} {n}" for option, n in (
-            ("--max-moves", self.max_moves), ("--max-leader-changes", self.max_leader_changes))
-            if n is not None) or None
 
 
 @dataclass(frozen=True)
@@ -179,25 +127,23 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
                      request.rack_aware)
     size_of = None if sizes is None else [sizes[table.tp(i)] for i in range(len(table))]
     weights = None if capacities is None else capacities.weights(scope.targets)
+    objective = request.objective(scope.rack_of, weights)
     others = None if sizes is None or weights is None else topic_bytes_per_broker(
         {t: parts for t, parts in snapshot.topics.items() if t not in chosen}, sizes)
     """Bytes the topics not selected hold on each broker: they stay, and take capacity."""
     if request.by_bytes:
         assert size_of is not None, "--balance bytes is refused without sizes"
         result = balancing.rebalance_bytes(table, size_of, scope.targets, scope.rack_of,
-                                           leaders=request.leaders, capacities=weights,
+                                           leaders=objective.leaders, capacities=weights,
                                            kept=scope.unregistered, others=sum(
                                                (others or {}).get(b, 0) for b in scope.targets))
     elif request.replication_factor is None:
-        result = balancing.rebalance(table, scope.targets, scope.rack_of,
-                                     leaders=request.leaders, limits=request.limits,
-                                     counts=counts, weights=weights,
-                                     topic_spread=request.topic_spread,
-                                     even_topics=request.even_topics, kept=scope.unregistered)
+        result = balancing.plan(table, scope.targets, objective, counts=counts,
+                                kept=scope.unregistered)
     else:
         loads = replica_counts([r for t in snapshot.topics.values() for r in t.values()])
         result = balancing.change_factor(table, request.replication_factor, scope.targets,
-                                         loads, scope.rack_of, request.limits,
+                                         loads, scope.rack_of, objective.limits,
                                          kept=scope.unregistered)
     moves, undo = table.moves(result.final)
     after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
@@ -241,10 +187,12 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
     from kadmin.spark.rebalance import run_rebalance  # pyspark starts a JVM: only here
 
     request.check()
+    capacities = None if request.capacity is None else read_capacities(request.capacity)
     manifest = run_rebalance(cluster_dir, out_dir, request, master=run.master,
                              batch_size=run.batch_size, max_znode_bytes=run.max_znode_bytes,
                              force=run.force, verbose=run.verbose,
-                             price_rounds=run.price_rounds, progress=progress)
+                             price_rounds=run.price_rounds, progress=progress,
+                             capacities=capacities)
     return Rebalanced(manifest.topics, manifest.partitions, manifest.replica_moves,
                       manifest.lower_bound, manifest.leader_changes, manifest.planned.unplaced,
                       manifest.planned.partial, manifest.before, manifest.after,

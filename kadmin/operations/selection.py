@@ -3,11 +3,9 @@ topics-to-move file, and their check against the cluster."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 from kadmin import files
 from kadmin.model import Broker, ClusterSnapshot, InvalidInput, listed
+from kadmin.requests import TopicSelection
 from kadmin.zk import codec
 
 
@@ -43,20 +41,6 @@ def split_ints(text: str | None, what: str) -> list[int]:
 def optional_ints(text: str | None, what: str) -> list[int] | None:
     """:func:`split_ints`, or None when the option was not given."""
     return None if text is None else split_ints(text, what)
-
-
-@dataclass(frozen=True)
-class TopicSelection:
-    """The topics an operation covers, as the operator named them: ``--topics`` (text as
-    typed), ``--topics-file`` or ``--all-topics``; exactly one, or none where every topic is
-    the default."""
-
-    topics: str | None = None
-    file: Path | None = None
-    all_topics: bool = False
-
-    def given(self) -> int:
-        return sum([self.topics is not None, self.file is not None, self.all_topics])
 
 
 _ONE_OF = "choose exactly one of --topics, --topics-file and --all-topics"

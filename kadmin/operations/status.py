@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kadmin import health, sizes
-from kadmin.balance.capacity import BrokerUse, broker_use, over_capacity, read_capacities
+from kadmin.balance.capacity import BrokerUse, broker_use, over_capacity
 from kadmin.balance.replicas import replica_counts
 from kadmin.balance.weighted import topic_bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import ClusterSnapshot, TopicPartition
+from kadmin.operations.capacity import read_capacities
 from kadmin.operations.source import Connection, connected
 from kadmin.zk import config, reader
 

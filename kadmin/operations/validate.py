@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kadmin import files, plans, verdicts
-from kadmin.balance.capacity import read_capacities
 from kadmin.files import LocatedJson
 from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, TopicPartition
+from kadmin.operations.capacity import read_capacities
 from kadmin.operations.folder import MANIFEST_FILE, batch_files, plan_folder
 from kadmin.operations.planfiles import load_reassignment
 from kadmin.verdicts import Verdict

@@ -10,7 +10,7 @@ balance before and after.
 
 The pipeline is ``kadmin spark plan``'s (:mod:`kadmin.spark.pipeline`): the scan and range sort
 make every Spark partition a contiguous run of topics in name order, here a *chunk*, held by its
-task as a :class:`~kadmin.balance.chunks.Part` (persisted between rounds). The balancing itself is
+task as a :class:`~kadmin.balance.part.Part` (persisted between rounds). The balancing itself is
 :func:`kadmin.balance.chunks.plan`: the driver splits the quota over the chunks from their counts
 (a few thousand numbers each) and each task runs the balancing core on its chunk; this module
 only supplies the chunks (:class:`SparkParts`) and the input checks.
@@ -25,16 +25,16 @@ with one line saying how to ship an environment. The default objective runs the 
 chunk is small enough and the executors have scipy, else keeps the local search, so its plan
 depends on the executors' Python (the same Python, the same bytes). Exactness: the per-chunk
 counts are a decomposition, so the sum over chunks is proven the fewest moves (or the least
-spread) only where it meets a bound (:class:`kadmin.balance.chunks.TopicsPlanned`): with
+spread) only where it meets a bound (:class:`kadmin.balance.chunk_topics.TopicsPlanned`): with
 ``--topic-spread`` the larger of the plain bound and the sum of the chunks' relaxations (each
 chunk's fewest moves within ``N``, its brokers free) raised by a Lagrangian bound (the brokers'
-counts priced, :meth:`kadmin.balance.chunks._Run.price`), which is the lower bound the manifest
+counts priced, :meth:`kadmin.balance.chunk_topics.TopicRounds.price`), which is the lower bound the manifest
 records; its ``topic_goal`` says whether the plan meets it (``exact``, and ``proven`` in words).
 By default every chunk, whatever its size, is held to the certificate of
 :mod:`kadmin.balance.spreads` taken with the whole cluster's gives and takes (numpy on the
-executors; :meth:`kadmin.balance.chunks._Run.certify`; with the water levels, so the chunks
+executors; :meth:`kadmin.balance.chunk_topics.TopicRounds.certify`; with the water levels, so the chunks
 add up to the whole table's bound) and, on a selection of at most
-:data:`kadmin.balance.chunks.WHOLE_PARTITIONS`, raised by the topic x broker program over the
+:data:`kadmin.balance.driver.WHOLE_PARTITIONS`, raised by the topic x broker program over the
 whole (:mod:`kadmin.balance.aggregate`, on the driver): a worst topic spread no plan of the
 fewest moves goes below, proven where the plan meets it, with the chunks and topics that meet
 their own bound counted.
@@ -59,27 +59,17 @@ from typing import Any, cast
 from pyspark import RDD, SparkContext, StorageLevel
 
 from kadmin.balance import evenness, quotas
-from kadmin.balance.capacity import read_capacities
-from kadmin.balance.chunks import (
-    PRICE_ROUNDS,
-    Answer,
-    Context,
-    Counts,
-    Part,
-    Picked,
-    Planned,
-    Question,
-    Step,
-    TopicsPlanned,
-    plan,
-)
+from kadmin.balance.capacity import Capacities
+from kadmin.balance.chunk_topics import TopicsPlanned
+from kadmin.balance.chunks import Planned, plan
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.metrics import Balance, loads
+from kadmin.balance.part import PRICE_ROUNDS, Answer, Context, Counts, Part, Picked, Question, Step
 from kadmin.balance.scope import scope_of
 from kadmin.model import InvalidInput, OperationFailed, listed
 from kadmin.operations import folder
-from kadmin.operations.rebalance import RebalanceRequest
 from kadmin.operations.selection import topic_names
+from kadmin.requests import RebalanceRequest
 from kadmin.spark import pipeline
 from kadmin.spark.failures import SHIP_AN_ENVIRONMENT
 from kadmin.spark.pipeline import read_source, spark_job, write_folder
@@ -156,13 +146,15 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                   options: RebalanceRequest | None = None,
                   *, master: str | None = "local[*]", batch_size: int = 1000,
                   max_znode_bytes: int = 1_000_000, force: bool = False, verbose: bool = False,
-                  price_rounds: int = PRICE_ROUNDS, progress: Progress | None = None
-                  ) -> Manifest:
+                  price_rounds: int = PRICE_ROUNDS, progress: Progress | None = None,
+                  capacities: Capacities | None = None) -> Manifest:
     """Rebalance the selected topics of the snapshot folder ``cluster_dir`` and write the batch
-    files and manifest to ``out_dir`` (``price_rounds``: see :attr:`Context.price_rounds`).
+    files and manifest to ``out_dir`` (``price_rounds``: see :attr:`Context.price_rounds`;
+    ``capacities``: the capacity file ``options.capacity`` names, as the operation read it).
     Input errors raise InvalidInput before anything is written; an active SparkSession is used
     as it is and left running."""
     options = options or RebalanceRequest()
+    assert (options.capacity is None) == (capacities is None), "the operation reads --capacity"
     topics = topic_names(options.topics, default_all=True)
     if options.replication_factor is not None or options.max_leader_changes is not None \
             or options.by_bytes:
@@ -206,15 +198,13 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                     f"'kadmin plan rebalance' (which does), or drain them with --remove-brokers")
             drained = {b: sum(c.replicas.get(b, 0) for c in counts)
                        for b in sorted(holding - set(scope.targets))}  # before plan() runs
-            context = Context(scope.targets, scope.rack_of, None if options.capacity is None
-                              else read_capacities(options.capacity).weights(scope.targets),
-                              options.even_topics, price_rounds)
+            context = Context(scope.targets, options.objective(
+                scope.rack_of, None if capacities is None else capacities.weights(scope.targets)),
+                price_rounds)
             exact, certify = _exact_topics(sc, counts, options, len(scope.targets), stages)
             parts.share(context)
-            result = plan(parts, counts, context,
-                          leaders=options.leaders, max_moves=options.max_moves,
-                          topic_spread=options.topic_spread, exact_topics=exact,
-                          certify=certify, report=stages.note)
+            result = plan(parts, counts, context, exact_topics=exact, certify=certify,
+                          report=stages.note)
             encoded = parts.encoded()
 
             def manifest(written: Sequence[folder.BatchFile], trailers: Sequence[Any]
@@ -247,7 +237,7 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
 
 def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
     """What the manifest's ``topic_goal`` proves, in words (see
-    :class:`kadmin.balance.chunks.TopicsPlanned`)."""
+    :class:`kadmin.balance.chunk_topics.TopicsPlanned`)."""
     chunks = "" if topics is None else (
         f"the exact program ran on {topics.chunks} of {topics.of} chunk(s)"
         + ("" if topics.proven else ", some out of time") + "; "

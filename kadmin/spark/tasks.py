@@ -16,7 +16,7 @@ from operator import add, itemgetter
 from typing import NamedTuple
 
 from kadmin import files, placement, snapshots
-from kadmin.balance.chunks import Counts, Part, PartTotals
+from kadmin.balance.part import Counts, Part, PartTotals
 from kadmin.balance.table import PartitionTable
 from kadmin.model import (
     InvalidInput,

@@ -326,7 +326,7 @@ def _certified_as_one_table(cluster: Path, out: Path, manifest) -> None:
     proven exactly when it meets it, the topics counted as meeting their own bound do."""
     from collections import Counter
 
-    from kadmin.balance.chunks import ChunkedGoal
+    from kadmin.balance.chunk_topics import ChunkedGoal
     from kadmin.balance.spreads import least_spread, least_spreads, topic_spreads
     from kadmin.balance.targets import groups_of
     snapshot = snapshots.read_snapshot(cluster)
@@ -402,14 +402,15 @@ def test_questions_only_read_the_chunks_and_a_held_plan_comes_back(spark):
     ``hold`` keeps a plan that ``let_go`` brings back (or releases) without re-planning."""
     from pyspark import StorageLevel
 
-    from kadmin.balance.chunks import Certify, Context, Listed, Part, Price, Replace, balanced_ranges
+    from kadmin.balance.chunks import Listed
+    from kadmin.balance.part import Certify, Context, Part, Price, Replace, balanced_ranges
     from kadmin.spark.rebalance import SparkParts
     from kadmin.spark.session import Stages
     topics = dict(synthetic_cluster(6, 12, 4, 3, seed=3).topics)
     names = sorted(topics)
     tables = [PartitionTable.from_topics(topics, names[a:a + 4]) for a in range(0, 12, 4)]
     targets = tuple(range(8))
-    context = Context(targets, None)
+    context = Context(targets)
     sc = spark.sparkContext
     rdd = sc.parallelize([Part(t, {}) for t in tables], len(tables)).persist(
         StorageLevel.MEMORY_AND_DISK)

@@ -15,9 +15,11 @@ from kadmin.balance.budget import Change, most_loaded_first
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import balance, leader_changes, replica_moves
-from kadmin.balance.rebalance import Limits, leader_quota, rebalance, replica_quota
+from kadmin.balance.objective import Limits
+from kadmin.balance.rebalance import rebalance
 from kadmin.balance.replicas import _ReplicaProblem, replica_counts
 from kadmin.balance.scope import scope_of
+from kadmin.balance.shares import leader_quota, replica_quota
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, quota
 from kadmin.balance.weighted import balance_bytes

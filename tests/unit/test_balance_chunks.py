@@ -13,12 +13,15 @@ from balance_oracle import fewest_moves, least_topic_spread
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kadmin.balance import chunks, evenness, quotas, spreads
-from kadmin.balance.chunks import PRICE_ROUNDS, Context, Listed, Part, plan
+from kadmin.balance import chunk_topics, evenness, part, quotas, spreads
+from kadmin.balance.chunks import Listed, plan
 from kadmin.balance.metrics import balance, replica_moves
+from kadmin.balance.objective import Limits, Objective
+from kadmin.balance.part import PRICE_ROUNDS, Context, Part
 from kadmin.balance.quotas import Chunk, apportion, fixed_quota, split
-from kadmin.balance.rebalance import rebalance, replica_quota
+from kadmin.balance.rebalance import rebalance
 from kadmin.balance.replicas import move_replicas, replica_counts
+from kadmin.balance.shares import replica_quota
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, fewest_to_ranges, groups_of, quota
 from kadmin.model import Replicas, TopicAssignment
@@ -34,9 +37,12 @@ def chunked(topics: dict[str, TopicAssignment], cuts: Sequence[int]) -> list[Par
 
 def run_chunked(tables: Sequence[PartitionTable], targets: Sequence[int],
                 rack_of: dict[int, str] | None = None, even_topics: bool = True,
-                price_rounds: int = PRICE_ROUNDS, **options: object) -> tuple[Listed, object]:
-    context = Context(tuple(targets), rack_of, even_topics=even_topics,
-                      price_rounds=price_rounds)
+                price_rounds: int = PRICE_ROUNDS, leaders: bool = True,
+                max_moves: int | None = None, topic_spread: int | None = None,
+                **options: object) -> tuple[Listed, object]:
+    objective = Objective(leaders, Limits(max_moves), rack_of, topic_spread=topic_spread,
+                          even_topics=even_topics)
+    context = Context(tuple(targets), objective, price_rounds)
     parts = Listed(tables, context)
     return parts, plan(parts, [p.counts() for p in parts.parts], context, **options)  # type: ignore[arg-type]
 
@@ -307,7 +313,7 @@ def test_capacity_enters_the_drivers_quotas() -> None:
     weights = {b: 1 + b % 3 for b in targets}
     whole = PartitionTable.from_topics(topics, sorted(topics))
     single = rebalance(whole, targets, weights=weights)
-    context = Context(tuple(targets), None, weights)
+    context = Context(tuple(targets), Objective(weights=weights))
     parts = Listed(chunked(topics, range(0, 90, 13)), context)
     result = plan(parts, [p.counts() for p in parts.parts], context)
     after = parts.replicas()
@@ -452,8 +458,8 @@ def test_worse_priced_counts_keep_the_first_plan_without_running_it_again(monkey
                                 price_rounds=1, topic_spread=1, leaders=False)
     assert "topic prices, round 1" in parts.asked
     assert parts.planning().count("topics, round 1") == 2  # the first counts, the priced ones
-    price = chunks._Run.price
-    monkeypatch.setattr(chunks._Run, "price",
+    price = chunk_topics.TopicRounds.price
+    monkeypatch.setattr(chunk_topics.TopicRounds, "price",
                         lambda run, spread, upper: (price(run, spread, upper)[0], None))
     first, alone = run_chunked(chunked(topics, range(0, 90, 13)), targets, rack_of,
                                price_rounds=1, topic_spread=1, leaders=False)
@@ -475,9 +481,9 @@ def test_a_priced_program_built_once_answers_as_one_built_for_each_prices() -> N
         assert once.solve(prices) == evenness.PricedProgram(table, targets, 1).solve(prices)
     copy = PartitionTable(table.topics, list(table.topic_of), list(table.ids),
                           list(table.replicas))
-    held = chunks.priced_program(table, targets, 1, None)
-    assert chunks.priced_program(copy, targets, 1, None) is held
-    assert chunks.priced_program(table, targets, 2, None) is not held
+    held = part.priced_program(table, targets, 1, None)
+    assert part.priced_program(copy, targets, 1, None) is held
+    assert part.priced_program(table, targets, 2, None) is not held
 
 
 def test_an_unreachable_topic_spread_in_chunks_gives_the_smallest_the_windows_allow() -> None:

@@ -13,8 +13,8 @@ from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 from test_balance import after, check_valid
 
+from kadmin.balance import across as planner
 from kadmin.balance import evenness
-from kadmin.balance import rebalance as planner
 from kadmin.balance.metrics import replica_moves
 from kadmin.balance.racks import rack_level
 from kadmin.balance.realise import reach

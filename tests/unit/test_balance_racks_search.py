@@ -19,8 +19,9 @@ from kadmin.balance import evenness
 from kadmin.balance.evenness import DEFAULT_LIMIT, arcs
 from kadmin.balance.metrics import replica_moves
 from kadmin.balance.racks import rack_ends, rack_level, toward
-from kadmin.balance.rebalance import rebalance, replica_quota
+from kadmin.balance.rebalance import rebalance
 from kadmin.balance.replicas import move_across
+from kadmin.balance.shares import replica_quota
 from kadmin.balance.table import PartitionTable
 from kadmin.balance.targets import Group, Quota, fewest_to_ranges
 from kadmin.model import Replicas

@@ -20,7 +20,6 @@ from kadmin.balance.capacity import (
     MB,
     over_capacity,
     parse_capacities,
-    read_capacities,
     used_share,
 )
 from kadmin.balance.evenness import fewest_moves_within, lexicographic
@@ -38,6 +37,7 @@ from kadmin.model import (
     ReassignmentPlan,
     Replicas,
 )
+from kadmin.operations.capacity import read_capacities
 from kadmin.placement import PlacementOptions, Strategy, place
 from kadmin.synthetic import synthetic_cluster
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kadmin.balance import leaders as leaders_module
 from kadmin.balance.leaders import order_leaders
-from kadmin.balance.rebalance import leader_quota
+from kadmin.balance.shares import leader_quota
 from kadmin.model import Replicas
 
 

@@ -11,8 +11,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from kadmin.balance.evenness import worst_topic
-from kadmin.balance.rebalance import replica_quota
 from kadmin.balance.replicas import _ReplicaProblem, plan_replicas
+from kadmin.balance.shares import replica_quota
 from kadmin.balance.table import PartitionTable
 
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kadmin.balance.metrics import balance, replica_moves
-from kadmin.balance.rebalance import Limits, rebalance
+from kadmin.balance.objective import Limits
+from kadmin.balance.rebalance import rebalance
 from kadmin.balance.table import PartitionTable
 from kadmin.synthetic import synthetic_cluster
 

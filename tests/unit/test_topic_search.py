@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kadmin.balance import machine
 from kadmin.balance import rebalance as rebalance_module
 from kadmin.balance.replicas import Moved, plan_replicas
 from kadmin.balance.table import PartitionTable
@@ -60,12 +61,12 @@ def test_a_plan_of_more_than_the_fewest_moves_is_searched_in_full(
         stops.append(options.get("enough", 1))
         return plan_replicas(*args, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rebalance_module, "plan_replicas", spy)
-    monkeypatch.setattr(rebalance_module.evenness, "least_if_fewest", lambda *_: 5)
+    monkeypatch.setattr(machine, "plan_replicas", spy)
+    monkeypatch.setattr(machine.evenness, "least_if_fewest", lambda *_: 5)
     result = rebalance_module.rebalance(table, [0, 1, 2], leaders=False)
     assert (result.replica_moves, result.lower_bound) == (4, 3)
     assert stops == [5, 1]
-    monkeypatch.setattr(rebalance_module.evenness, "least_if_fewest", lambda *_: 1)
+    monkeypatch.setattr(machine.evenness, "least_if_fewest", lambda *_: 1)
     stops.clear()
     assert rebalance_module.rebalance(table, [0, 1, 2], leaders=False).final == result.final
     assert stops == [1]
