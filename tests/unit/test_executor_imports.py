@@ -14,7 +14,8 @@ BLOCKED = ("jsonschema", "kazoo", "typer", "rich", "click", "numpy", "scipy")
 
 EXECUTOR_SIDE = (
     "kadmin.spark.tasks",  # every function the planners hand to Spark
-    "kadmin.balance.chunks",  # the rebalancer's rounds, run per chunk in the tasks
+    "kadmin.balance.chunks",  # the rebalancer's rounds over the chunks
+    "kadmin.balance.part",  # what a task does to its chunk
     "kadmin.balance.quotas",
     "kadmin.placement",  # the broadcast BrokerRing and the placement a task runs
     "kadmin.snapshots",  # the topics.jsonl line parser the scan runs
