@@ -77,7 +77,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -118,6 +118,54 @@ class Verdict:
     """No plan of the fewest moves keeps every topic within ``k`` (proven)."""
     final: dict[int, Replicas] | None
     """A plan of the fewest moves within ``k`` (changed lists by partition), when realized."""
+
+
+@dataclass
+class _Columns:
+    """The columns of one ``k``'s program (:meth:`Aggregate._columns`): the windows, the
+    giver cells' topics, brokers and counts (``gt``, ``gb``, ``gc``), the (movable topic,
+    taker) pairs' (``at``, ``ab``, ``ac``) and their capacities, the topics with a free
+    window, and the bounds and costs of every column."""
+
+    window_low: np.ndarray
+    window_high: np.ndarray
+    gt: np.ndarray
+    gb: np.ndarray
+    gc: np.ndarray
+    at: np.ndarray
+    ab: np.ndarray
+    ac: np.ndarray
+    cap: np.ndarray
+    free: np.ndarray
+    n_out: int
+    n_in: int
+    width: int
+    lo: np.ndarray
+    hi: np.ndarray
+    cost: np.ndarray
+
+
+@dataclass
+class _Rows:
+    """The rows of one program as they are added: the entries (row, column and value
+    arrays), each row's bounds, and how many rows there are (``r``)."""
+
+    rows: list = field(default_factory=list)
+    cols: list = field(default_factory=list)
+    vals: list = field(default_factory=list)
+    row_lo: list = field(default_factory=list)
+    row_hi: list = field(default_factory=list)
+    r: int = 0
+
+    def add(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, low: np.ndarray,
+            high: np.ndarray) -> None:
+        """Entries and the bounds of ``len(low)`` new rows."""
+        self.rows.append(rows)
+        self.cols.append(cols)
+        self.vals.append(vals)
+        self.row_lo.append(low)
+        self.row_hi.append(high)
+        self.r += len(low)
 
 
 class Aggregate:
@@ -304,22 +352,44 @@ class Aggregate:
         topic's window fixed there (clipped to its range): a solution is one of the exact
         program's, but infeasibility proves nothing (the returned refutation is then only
         that pinning's)."""
+        columns = self._columns(k, relaxed, pinned)
+        if columns is None:
+            return Verdict(True, None)
+        rows = _Rows()
+        self._flow_rows(columns, rows)
+        n_out, n_in = columns.n_out, columns.n_in
+        cuts = self._window_cuts(k, columns.window_low, columns.window_high, columns.ac,
+                                 columns.cap, columns.lo[n_out:n_out + n_in],
+                                 columns.hi[n_out:n_out + n_in], columns.gt, columns.gc,
+                                 n_out, rows.r)
+        if cuts is None:
+            return Verdict(True, None)
+        rows.add(*cuts)
+        if self.rack_of:
+            self._rack_rows(columns, rows)
+        if len(columns.free):
+            self._free_window_rows(k, columns, rows)
+        return self._solved(columns, rows, seconds)
+
+    def _columns(self, k: int, relaxed: bool, pinned: np.ndarray | None) -> _Columns | None:
+        """The program's columns for ``k`` and their bounds: per giver cell the replicas
+        leaving (``out[t, g]``), per movable topic and taker those arriving (``in[t, y]``),
+        per topic whose window is free its window ``L_t``. None: some bound already refutes
+        ``k``."""
         import numpy as np
-        from scipy.sparse import coo_array
         topics = len(self.table.topics)
         if self.current.max(initial=0) > k:
-            return Verdict(True, None)
+            return None
         window_low = np.maximum.reduce([np.zeros(topics, dtype=np.int64), self.fixed_top - k,
                                         self.mean_top - k])
         if (window_low > self.window_high)[self.movable].any():
-            return Verdict(True, None)
+            return None
         c, takers, movable = self.c, self.takers, self.movable
         window_high = self.window_high
         if pinned is not None:
             window_low = window_high = np.minimum(np.maximum(pinned, window_low), window_high)
+        # topics whose window is fixed: the window bounds each column; else L_t is one
         fixed = (window_low == window_high) | relaxed
-        """Topics whose window is fixed: the window bounds each column; else ``L_t`` is one."""
-        # columns: giver cells, then (movable topic, taker) pairs, then free windows
         gt, gb, gc = c.topic[self.giver_cells], c.broker[self.giver_cells], c.count[self.giver_cells]
         at = np.repeat(movable, len(takers))
         ab = np.tile(takers, len(movable))
@@ -342,110 +412,130 @@ class Aggregate:
         lo[n_out + n_in:] = window_low[free]
         hi[n_out + n_in:] = window_high[free]
         if (lo > hi).any():
-            return Verdict(True, None)
+            return None
         cost = np.zeros(width)
         cost[n_out:n_out + n_in] = 1.0
-        rows, cols, vals, row_lo, row_hi = [], [], [], [], []
-        r = 0
-        # per topic: arrivals - departures = the replicas outside the targets
+        return _Columns(window_low, window_high, gt, gb, gc, at, ab, ac, cap, free, n_out, n_in,
+                        width, lo, hi, cost)
+
+    def _flow_rows(self, columns: _Columns, rows: _Rows) -> None:
+        """Per topic, arrivals less departures are its replicas outside the targets; per
+        broker, its gives (givers) or takes (takers) within its range; all arrivals together
+        at most ``F``."""
+        import numpy as np
+        topics, movable, takers = len(self.table.topics), self.movable, self.takers
+        gt, gb, at, ab = columns.gt, columns.gb, columns.at, columns.ab
+        n_out, n_in = columns.n_out, columns.n_in
         topic_row = np.full(topics, -1)
         topic_row[movable] = np.arange(len(movable))
-        rows += [topic_row[gt], topic_row[at]]
-        cols += [np.arange(n_out), n_out + np.arange(n_in)]
-        vals += [-np.ones(n_out), np.ones(n_in)]
-        row_lo.append(self.outside[movable])
-        row_hi.append(self.outside[movable])
-        r += len(movable)
-        # per broker: its gives (givers) or takes (takers) within its range
+        rows.rows += [topic_row[gt], topic_row[at]]
+        rows.cols += [np.arange(n_out), n_out + np.arange(n_in)]
+        rows.vals += [-np.ones(n_out), np.ones(n_in)]
+        rows.row_lo.append(self.outside[movable])
+        rows.row_hi.append(self.outside[movable])
+        rows.r += len(movable)
+        r = rows.r
         broker_row = np.full(len(self.order), -1)
         givers = np.flatnonzero(self.giver)
         broker_row[givers] = r + np.arange(len(givers))
         broker_row[takers] = r + len(givers) + np.arange(len(takers))
-        rows += [broker_row[gb], broker_row[ab]]
-        cols += [np.arange(n_out), n_out + np.arange(n_in)]
-        vals += [np.ones(n_out), np.ones(n_in)]
-        row_lo += [self.give_range[0][givers], self.take_range[0][takers]]
-        row_hi += [self.give_range[1][givers], self.take_range[1][takers]]
-        r += len(givers) + len(takers)
+        rows.rows += [broker_row[gb], broker_row[ab]]
+        rows.cols += [np.arange(n_out), n_out + np.arange(n_in)]
+        rows.vals += [np.ones(n_out), np.ones(n_in)]
+        rows.row_lo += [self.give_range[0][givers], self.take_range[0][takers]]
+        rows.row_hi += [self.give_range[1][givers], self.take_range[1][takers]]
+        rows.r += len(givers) + len(takers)
         # all arrivals together at most F (every plan moves at least F): the program asks
         # for a plan of F moves, not for the least moves, so a solver's optimality gap never
         # turns into a refutation (HiGHS stops branch and bound within a relative gap)
-        rows.append(np.full(n_in, r))
-        cols.append(n_out + np.arange(n_in))
-        vals.append(np.ones(n_in))
-        row_lo.append(np.array([0.0]))
-        row_hi.append(np.array([float(self.fewest)]))
-        r += 1
-        cuts = self._window_cuts(k, window_low, window_high, ac, cap, lo[n_out:n_out + n_in],
-                                 hi[n_out:n_out + n_in], gt, gc, n_out, r)
-        if cuts is None:
-            return Verdict(True, None)
-        rows.append(cuts[0])
-        cols.append(cuts[1])
-        vals.append(cuts[2])
-        row_lo.append(cuts[3])
-        row_hi.append(cuts[4])
-        r += len(cuts[3])
-        if self.rack_of:  # per topic and rack: at least the arrivals its partitions must have
-            topic, rack, need = self._regain
-            movable_pos = np.full(topics, -1)
-            movable_pos[movable] = np.arange(len(movable))
-            taker_rack = np.array([self._rack_index.get(self.rack_of.get(self.order[y]), -1)
-                                   for y in takers.tolist()], dtype=np.int64)
-            for i, (t, g) in enumerate(zip(topic.tolist(), rack.tolist(), strict=True)):
-                mine = n_out + movable_pos[t] * len(takers) + np.flatnonzero(taker_rack == g)
-                rows.append(np.full(len(mine), r + i))
-                cols.append(mine)
-                vals.append(np.ones(len(mine)))
-            row_lo.append(need.astype(float))
-            row_hi.append(np.full(len(need), np.inf))
-            r += len(need)
-            rigid, least_more, most_more = self._rigid
-            if len(rigid):  # arrivals in each rack against departures there
-                racks = len(self._rack_index)
-                row_of = np.full(topics, -1)
-                row_of[rigid] = r + np.arange(len(rigid)) * racks
-                rack_at = np.array([self._rack_index.get(self.rack_of.get(b), -1)
-                                    for b in self.order], dtype=np.int64)
-                for t, b, col, sign in ((gt, gb, np.arange(n_out), -1.0),
-                                        (at, ab, n_out + np.arange(n_in), 1.0)):
-                    on = (row_of[t] >= 0) & (rack_at[b] >= 0)
-                    rows.append(row_of[t[on]] + rack_at[b[on]])
-                    cols.append(col[on])
-                    vals.append(np.full(int(on.sum()), sign))
-                row_lo.append(least_more.ravel().astype(float))
-                row_hi.append(most_more.ravel().astype(float))
-                r += len(rigid) * racks
-        if len(free):  # free windows: c - out - L in [0, k] and c + in - L in [0, k]
-            window_col = np.full(topics, -1)
-            window_col[free] = n_out + n_in + np.arange(len(free))
-            for t, count, col, sign in ((gt, gc, np.arange(n_out), -1.0),
-                                        (at, ac, n_out + np.arange(n_in), 1.0)):
-                mine = np.flatnonzero(window_col[t] >= 0)
-                own = r + np.arange(len(mine))
-                rows += [own, own]
-                cols += [col[mine], window_col[t[mine]]]
-                vals += [np.full(len(mine), sign), -np.ones(len(mine))]
-                row_lo.append(-count[mine])
-                row_hi.append(k - count[mine])
-                r += len(mine)
+        rows.add(np.full(n_in, rows.r), n_out + np.arange(n_in), np.ones(n_in),
+                 np.array([0.0]), np.array([float(self.fewest)]))
+
+    def _rack_rows(self, columns: _Columns, rows: _Rows) -> None:
+        """Per topic and rack, at least the arrivals its partitions must have; for the
+        topics whose racks are rigid, arrivals in each rack against departures there."""
+        import numpy as np
+        topics, movable, takers = len(self.table.topics), self.movable, self.takers
+        gt, gb, at, ab = columns.gt, columns.gb, columns.at, columns.ab
+        n_out, n_in = columns.n_out, columns.n_in
+        topic, rack, need = self._regain
+        movable_pos = np.full(topics, -1)
+        movable_pos[movable] = np.arange(len(movable))
+        taker_rack = np.array([self._rack_index.get(self.rack_of.get(self.order[y]), -1)
+                               for y in takers.tolist()], dtype=np.int64)
+        r = rows.r
+        for i, (t, g) in enumerate(zip(topic.tolist(), rack.tolist(), strict=True)):
+            mine = n_out + movable_pos[t] * len(takers) + np.flatnonzero(taker_rack == g)
+            rows.rows.append(np.full(len(mine), r + i))
+            rows.cols.append(mine)
+            rows.vals.append(np.ones(len(mine)))
+        rows.row_lo.append(need.astype(float))
+        rows.row_hi.append(np.full(len(need), np.inf))
+        rows.r += len(need)
+        rigid, least_more, most_more = self._rigid
+        if not len(rigid):
+            return
+        racks = len(self._rack_index)
+        row_of = np.full(topics, -1)
+        row_of[rigid] = rows.r + np.arange(len(rigid)) * racks
+        rack_at = np.array([self._rack_index.get(self.rack_of.get(b), -1)
+                            for b in self.order], dtype=np.int64)
+        for t, b, col, sign in ((gt, gb, np.arange(n_out), -1.0),
+                                (at, ab, n_out + np.arange(n_in), 1.0)):
+            on = (row_of[t] >= 0) & (rack_at[b] >= 0)
+            rows.rows.append(row_of[t[on]] + rack_at[b[on]])
+            rows.cols.append(col[on])
+            rows.vals.append(np.full(int(on.sum()), sign))
+        rows.row_lo.append(least_more.ravel().astype(float))
+        rows.row_hi.append(most_more.ravel().astype(float))
+        rows.r += len(rigid) * racks
+
+    def _free_window_rows(self, k: int, columns: _Columns, rows: _Rows) -> None:
+        """Free windows: ``c - out - L`` and ``c + in - L`` within ``[0, k]``."""
+        import numpy as np
+        gt, gc, at, ac = columns.gt, columns.gc, columns.at, columns.ac
+        n_out, n_in, free = columns.n_out, columns.n_in, columns.free
+        window_col = np.full(len(self.table.topics), -1)
+        window_col[free] = n_out + n_in + np.arange(len(free))
+        for t, count, col, sign in ((gt, gc, np.arange(n_out), -1.0),
+                                    (at, ac, n_out + np.arange(n_in), 1.0)):
+            mine = np.flatnonzero(window_col[t] >= 0)
+            own = rows.r + np.arange(len(mine))
+            rows.rows += [own, own]
+            rows.cols += [col[mine], window_col[t[mine]]]
+            rows.vals += [np.full(len(mine), sign), -np.ones(len(mine))]
+            rows.row_lo.append(-count[mine])
+            rows.row_hi.append(k - count[mine])
+            rows.r += len(mine)
+
+    def _solved(self, columns: _Columns, rows: _Rows, seconds: float
+                ) -> Verdict | tuple | None:
+        """The program solved (the refined topics at partition level first, where any):
+        see :meth:`_solve`."""
+        import numpy as np
+        from scipy.sparse import coo_array
+        gt, gb, at, ab = columns.gt, columns.gb, columns.at, columns.ab
+        n_out, n_in = columns.n_out, columns.n_in
+        lo, hi, cost, width = columns.lo, columns.hi, columns.cost, columns.width
+        r = rows.r
         arcs: list[tuple[int, int, int]] = []
         if self.refined:
-            r, width, arcs = self._refine(gt, gb, n_out, r, width, rows, cols, vals, row_lo,
-                                          row_hi)
+            r, width, arcs = self._refine(gt, gb, n_out, r, width, rows.rows, rows.cols,
+                                          rows.vals, rows.row_lo, rows.row_hi)
             lo = np.concatenate([lo, np.zeros(width - len(lo))])
             hi = np.concatenate([hi, np.ones(width - len(hi))])
             cost = np.concatenate([cost, np.zeros(width - len(cost))])
         if not width:  # nothing can move: the plan is no move, if the brokers are in range
             empty = np.zeros(0, dtype=np.int64)
-            still = (np.concatenate(row_lo) <= 0).all() and (np.concatenate(row_hi) >= 0).all()
+            still = (np.concatenate(rows.row_lo) <= 0).all() \
+                and (np.concatenate(rows.row_hi) >= 0).all()
             return (gt, gb, empty, at, ab, empty, [], empty) if still else Verdict(True, None)
         # each in[t, y] in two parallel arcs: its first replica at cost 1, the others at
         # 1 + eps (eps * every move < 1/2: the fewest moves first), so that of the optima the
         # program prefers those spreading a topic over more takers, which partitions realize
         # more often (a partition gains one replica per taker); still a network matrix
-        rows_all, cols_all, vals_all = (np.concatenate(rows), np.concatenate(cols),
-                                        np.concatenate(vals))
+        rows_all, cols_all, vals_all = (np.concatenate(rows.rows), np.concatenate(rows.cols),
+                                        np.concatenate(rows.vals))
         first = (cols_all >= n_out) & (cols_all < n_out + n_in)
         extra = width
         rows_all = np.concatenate([rows_all, rows_all[first]])
@@ -458,8 +548,8 @@ class Aggregate:
         cost = np.concatenate([cost, np.full(n_in, 1.0 + 0.5 / (self.fewest + 1))])
         width += n_in
         matrix = coo_array((vals_all, (rows_all, cols_all)), shape=(r, width)).tocsr()
-        x = _optimum(cost, matrix, np.concatenate(row_lo), np.concatenate(row_hi), lo, hi,
-                     bool(len(free)), seconds)
+        x = _optimum(cost, matrix, np.concatenate(rows.row_lo), np.concatenate(rows.row_hi),
+                     lo, hi, bool(len(columns.free)), seconds)
         if x is None:
             return None
         if isinstance(x, bool):  # False: infeasible

@@ -194,7 +194,7 @@ class BrokerUse:
     capacity: int
     """Bytes of disk (the capacity file's)."""
     share: float
-    """The replicas its capacity entitles it to: R * w_b / sum(w) (spec section 7)."""
+    """The replicas its capacity entitles it to: R * w_b / sum(w) (docs/balancing.md)."""
     low: int
     high: int
     """Floor and ceiling of ``share``, exactly: balanced means a count between them."""

@@ -15,7 +15,7 @@ separable convex problem ``min sum |held_r - lo_r - k_r|`` over ``k_r`` in its i
 moving the rest one unit at a time where it lowers the sum (every step changes it by exactly
 one, so the units that lower it come first: the greedy algorithm for a separable convex
 resource allocation, Ibaraki & Katoh, *Resource Allocation Problems*, ch. 2). Inside a rack the
-ceilings go to the brokers holding the most (the spec's rule), lowest id first on ties.
+ceilings go to the brokers holding the most (docs/balancing.md), lowest id first on ties.
 
 Where no plan balances the whole cluster without a partition losing a rack, :func:`rack_level`
 decides how evenly the rule allows: the least spread of the brokers (each rack's brokers within
@@ -167,117 +167,184 @@ def rack_level(parts: Sequence[Replicas], targets: Collection[int],
     broker of a rack holds a replica), so both optima are lower bounds any such plan meets:
     the spread is the least any reaches, and a plan reaching ``ends`` in ``moves`` moves is
     the fewest."""
-    import numpy as np
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import csr_array
-
     brokers = sorted(targets)
     if any(rack_of.get(b) is None for b in brokers):
         return None
-    racks = sorted({rack_of[b] for b in brokers})
-    size = Counter(rack_of[b] for b in brokers)
-    inside = frozenset(brokers)
-    widest = max(map(len, parts), default=0)
-    small = frozenset(r for r in racks if size[r] <= widest)
-    """Racks a partition can fill (a replica on each of its target brokers)."""
-    classes = Counter((len(r), tuple(sorted(Counter(rack_of[b] for b in r if b in rack_of
-                                                    ).items())),
-                       tuple(sorted(Counter(rack_of[b] for b in r if b in inside).items())),
-                       tuple(sorted(b for b in r if b in inside and rack_of[b] in small)))
-                      for r in parts)
-    """Partitions by their size, replicas per rack (a replica on a drained broker without
-    a rack counts in none), those on targets (the others must move), and the target brokers
-    they hold in racks they can fill."""
-    moves_of: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
-    """Per variable: its class, its end signature (replicas per target rack), and per rack
-    the replicas it gains there (each a move: more than the targets of the rack hold of it)."""
-    keys = list(classes)
-    for k, (width, key, kept, _) in enumerate(keys):
-        now, held_on = dict(key), dict(kept)
-        keep = min(len(now), len(racks))
-        shapes = [end for end in product(*(range(min(size[r], width) + 1) for r in racks))
-                  if sum(end) == width and sum(1 for n in end if n) >= keep]
-        if not shapes:
-            return None
-        moves_of.extend((k, end, tuple(max(0, n - held_on.get(r, 0))
-                                       for r, n in zip(racks, end, strict=True)))
-                        for end in shapes)
-        if len(moves_of) > LEVEL_LIMIT:
-            return None
-    counts = Counter(b for r in parts for b in r)
-    nx, nb, nr = len(moves_of), len(brokers), len(racks)
-    x0, e0, f0, t0, m0 = 0, nx, nx + nb, nx + nb + nr, nx + 2 * nb + nr
-    hi, lo = nx + 2 * nb + 2 * nr, nx + 2 * nb + 2 * nr + 1
-    width = lo + 1
-    at = {r: i for i, r in enumerate(racks)}
-    rows: list[dict[int, float]] = []
-    low: list[float] = []
-    high: list[float] = []
-
-    def row(entries: dict[int, float], a: float, b: float) -> None:
-        rows.append(entries)
-        low.append(a)
-        high.append(b)
-
-    for k, group in enumerate(keys):
-        row({i: 1.0 for i, (c, _, _) in enumerate(moves_of) if c == k},
-            classes[group], classes[group])
-    for j, r in enumerate(racks):
-        entries = {x0 + i: -float(end[j]) for i, (_, end, _) in enumerate(moves_of) if end[j]}
-        entries.update({e0 + i: 1.0 for i, b in enumerate(brokers) if rack_of[b] == r})
-        row(entries, 0, 0)
-        entered = {x0 + i: -float(into[j]) for i, (_, _, into) in enumerate(moves_of)
-                   if into[j]}
-        row({m0 + j: 1.0, **entered}, 0, np.inf)
-        row({m0 + j: 1.0, **{t0 + i: -1.0 for i, b in enumerate(brokers)
-                             if rack_of[b] == r}}, 0, np.inf)
-    for i, b in enumerate(brokers):
-        if rack_of[b] in small:
-            # b gains every partition filling its rack that does not hold it, and beside
-            # what it nets, one for each partition holding it that leaves its rack
-            j, full = at[rack_of[b]], size[rack_of[b]]
-            row({t0 + i: 1.0, **{x0 + v: -1.0 for v, (c, end, _) in enumerate(moves_of)
-                                 if end[j] == full and b not in keys[c][3]}}, 0, np.inf)
-            row({t0 + i: 1.0, e0 + i: -1.0,
-                 **{x0 + v: -1.0 for v, (c, end, _) in enumerate(moves_of)
-                    if end[j] == 0 and b in keys[c][3]}}, -counts.get(b, 0), np.inf)
-        row({e0 + i: 1.0, f0 + at[rack_of[b]]: -1.0}, 0, 1)
-        row({e0 + i: 1.0, hi: -1.0}, -np.inf, 0)
-        row({e0 + i: 1.0, lo: -1.0}, 0, np.inf)
-        row({t0 + i: 1.0, e0 + i: -1.0}, -counts.get(b, 0), np.inf)
-    total = float(sum(map(len, parts)))
-    bounds = Bounds(np.zeros(width), np.full(width, total))
-    integral = np.ones(width)
-
-    def solve(cost: dict[int, float]) -> tuple[float, np.ndarray] | None:
-        cells = [(n, i, v) for n, entries in enumerate(rows) for i, v in entries.items()]
-        matrix = csr_array(([v for _, _, v in cells], ([n for n, _, _ in cells],
-                                                       [i for _, i, _ in cells])),
-                           shape=(len(rows), width))  # a few entries a row: sparse
-        objective = np.zeros(width)
-        for i, v in cost.items():
-            objective[i] = v
-        found = milp(objective, constraints=LinearConstraint(matrix, low, high),
-                     integrality=integral, bounds=bounds,
-                     options={"mip_rel_gap": 0.0, "time_limit": LEVEL_SECONDS,
-                              "presolve": False})  # scipy 1.17's presolve called a feasible
-        # program of two partitions infeasible (tests/unit/test_balance_racks_search.py)
-        return None if found.status != 0 else (float(found.fun), found.x)
-
-    spread = solve({hi: 1.0, lo: -1.0})
+    shape = _Shape.of(parts, brokers, rack_of)
+    variables = shape.variables()
+    if variables is None:
+        return None
+    program = _LevelProgram(shape, variables)
+    spread = program.solve({program.hi: 1.0, program.lo: -1.0})
     if spread is None:
         return None
     least = round(spread[0])
-    row({hi: 1.0, lo: -1.0}, -np.inf, least)
-    fewest = solve({m0 + j: 1.0 for j in range(nr)})
+    program.row({program.hi: 1.0, program.lo: -1.0}, -float("inf"), least)
+    fewest = program.solve({program.m0 + j: 1.0 for j in range(len(shape.racks))})
     if fewest is None:
         return None
-    values = np.rint(fewest[1]).astype(int)
-    ends = {b: int(values[e0 + i]) for i, b in enumerate(brokers)}
+    ends = {b: round(fewest[1][program.e0 + i]) for i, b in enumerate(brokers)}
     held: Counter[str | None] = Counter()
-    for b, n in counts.items():
+    for b, n in shape.counts.items():
         held[rack_of.get(b)] += n
     for b, n in ends.items():
         held[rack_of.get(b)] -= n
     return RackLevel(ends, {r: held[r] for r in sorted(held, key=str)}, least,
                      round(fewest[0]))
+
+
+# A class of partitions: its size, replicas per rack (a replica on a drained broker without a
+# rack counts in none), those on targets (the others must move), and the target brokers it
+# holds in racks it can fill.
+_Class = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], tuple[int, ...]]
+
+# A variable of the program: its class (index), its end signature (replicas per target rack),
+# and per rack the replicas it gains there (each a move: more than the targets of the rack
+# hold of it).
+_Variable = tuple[int, tuple[int, ...], tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What :func:`rack_level`'s program is built from: the partitions by class, the racks
+    and their sizes."""
+
+    brokers: list[int]
+    rack_of: Mapping[int, str]
+    racks: list[str]
+    size: Counter[str]
+    small: frozenset[str]  # racks a partition can fill (a replica on each of its targets)
+    classes: Counter[_Class]
+    counts: Counter[int]  # replicas per broker now
+
+    @classmethod
+    def of(cls, parts: Sequence[Replicas], brokers: list[int], rack_of: Mapping[int, str]
+           ) -> _Shape:
+        racks = sorted({rack_of[b] for b in brokers})
+        size = Counter(rack_of[b] for b in brokers)
+        inside = frozenset(brokers)
+        widest = max(map(len, parts), default=0)
+        small = frozenset(r for r in racks if size[r] <= widest)
+        classes = Counter(
+            (len(r), tuple(sorted(Counter(rack_of[b] for b in r if b in rack_of).items())),
+             tuple(sorted(Counter(rack_of[b] for b in r if b in inside).items())),
+             tuple(sorted(b for b in r if b in inside and rack_of[b] in small)))
+            for r in parts)
+        return cls(brokers, rack_of, racks, size, small, classes,
+                   Counter(b for r in parts for b in r))
+
+    def variables(self) -> list[_Variable] | None:
+        """Every end signature of every class that keeps its racks and fits the racks'
+        brokers; None when a class has none or there are more than :data:`LEVEL_LIMIT`."""
+        racks, size = self.racks, self.size
+        out: list[_Variable] = []
+        for k, (width, key, kept, _) in enumerate(self.classes):
+            now, held_on = dict(key), dict(kept)
+            keep = min(len(now), len(racks))
+            shapes = [end for end in product(*(range(min(size[r], width) + 1) for r in racks))
+                      if sum(end) == width and sum(1 for n in end if n) >= keep]
+            if not shapes:
+                return None
+            out.extend((k, end, tuple(max(0, n - held_on.get(r, 0))
+                                      for r, n in zip(racks, end, strict=True)))
+                       for end in shapes)
+            if len(out) > LEVEL_LIMIT:
+                return None
+        return out
+
+
+class _LevelProgram:
+    """:func:`rack_level`'s integer program: its columns are the variables (``x``), then per
+    broker its end (``e``), per rack the floor its brokers share (``f``), per broker what it
+    gains (``t``), per rack the moves into it (``m``), and the highest and lowest end
+    (``hi``, ``lo``); its rows are added by :meth:`row`."""
+
+    def __init__(self, shape: _Shape, variables: list[_Variable]) -> None:
+        self.shape, self.variables = shape, variables
+        nx, nb, nr = len(variables), len(shape.brokers), len(shape.racks)
+        self.x0, self.e0, self.f0 = 0, nx, nx + nb
+        self.t0, self.m0 = nx + nb + nr, nx + 2 * nb + nr
+        self.hi, self.lo = nx + 2 * nb + 2 * nr, nx + 2 * nb + 2 * nr + 1
+        self.width = self.lo + 1
+        self.rows: list[dict[int, float]] = []
+        self.low: list[float] = []
+        self.high: list[float] = []
+        self._classes()
+        self._racks()
+        for i, b in enumerate(shape.brokers):
+            self._broker(i, b)
+
+    def row(self, entries: dict[int, float], a: float, b: float) -> None:
+        """The constraint ``a <= sum(entries) <= b``."""
+        self.rows.append(entries)
+        self.low.append(a)
+        self.high.append(b)
+
+    def _classes(self) -> None:
+        """Every partition of a class ends with one of its signatures."""
+        classes = self.shape.classes
+        for k, group in enumerate(classes):
+            self.row({i: 1.0 for i, (c, _, _) in enumerate(self.variables) if c == k},
+                     classes[group], classes[group])
+
+    def _racks(self) -> None:
+        """A rack's brokers share its replicas; its moves are at least what partitions gain
+        there, and at least what its brokers gain."""
+        shape, inf = self.shape, float("inf")
+        for j, r in enumerate(shape.racks):
+            entries = {self.x0 + i: -float(end[j])
+                       for i, (_, end, _) in enumerate(self.variables) if end[j]}
+            entries.update({self.e0 + i: 1.0 for i, b in enumerate(shape.brokers)
+                            if shape.rack_of[b] == r})
+            self.row(entries, 0, 0)
+            entered = {self.x0 + i: -float(into[j])
+                       for i, (_, _, into) in enumerate(self.variables) if into[j]}
+            self.row({self.m0 + j: 1.0, **entered}, 0, inf)
+            self.row({self.m0 + j: 1.0, **{self.t0 + i: -1.0 for i, b in
+                                            enumerate(shape.brokers)
+                                            if shape.rack_of[b] == r}}, 0, inf)
+
+    def _broker(self, i: int, b: int) -> None:
+        """Broker ``b`` (column ``i``): within one of its rack's floor, between the lowest
+        and the highest end, gaining at least what it nets."""
+        shape, inf = self.shape, float("inf")
+        keys = list(shape.classes)
+        rack = shape.rack_of[b]
+        now = shape.counts.get(b, 0)
+        if rack in shape.small:
+            # b gains every partition filling its rack that does not hold it, and beside
+            # what it nets, one for each partition holding it that leaves its rack
+            j, full = shape.racks.index(rack), shape.size[rack]
+            self.row({self.t0 + i: 1.0, **{self.x0 + v: -1.0
+                                           for v, (c, end, _) in enumerate(self.variables)
+                                           if end[j] == full and b not in keys[c][3]}}, 0, inf)
+            self.row({self.t0 + i: 1.0, self.e0 + i: -1.0,
+                      **{self.x0 + v: -1.0 for v, (c, end, _) in enumerate(self.variables)
+                         if end[j] == 0 and b in keys[c][3]}}, -now, inf)
+        self.row({self.e0 + i: 1.0, self.f0 + shape.racks.index(rack): -1.0}, 0, 1)
+        self.row({self.e0 + i: 1.0, self.hi: -1.0}, -inf, 0)
+        self.row({self.e0 + i: 1.0, self.lo: -1.0}, 0, inf)
+        self.row({self.t0 + i: 1.0, self.e0 + i: -1.0}, -now, inf)
+
+    def solve(self, cost: dict[int, float]) -> tuple[float, list[float]] | None:
+        """The least ``cost`` over the rows so far (HiGHS, exact gap); None: not solved."""
+        import numpy as np
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import csr_array
+
+        width = self.width
+        cells = [(n, i, v) for n, entries in enumerate(self.rows) for i, v in entries.items()]
+        matrix = csr_array(([v for _, _, v in cells], ([n for n, _, _ in cells],
+                                                       [i for _, i, _ in cells])),
+                           shape=(len(self.rows), width))  # a few entries a row: sparse
+        objective = np.zeros(width)
+        for i, v in cost.items():
+            objective[i] = v
+        total = float(sum(self.shape.counts.values()))
+        found = milp(objective, constraints=LinearConstraint(matrix, self.low, self.high),
+                     integrality=np.ones(width), bounds=Bounds(np.zeros(width),
+                                                               np.full(width, total)),
+                     options={"mip_rel_gap": 0.0, "time_limit": LEVEL_SECONDS,
+                              "presolve": False})  # scipy 1.17's presolve called a feasible
+        # program of two partitions infeasible (tests/unit/test_balance_racks_search.py)
+        return None if found.status != 0 else (float(found.fun), list(found.x))

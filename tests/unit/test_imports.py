@@ -120,3 +120,13 @@ def test_the_balance_core_reads_no_file_and_imports_no_shell() -> None:
     bad = sorted(m for m in outside | reached
                  if any(m == f or m.startswith(f + ".") for f in FORBIDDEN_IN_CORE))
     assert bad == []
+
+
+def test_the_balance_package_maps_every_module_once() -> None:
+    """``kadmin/balance/__init__.py`` is the newcomer's map: a line for each module."""
+    import re
+
+    init = (ROOT / "balance" / "__init__.py").read_text()
+    listed = re.findall(r"^- :mod:`\.(\w+)`", init, re.M)
+    modules = {p.stem for p in (ROOT / "balance").glob("*.py")} - {"__init__"}
+    assert sorted(listed) == sorted(modules)
