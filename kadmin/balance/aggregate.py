@@ -458,10 +458,11 @@ class Aggregate:
         topics, movable, takers = len(self.table.topics), self.movable, self.takers
         gt, gb, at, ab = columns.gt, columns.gb, columns.at, columns.ab
         n_out, n_in = columns.n_out, columns.n_in
+        rack_of = self.rack_of or {}
         topic, rack, need = self._regain
         movable_pos = np.full(topics, -1)
         movable_pos[movable] = np.arange(len(movable))
-        taker_rack = np.array([self._rack_index.get(self.rack_of.get(self.order[y]), -1)
+        taker_rack = np.array([self._rack_index.get(rack_of.get(self.order[y]), -1)
                                for y in takers.tolist()], dtype=np.int64)
         r = rows.r
         for i, (t, g) in enumerate(zip(topic.tolist(), rack.tolist(), strict=True)):
@@ -478,7 +479,7 @@ class Aggregate:
         racks = len(self._rack_index)
         row_of = np.full(topics, -1)
         row_of[rigid] = rows.r + np.arange(len(rigid)) * racks
-        rack_at = np.array([self._rack_index.get(self.rack_of.get(b), -1)
+        rack_at = np.array([self._rack_index.get(rack_of.get(b), -1)
                             for b in self.order], dtype=np.int64)
         for t, b, col, sign in ((gt, gb, np.arange(n_out), -1.0),
                                 (at, ab, n_out + np.arange(n_in), 1.0)):
