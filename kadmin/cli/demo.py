@@ -21,7 +21,8 @@ from kadmin.cli.common import (
     out,
 )
 from kadmin.cli.render.execution import progress
-from kadmin.cli.render.plan import rebalanced, validation_report
+from kadmin.cli.render.plan import validation_report
+from kadmin.cli.render.rebalance import rebalanced
 from kadmin.cli.render.status import status
 from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
 from kadmin.operations.rebalance import Rebalanced

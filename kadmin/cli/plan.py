@@ -46,7 +46,8 @@ from kadmin.cli.common import (
     write_stdout,
 )
 from kadmin.cli.render import summary
-from kadmin.cli.render.plan import demoted, generated, plan_stats, rebalanced, verdicts
+from kadmin.cli.render.plan import demoted, generated, plan_stats, verdicts
+from kadmin.cli.render.rebalance import rebalanced
 from kadmin.model import DeletionPlan, ElectionPlan, InvalidInput, PlanKind
 from kadmin.operations import generate as generating
 from kadmin.operations import validate as validating

@@ -38,7 +38,7 @@ from kadmin.cli.common import (
     named_output,
 )
 from kadmin.cli.render import summary
-from kadmin.cli.render.plan import rebalanced
+from kadmin.cli.render.rebalance import rebalanced
 from kadmin.cli.render.spark import planner_progress
 from kadmin.embedded import SPARK_EXTRA_HINT
 from kadmin.model import OperationFailed

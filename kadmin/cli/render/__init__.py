@@ -1,6 +1,7 @@
 """Everything kadmin shows a person (rich tables and progress bars) or a machine (JSON), one
-module per command group: :mod:`.plan`, :mod:`.execution` (reassign, verify, elect, topics
-delete), :mod:`.status`, :mod:`.throttle`, :mod:`.spark`; the pieces they share are here."""
+module per command group: :mod:`.plan` (and :mod:`.rebalance`, which ``spark rebalance`` and
+``demo`` show too), :mod:`.execution` (reassign, verify, elect, topics delete), :mod:`.status`,
+:mod:`.throttle`, :mod:`.spark`; the pieces they share are here."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What ``kadmin spark`` shows while its planners run (their summaries are
-:mod:`kadmin.cli.render.plan`'s)."""
+:mod:`kadmin.cli.render.rebalance`'s)."""
 
 from __future__ import annotations
 
