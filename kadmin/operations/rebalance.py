@@ -131,10 +131,10 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
     size_of = None if sizes is None else [sizes[table.tp(i)] for i in range(len(table))]
     weights = None if capacities is None else capacities.weights(scope.targets)
     objective = request.objective(scope.rack_of, weights)
+    # bytes the topics not selected hold on each broker: they stay, and take capacity
     others = None if sizes is None or weights is None else topic_bytes_per_broker(
         {t: parts for t, parts in snapshot.topics.items() if t not in chosen}, sizes)
-    """Bytes the topics not selected hold on each broker: they stay, and take capacity."""
-    if request.by_bytes:
+    if objective.by_bytes:
         assert size_of is not None, "--balance bytes is refused without sizes"
         result = balancing.rebalance_bytes(table, size_of, scope.targets, scope.rack_of,
                                            leaders=objective.leaders, capacities=weights,
@@ -152,8 +152,8 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
     after = [result.final.get(i, r) for i, r in enumerate(table.replicas)]
     live = scope.live
     drained = [b for b in sorted(counts) if b not in scope.targets]
+    # Replicas per broker after the plan: only the drained brokers' are reported.
     left = replica_counts(after) if drained else {}
-    """Replicas per broker after the plan: only the drained brokers' are reported."""
     figures = Rebalanced(
         len(selected), len(moves), result.replica_moves, result.lower_bound,
         result.leader_changes, result.unplaced, result.partial,
