@@ -27,7 +27,8 @@ from kadmin.cli.common import (
 from kadmin.operations import snapshot as snapshotting
 from kadmin.operations import status as statuses
 
-app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
+app = typer.Typer(help="Read a cluster.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
 class SnapshotFormat(str, Enum):

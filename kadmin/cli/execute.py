@@ -40,7 +40,8 @@ from kadmin.operations.planfiles import load_plan, load_reassignment
 from kadmin.operations.selection import split_names
 from kadmin.units import parse_bytes, parse_rate
 
-topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True)
+topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True,
+                         rich_markup_mode=None)
 
 PlanOpt = Annotated[Path | None, typer.Option("--plan", help="Plan file.")]
 TimeoutOpt = Annotated[float | None, typer.Option(

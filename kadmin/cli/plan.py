@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from kadmin import files, placement
-from kadmin.cli import render
 from kadmin.cli.common import (
     AllowInternalOpt,
     AllowRfChangeOpt,
@@ -46,16 +45,19 @@ from kadmin.cli.common import (
     stdout_is_data,
     write_stdout,
 )
+from kadmin.cli.lazy import lazy_module
 from kadmin.model import InvalidInput, PlanKind
-from kadmin.operations import generate as generating
-from kadmin.operations import validate as validating
-from kadmin.operations.demote import DemoteRequest, demote_brokers
-from kadmin.operations.generate import GenerateRequest, Output
-from kadmin.operations.rebalance import RebalanceRequest, rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
 from kadmin.reports import ReportFormat
 
-app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
+render = lazy_module("kadmin.cli.render")
+generating = lazy_module("kadmin.operations.generate")
+validating = lazy_module("kadmin.operations.validate")
+demoting = lazy_module("kadmin.operations.demote")
+rebalancing = lazy_module("kadmin.operations.rebalance")
+
+app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
 class Balance(str, Enum):
@@ -94,9 +96,9 @@ def generate(
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
         snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
         made = generating.generate(
-            snapshot, GenerateRequest(TopicSelection(topics, topics_file, all_topics), brokers,
+            snapshot, generating.GenerateRequest(TopicSelection(topics, topics_file, all_topics), brokers,
                                       options),
-            Output(out_path, force, write_stdout))
+            generating.Output(out_path, force, write_stdout))
     # only --replication-factor changes one; the plan must then be run with --allow-rf-change
     rf_changes = 0 if replication_factor is None else made.rf_changes
     render.generated(made, rf_changes, json_output, to_stderr=stdout_is_data(out_path))
@@ -181,7 +183,7 @@ def election(
     """Write a preferred replica election plan for the given topics (or every partition)."""
     snapshot = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
     plan, written = generating.election(snapshot, TopicSelection(topics, None, all_topics),
-                                        Output(out_path, force, write_stdout))
+                                        generating.Output(out_path, force, write_stdout))
     if not plan.partitions:
         render.summary("nothing to elect: the selected topics have no partitions; no plan "
                        "written", {"plan": None, "partitions": 0}, json_output,
@@ -207,7 +209,7 @@ def deletion(
     plan = generating.deletion_plan(topics)
     snapshot = (load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
                 if cluster is not None or zk.zookeeper else None)
-    written = generating.deletion(plan, snapshot, Output(out_path, force, write_stdout),
+    written = generating.deletion(plan, snapshot, generating.Output(out_path, force, write_stdout),
                                   allow_internal=allow_internal)
     if written:
         render.summary(f"{len(plan.topics)} topic(s); plan {written}",
@@ -255,7 +257,7 @@ def plan_rebalance(
     Examples: kadmin plan rebalance -z zk1:2181/kafka (fix skew, or fill new brokers);
     kadmin plan rebalance -z zk1:2181/kafka --remove-brokers 5 (drain broker 5)
     """
-    request = RebalanceRequest(
+    request = rebalancing.RebalanceRequest(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         replication_factor=replication_factor, leaders=leaders, max_moves=max_moves,
@@ -265,8 +267,8 @@ def plan_rebalance(
     request.check()
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
         snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
-        figures = rebalance(snapshot, request, partition_sizes(sizes_path, snapshot),
-                            Output(out_path, force, write_stdout))
+        figures = rebalancing.rebalance(snapshot, request, partition_sizes(sizes_path, snapshot),
+                            generating.Output(out_path, force, write_stdout))
     render.rebalanced(figures, json_output)
 
 
@@ -297,8 +299,8 @@ def plan_demote(
     Example: kadmin plan demote --brokers 3 -z zk1:2181/kafka -o plans/demote.json; then
     kadmin reassign --plan plans/demote.json -z zk1:2181/kafka --elect
     """
-    request = DemoteRequest(split_ints(brokers, "--brokers"),
+    request = demoting.DemoteRequest(split_ints(brokers, "--brokers"),
                             TopicSelection(topics, topics_file, all_topics), minimal)
     snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
-    figures = demote_brokers(snapshot, request, Output(out_path, force, write_stdout))
+    figures = demoting.demote_brokers(snapshot, request, generating.Output(out_path, force, write_stdout))
     render.demoted(figures, json_output)

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
+from typing import TYPE_CHECKING
 
 from rich.progress import (
     BarColumn,
@@ -21,9 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kadmin import files, reports
-from kadmin.balance.chunks import ChunkedGoal
 from kadmin.balance.metrics import loads, spread
-from kadmin.balance.rebalance import RackBalance
 from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.events import (
     BatchDone,
@@ -41,7 +40,6 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
-from kadmin.executor.reassign import Scheduled
 from kadmin.model import (
     INLINE_LIMIT,
     Severity,
@@ -51,17 +49,21 @@ from kadmin.model import (
     printable,
     sample_of,
 )
-from kadmin.operations.demote import Demoted
-from kadmin.operations.generate import Generated
-from kadmin.operations.rebalance import Rebalanced
-from kadmin.operations.status import Status
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.reports import ReportFormat
-from kadmin.schedule import load_of
 from kadmin.units import human_bytes, human_duration
 from kadmin.verdicts import Verdict
 from kadmin.zk import paths
-from kadmin.zk.config import EntityThrottle
+
+if TYPE_CHECKING:  # what the planners and the executor return; imported by the commands that
+    # run them, so that `plan validate`, which shows only verdicts, starts without them
+    from kadmin.balance.rebalance import RackBalance
+    from kadmin.executor.reassign import Scheduled
+    from kadmin.operations.demote import Demoted
+    from kadmin.operations.generate import Generated
+    from kadmin.operations.rebalance import Rebalanced
+    from kadmin.operations.status import Status
+    from kadmin.zk.config import EntityThrottle
 
 
 def cell(text: str) -> Text:
@@ -409,6 +411,7 @@ def demoted(figures: Demoted, as_json: bool) -> None:
 
 def goal_lines(r: Rebalanced) -> list[str]:
     """What the plan did for topics, racks and capacities, in the words of spec section 7."""
+    from kadmin.balance.chunks import ChunkedGoal
     lines = []
     goal = r.topic_goal
     chunked = ("planned chunk by chunk, each exact for the broker counts the driver gave it: "
@@ -485,6 +488,7 @@ def racks_line(racks: RackBalance, bound: int) -> str:
 
 
 def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
+    from kadmin.schedule import load_of
     """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
     sizes and a throttle, the modelled duration (spec section 8) next to the lower bound."""
     timed = throttle is not None and scheduled.sized

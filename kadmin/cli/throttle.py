@@ -18,7 +18,8 @@ from kadmin.operations import throttle as throttling
 from kadmin.operations.selection import split_ints
 from kadmin.units import human_bytes, parse_rate
 
-app = typer.Typer(help="Replication throttles (spec section 5).", no_args_is_help=True)
+app = typer.Typer(help="Replication throttles (spec section 5).", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
 @app.command()

@@ -11,7 +11,8 @@ from kadmin.cli.common import out
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.stop_signals import held, until_stop_signal
 
-app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True)
+app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
 @app.command()
