@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -58,7 +57,8 @@ def test_a_command_that_needs_them_still_gets_them(tmp_path: Path) -> None:
 
 
 def test_version_is_the_package_version(tmp_path: Path) -> None:
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    version = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(),
+                        re.M).group(1)  # type: ignore[union-attr]
     done = run("--version", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (0, f"kadmin {version}\n", "")
 
