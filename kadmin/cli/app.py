@@ -53,6 +53,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 A command's module is imported when that command runs or shows its help, never for another
 one: ``kadmin --help`` and ``kadmin plan validate`` do not pay for kazoo, numpy or Spark."""
 
+_GROUPS = frozenset(name for name, (_, attribute, _) in COMMANDS.items() if attribute != name)
+"""The commands that are groups of commands (their module's Typer app): ``plan``, ``cluster``..."""
+
 
 def load_command(name: str) -> Any:
     """The Click command of ``name`` (one of :data:`COMMANDS`), its module imported now, with
@@ -228,6 +231,14 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(1)
     except (OutputClosed, BrokenPipeError):
         raise  # not an error: see main
+    except ModuleNotFoundError as error:
+        library = (error.name or "").split(".")[0]
+        if library not in _EXTRAS:
+            raise
+        words = " ".join(command_words(sys.argv[1:] if argv is None else argv))
+        err.print(f"kadmin: error: {words or 'this command'} needs {library}, which the plain "
+                  f"install leaves out: pip install 'kadmin[{_EXTRAS[library]}]'", markup=False)
+        sys.exit(1)
     except Exception as error:  # the last line of defence of the error contract
         usage = _usage_error(error)
         if usage is not None:
@@ -251,13 +262,16 @@ _RESUMING = {"reassign": "run the same command again to resume",
 """What Ctrl-C leaves behind for the commands that change the cluster as they go; every other
 command writes its files whole or not at all, so an interrupted one wrote nothing."""
 
+_EXTRAS = {"scipy": "plan", "pyspark": "spark"}
+"""The extras that bring a library a command may need: the plain install (the pre-commit hook's)
+leaves them out."""
+
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--zk-auth-file", "--zk-sasl-file", "--zk-ca",
                                         "--zk-cert", "--zk-key"})
 
 
-def interrupted_line(argv: list[str]) -> str:
-    """The one line for Ctrl-C: what the interrupted command left, and whether running it
-    again resumes (only ``reassign`` and ``elect`` do)."""
+def command_words(argv: list[str]) -> list[str]:
+    """The command's words in ``argv`` (``plan rebalance``), the root's options skipped."""
     words: list[str] = []
     args = iter(argv)
     for arg in args:
@@ -268,9 +282,15 @@ def interrupted_line(argv: list[str]) -> str:
                 break
         else:
             words.append(arg)
-            if len(words) == 2:
+            if len(words) == 2 or arg not in _GROUPS:
                 break
-    command = " ".join(words)
+    return words
+
+
+def interrupted_line(argv: list[str]) -> str:
+    """The one line for Ctrl-C: what the interrupted command left, and whether running it
+    again resumes (only ``reassign`` and ``elect`` do)."""
+    command = " ".join(command_words(argv))
     for name, advice in _RESUMING.items():
         if command == name or command.startswith(name + " "):
             return f"kadmin: interrupted; {advice}"
