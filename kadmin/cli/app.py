@@ -191,8 +191,12 @@ def _usage_error(error: Exception) -> str | None:
     ctx = getattr(error, "ctx", None)
     where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
     if type(error).__name__ == "NoArgsIsHelpError":  # a group without its command
-        text = str(message()).strip()  # empty when Typer has printed the help already
-        return text or f"kadmin: error: missing command{where}"
+        return f"kadmin: error: missing command{where}"
+    option = getattr(error, "option_name", None)
+    if type(error).__name__ == "NoSuchOption" and option in ROOT_OPTIONS and ctx is not None:
+        return (f"kadmin: error: {option} is an option of kadmin itself: it goes before the "
+                f"command (kadmin {option}{' ...' if option in _GLOBAL_OPTIONS_WITH_VALUE else ''}"
+                f" {ctx.command_path.removeprefix('kadmin ')} ...)")
     return f"kadmin: error: {' '.join(str(message()).split())}{where}"
 
 
@@ -268,6 +272,8 @@ leaves them out."""
 
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--zk-auth-file", "--zk-sasl-file", "--zk-ca",
                                         "--zk-cert", "--zk-key"})
+ROOT_OPTIONS = _GLOBAL_OPTIONS_WITH_VALUE | {"--zk-tls", "--zk-acl", "--verbose", "--version"}
+"""The options of ``kadmin`` itself, which go before the command."""
 
 
 def command_words(argv: list[str]) -> list[str]:

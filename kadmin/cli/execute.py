@@ -19,6 +19,7 @@ from kadmin.cli.common import (
     JuteMaxBufferOpt,
     MaxZnodeBytesOpt,
     SizesOpt,
+    TopicsOpt,
     connects,
     err,
     number,
@@ -207,6 +208,7 @@ def elect(
 def delete_topics(
     zk: Connection,
     names: Annotated[list[str] | None, typer.Argument(help="Topics to delete.")] = None,
+    topics: TopicsOpt = None,
     plan_path: PlanOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     allow_internal: AllowInternalOpt = False,
@@ -226,9 +228,12 @@ def delete_topics(
     (thousands of topics).
 
     Example: kadmin topics delete old-events tmp-1 -z zk1:2181 --yes
+    (or --topics old-events,tmp-1)
     """
+    names = [*(names or []), *(split_names(topics, "--topics") if topics is not None else [])]
     if bool(names) == (plan_path is not None):
-        raise InvalidInput("give topic names or --plan FILE (one of them)")
+        raise InvalidInput("give topic names (as arguments or --topics a,b) or --plan FILE "
+                           "(one of them)")
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     plan = load_plan(plan_path, PlanKind.DELETION) if plan_path else plans.deletion_plan_for(
         list(names or []))

@@ -108,9 +108,12 @@ def generate(
 @connects
 def validate(
     zk: Connection,
-    plan_files: Annotated[list[Path], typer.Argument(
+    plan_files: Annotated[list[Path] | None, typer.Argument(
         help="Plan files to check; folders of plans (their *.json, journals aside) and `kadmin "
-             "spark` output folders (or their manifest.json) too.", show_default=False)],
+             "spark` output folders (or their manifest.json) too.", show_default=False)] = None,
+    plan_options: Annotated[list[Path] | None, typer.Option(
+        "--plan", help="A plan to check, as the arguments are (may be given more than once).",
+        show_default=False)] = None,
     kind: Annotated[PlanKind | None, typer.Option(
         "--kind", help="The kind every plan must be (default: detected for each).")] = None,
     cluster: ClusterOpt = None,
@@ -133,6 +136,10 @@ def validate(
     if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
         raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
                            f"{report_format.value}")
+    plan_files = [*(plan_files or []), *(plan_options or [])]
+    if not plan_files:
+        raise InvalidInput("no plan given: name the plans to check (kadmin plan validate FILE "
+                           "... or --plan FILE)")
     verdicts = validating.validate_plans(
         validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal),
         lambda: load_cluster(cluster, zk, skip_unreadable=skip_unreadable)

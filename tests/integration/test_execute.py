@@ -377,3 +377,23 @@ def test_unreachable_zookeeper_exits_1_quickly(kadmin):
 def test_missing_zookeeper_option_is_invalid_input(kadmin):
     run = kadmin("status")
     assert run.code == 2 and "KADMIN_ZOOKEEPER" in run.err
+
+
+def test_topics_delete_takes_topics_as_the_option_too_and_speaks_of_no_plan(kadmin, start_sandbox):
+    """`--topics a,b` as every other command spells a list of topics; an unknown topic names
+    the deletion, not a plan nobody gave."""
+    box = start_sandbox(small_cluster())
+    zk = box.connect_string
+    unknown = kadmin("topics", "delete", "--topics", "topic-000001,ghost", "-z", zk, "--yes")
+    assert unknown.code == 2
+    assert unknown.err.splitlines() == [
+        "kadmin: error: the deletion does not fit the live cluster (1 error(s)); nothing was "
+        "written", "  ghost: unknown topic ghost (not in /brokers/topics)"]
+    assert box.client.get_children(paths.DELETE_TOPICS) == []
+
+    run = kadmin("topics", "delete", "--topics", "topic-000001,topic-000002", "-z", zk, "--yes",
+                 "--timeout", "60")
+    assert run.code == 0, run.err
+    assert not box.client.exists(paths.topic("topic-000001"))
+    assert not box.client.exists(paths.topic("topic-000002"))
+    assert box.client.exists(paths.topic("topic-000000"))
