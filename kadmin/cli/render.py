@@ -488,10 +488,12 @@ def racks_line(racks: RackBalance, bound: int) -> str:
 
 
 def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
-    from kadmin.schedule import load_of
     """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
-    sizes and a throttle, the modelled duration (spec section 8) next to the lower bound."""
+    sizes and a throttle, the modelled duration (spec section 8) next to the lower bound;
+    without them, which option the prediction needs."""
+    from kadmin.schedule import load_of
     timed = throttle is not None and scheduled.sized
+    needs = [*(() if scheduled.sized else ("--sizes",)), *(() if throttle else ("--throttle",))]
     predicted = scheduled.prediction(throttle) if timed and throttle else None
     rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
             for i, b in enumerate(scheduled.batches, start=1)]
@@ -510,6 +512,7 @@ def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
             "busiest_broker": load_of(t for v in views for t in v)[1],
             "predicted_seconds": None if predicted is None else predicted.seconds,
             "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
+            "prediction_needs": needs,
             "throttle": throttle})
         return
     table = Table(title=f"{len(rows)} batch(es)")
@@ -541,8 +544,10 @@ def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
                   if predicted.lower_bound_seconds else f"{plan_line}; nothing to copy",
                   markup=False, soft_wrap=True)
     else:
-        out.print(plan_line + ("; give --throttle RATE for the predicted duration"
-                               if scheduled.sized else ""), markup=False, soft_wrap=True)
+        out.print(plan_line + "; no predicted duration: it needs "
+                  + " and ".join({"--sizes": "--sizes FILE (the partitions' sizes)",
+                                  "--throttle": "--throttle RATE"}[n] for n in needs),
+                  markup=False, soft_wrap=True)
 
 
 @contextmanager
