@@ -10,7 +10,16 @@ import typer
 
 from kadmin import synthetic
 from kadmin.cli import render
-from kadmin.cli.common import ClusterOpt, SizesOpt, named_output, number, out, partition_sizes
+from kadmin.cli.common import (
+    ClusterOpt,
+    ServingJsonOpt,
+    SizesOpt,
+    named_output,
+    number,
+    out,
+    partition_sizes,
+    print_serving,
+)
 from kadmin.model import ClusterSnapshot, TopicPartition
 from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
 from kadmin.operations.rebalance import Rebalanced
@@ -85,6 +94,7 @@ def sandbox(
         "--time-scale", parser=number(1e-3, unit=""),
         help="Simulated seconds per real second: 3600 rehearses an hour of copying in a "
              "second.")] = 1.0,
+    json_output: ServingJsonOpt = False,
 ) -> None:
     """Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka controller, to
     rehearse plans. Runs until Ctrl-C or SIGTERM.
@@ -102,19 +112,24 @@ def sandbox(
                                       parallelism=parallelism, record_path=record,
                                       bandwidth=bandwidth, clock=ScaledClock(time_scale)) as box:
         total = sum(sum(p.values()) for p in snapshot.sizes.values())
-        with held():  # a stop now must not cut a line in two (see held)
-            out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} "
-                      f"topic(s), {snapshot.partition_count} partition(s), {human_bytes(total)}; "
-                      f"controller {box.controller_id}; {human_bytes(bandwidth)}/s per broker, "
-                      f"time x{time_scale:g}", markup=False)
-            out.print(f"connect string: {box.connect_string}", markup=False)
-            out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)",
-                      markup=False)
         server = box.server
         assert server is not None, "the sandbox command always runs its own ZooKeeper"
+        with held():  # a stop now must not cut a line in two (see held)
+            if json_output:
+                print_serving(box.connect_string, server.pid)
+            else:
+                out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} "
+                          f"topic(s), {snapshot.partition_count} partition(s), "
+                          f"{human_bytes(total)}; controller {box.controller_id}; "
+                          f"{human_bytes(bandwidth)}/s per broker, time x{time_scale:g}",
+                          markup=False)
+                out.print(f"connect string: {box.connect_string}", markup=False)
+                out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)",
+                          markup=False)
         sleep_while(lambda: server.running)
         raise server.failure("the sandbox's ZooKeeper stopped unexpectedly")
-    out.print("sandbox stopped", markup=False)
+    if not json_output:
+        out.print("sandbox stopped", markup=False)
 
 
 def demo(
