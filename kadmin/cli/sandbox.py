@@ -12,6 +12,7 @@ from kadmin import synthetic
 from kadmin.cli import render
 from kadmin.cli.common import (
     ClusterOpt,
+    ForceOpt,
     ServingJsonOpt,
     SizesOpt,
     named_output,
@@ -145,13 +146,15 @@ def demo(
         "--batch-size", min=1, help="Partitions per znode when the plan runs.")] = 60,
     out_dir: Annotated[Path, typer.Option("--out", "-o", parser=named_output,
                                           help="Folder the plans go to.")] = Path("plans"),
+    force: ForceOpt = False,
 ) -> None:
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
     validation, its execution with progress and a preferred replica election at the end, and the
     status showing the new broker carrying its share and every topic even."""
     request = DemoRequest(brokers, racks, topics, partitions, replication_factor,
-                          _seconds(latency, latency_ms), parallelism, batch_size, out_dir)
+                          _seconds(latency, latency_ms), parallelism, batch_size, out_dir,
+                          force)
     failed = False
     for heading, result in run_demo(request, lambda: render.progress(as_json=False)):
         if heading is not None:
