@@ -550,6 +550,10 @@ def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
                   markup=False, soft_wrap=True)
 
 
+PLAIN_INTERVAL = 60.0
+"""Without a terminal, the seconds between two lines saying what a wait is at."""
+
+
 @contextmanager
 def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
     """A sink for executor events: JSON lines on stdout, or a rich progress bar on stderr."""
@@ -563,6 +567,17 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
                    transient=False)
     task = bar.add_task("starting", total=None, note="", amount="")
     sized = False  # with partition sizes the bar counts bytes, else partitions
+    # without a terminal the bar shows nothing until the end: its notes become lines, one per
+    # batch event and, while waiting, one per PLAIN_INTERVAL
+    plain = not err.is_terminal
+    said = -PLAIN_INTERVAL
+
+    def note(text: str, *, waiting: bool = False) -> None:
+        nonlocal said
+        bar.update(task, note=text)
+        if plain and (not waiting or time.monotonic() - said >= PLAIN_INTERVAL):
+            said = time.monotonic()
+            bar.console.print(text, markup=False)
 
     def count(done: int, total: float | None) -> None:
         bar.update(task, completed=done, total=total,
@@ -593,16 +608,13 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
             verb = "resumed" if isinstance(event, BatchResumed) else "submitted"
             data = (f", {human_bytes(event.bytes)}"
                     if isinstance(event, BatchSubmitted) and event.bytes is not None else "")
-            bar.update(task, note=f"batch {event.batch}/{event.batches} {verb} "
-                                  f"({event.size}{data})")
+            note(f"batch {event.batch}/{event.batches} {verb} ({event.size}{data})")
         elif isinstance(event, HealthWait):
-            bar.update(task, note=f"before batch {event.batch}: waiting while "
-                                  f"{event.under_replicated} under-replicated and {event.offline} "
-                                  f"offline partition(s)"
-                                  + (f" and {event.unreadable} with an unreadable state znode"
-                                     if event.unreadable else "")
-                                  + " outside the plan recover "
-                                  f"({', '.join(event.sample)})")
+            note(f"before batch {event.batch}: waiting while {event.under_replicated} "
+                 f"under-replicated and {event.offline} offline partition(s)"
+                 + (f" and {event.unreadable} with an unreadable state znode"
+                    if event.unreadable else "")
+                 + f" outside the plan recover ({', '.join(event.sample)})", waiting=True)
         elif isinstance(event, ThrottleSet):
             bar.console.print(f"batch {event.batch}: throttle {human_bytes(event.rate)}/s set on "
                               f"{event.brokers} broker(s), {event.topics} topic(s)", markup=False)
@@ -610,25 +622,25 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
             bar.console.print(f"batch {event.batch}: kadmin's throttles removed from "
                               f"{event.entities} config(s)", markup=False)
         elif isinstance(event, Waiting):
-            note = "waiting"
+            state = "waiting"
             if not event.connected:
-                note = "ZooKeeper connection lost, reconnecting"
+                state = "ZooKeeper connection lost, reconnecting"
             elif event.controller is None:
-                note = "no controller elected, waiting for one"
+                state = "no controller elected, waiting for one"
             if sized and event.bytes_done is not None:
                 count(event.bytes_done, event.bytes_total)
-                note += _byte_note(event)
+                state += _byte_note(event)
             else:
                 count(event.done, event.total)
-            bar.update(task, note=f"batch {event.batch}: {event.remaining} left, {note}")
+            note(f"batch {event.batch}: {event.remaining} left, {state}", waiting=True)
         elif isinstance(event, BatchDone):
             if sized and event.bytes_done is not None:
                 count(event.bytes_done, bar.tasks[0].total)
             else:
                 count(event.done, event.total)
-            bar.update(task, note=f"batch {event.batch}/{event.batches} done")
+            note(f"batch {event.batch}/{event.batches} done")
         elif isinstance(event, TimedOut):
-            bar.update(task, note=f"timed out with {event.remaining} still in flight")
+            note(f"timed out with {event.remaining} still in flight")
         elif isinstance(event, Finished):
             bar.update(task, note="done" if event.ok else f"{event.failed} failed")
 

@@ -83,6 +83,27 @@ def test_reassign_json_progress_events(kadmin, start_sandbox, tmp_path):
     assert events[-1]["ok"] is True
 
 
+@pytest.mark.parametrize("interval", [60.0, 0.0])
+def test_reassign_without_a_terminal_says_each_batch_on_stderr(kadmin, start_sandbox, tmp_path,
+                                                               monkeypatch, interval):
+    """Without a terminal (stderr captured here) the progress bar shows nothing until the end:
+    a line per batch submitted and done, and while waiting one per interval (a minute; 0 here
+    makes every wait event say so)."""
+    monkeypatch.setattr("kadmin.cli.render.PLAIN_INTERVAL", interval)
+    box = start_sandbox(small_cluster(), latency=0.05)
+    write_plan(tmp_path / "p.json", {("topic-000000", 0): [5, 4, 3], ("topic-000000", 1): [4, 5, 3]})
+    run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--batch-size", "1",
+                 "--timeout", "120")
+    assert run.code == 0, run.err
+    lines = run.err.splitlines()
+    batch_lines = [x for x in lines if x.startswith("batch ") and ("submitted" in x or
+                                                                    x.endswith("done"))]
+    assert batch_lines == ["batch 1/2 submitted (1)", "batch 1/2 done",
+                           "batch 2/2 submitted (1)", "batch 2/2 done"]
+    waits = [x for x in lines if " left, waiting" in x]
+    assert (len(waits) >= 2) if interval == 0 else (len(waits) <= 1)
+
+
 def test_reassign_dry_run_writes_nothing(kadmin, start_sandbox, tmp_path):
     box = start_sandbox(small_cluster())
     write_plan(tmp_path / "p.json", {("topic-000001", 0): [0, 1, 2]})
