@@ -104,6 +104,29 @@ def test_reassign_without_a_terminal_says_each_batch_on_stderr(kadmin, start_san
     assert (len(waits) >= 2) if interval == 0 else (len(waits) <= 1)
 
 
+def test_a_resumed_reassign_elect_elects_only_the_leaders_the_plan_changes(kadmin, start_sandbox,
+                                                                          tmp_path):
+    """A run that finds the plan already applied (an earlier run moved it) elects what a fresh
+    run would: the partitions whose first replica the plan changes, known from the rollback
+    file the first run wrote."""
+    box = start_sandbox(small_cluster(), latency=0.01)
+    first, second = (box.snapshot.topics["topic-000000"][p] for p in (0, 1))
+    spare = next(b for b in box.snapshot.brokers if b not in second)
+    changes_leader = [x for x in first[1:]] + [first[0]]  # the same replicas, another first
+    keeps_leader = [second[0], second[1], spare]  # a new follower, the same first replica
+    write_plan(tmp_path / "p.json", {("topic-000000", 0): changes_leader,
+                                     ("topic-000000", 1): keeps_leader})
+    run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--timeout", "120")
+    assert run.code == 0, run.err
+
+    again = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--elect", "--json",
+                   "--timeout", "120")
+    assert again.code == 0, again.err
+    events = [json.loads(line) for line in again.out.splitlines()]
+    elections = [e for e in events if e["event"] == "execution_planned" and e["operation"] == "elect"]
+    assert [e["total"] for e in elections] == [1]
+
+
 def test_reassign_dry_run_writes_nothing(kadmin, start_sandbox, tmp_path):
     box = start_sandbox(small_cluster())
     write_plan(tmp_path / "p.json", {("topic-000001", 0): [0, 1, 2]})
