@@ -147,6 +147,10 @@ def demo(
     out_dir: Annotated[Path, typer.Option("--out", "-o", parser=named_output,
                                           help="Folder the plans go to.")] = Path("plans"),
     force: ForceOpt = False,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print one JSON line once the sandbox is up (the connect string, the "
+                       "process ids, how to stop) and no story; the exit code says whether "
+                       "every step succeeded.")] = False,
 ) -> None:
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
@@ -157,6 +161,11 @@ def demo(
                           force)
     failed = False
     for heading, result in run_demo(request, lambda: render.progress(as_json=False)):
+        if json_output:
+            if isinstance(result, Started):
+                print_serving(result.connect_string, result.zookeeper_pid)
+            failed = failed or (isinstance(result, Executed) and not result.ok)
+            continue
         if heading is not None:
             out.rule(heading)
         if isinstance(result, Started):

@@ -53,6 +53,7 @@ class Started:
 
     connect_string: str
     new_broker: int
+    zookeeper_pid: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,8 @@ def run_demo(request: DemoRequest, progress: Progress) -> Iterator[Step]:
     with Sandbox(snapshot, port=0, latency=request.latency,
                  parallelism=request.parallelism) as box:
         yield (f"1. sandbox cluster: broker {new} just joined",
-               Started(box.connect_string, new))
+               Started(box.connect_string, new,
+                       None if box.server is None else box.server.pid))
         with session.session(session.ZkSettings(connect=box.connect_string)) as client:
             yield None, statuses.of(reader.read_cluster(client))
             settings = executor.ExecutionSettings(batch_size=request.batch_size, timeout=600)

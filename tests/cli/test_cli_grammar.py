@@ -51,12 +51,7 @@ def test_every_option_and_argument_has_help() -> None:
     assert missing == []
 
 
-NO_RESULT = {"demo"}
-"""The command that narrates a story: nothing to report as one result (``sandbox`` and ``zk
-serve``, which serve until stopped, report where they serve with ``--json``)."""
-
-
-@pytest.mark.parametrize("path", sorted(set(COMMANDS) - NO_RESULT))
+@pytest.mark.parametrize("path", sorted(COMMANDS))
 def test_every_command_that_reports_a_result_has_json(path: str) -> None:
     assert "--json" in names(COMMANDS[path])
 

@@ -76,3 +76,15 @@ def test_the_demo_replaces_its_plan_files_only_with_force(kadmin, tmp_path: Path
                  "--force")
     assert run.code == 0, run.err
     assert json.loads((plans / "demo-reassign.json").read_text())["version"] == 1
+
+
+def test_the_demo_with_json_prints_one_line_and_no_story(kadmin, tmp_path: Path) -> None:
+    run = kadmin("demo", "--topic-count", "4", "--partitions", "4", "--latency", "0.001",
+                 "--json")
+    assert run.code == 0, run.err
+    (line,) = run.out.splitlines()
+    doc = json.loads(line)
+    assert doc["connect_string"].startswith("127.0.0.1:")
+    assert set(doc["pids"]) == {"kadmin", "zookeeper"} and doc["pids"]["zookeeper"] > 0
+    assert doc["stop"].startswith("kill -TERM ")
+    assert (tmp_path / "plans" / "demo-reassign.json").is_file()  # the story ran all the same
