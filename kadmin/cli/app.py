@@ -25,26 +25,26 @@ from kadmin.operations.source import use_security_options
 from kadmin.zk.security import SecuritySources
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "status": ("kadmin.cli.cluster", "status",
+    "status": ("kadmin.cli.status", "status",
                "Controller, live brokers, partition health, admin work in progress and the "
                "spread per broker."),
-    "reassign": ("kadmin.cli.execute", "reassign",
+    "reassign": ("kadmin.cli.reassign", "reassign",
                  "Execute a reassignment plan in batches and wait until the controller has "
                  "finished."),
-    "verify": ("kadmin.cli.execute", "verify",
+    "verify": ("kadmin.cli.verify", "verify",
                "Report each partition of a plan as complete, in progress, not started or "
                "failed."),
-    "elect": ("kadmin.cli.execute", "elect",
+    "elect": ("kadmin.cli.elect", "elect",
               "Run a preferred replica election and report the partitions still not led by "
               "their preferred replica."),
     "sandbox": ("kadmin.cli.sandbox", "sandbox",
                 "Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka "
                 "controller, to rehearse plans."),
-    "demo": ("kadmin.cli.sandbox", "demo",
+    "demo": ("kadmin.cli.demo", "demo",
              "The main job end to end on a sandbox cluster that just got a new broker."),
     "plan": ("kadmin.cli.plan", "app", "Generate, validate and inspect plan files."),
     "cluster": ("kadmin.cli.cluster", "app", "Read a cluster."),
-    "topics": ("kadmin.cli.execute", "topics_app", "Topic operations."),
+    "topics": ("kadmin.cli.topics", "app", "Topic operations."),
     "zk": ("kadmin.cli.zk", "app", "Embedded ZooKeeper."),
     "spark": ("kadmin.cli.spark", "app", "Plan at scale with PySpark."),
     "throttle": ("kadmin.cli.throttle", "app", "Replication throttles: show, set, clear."),

@@ -89,7 +89,7 @@ def test_reassign_without_a_terminal_says_each_batch_on_stderr(kadmin, start_san
     """Without a terminal (stderr captured here) the progress bar shows nothing until the end:
     a line per batch submitted and done, and while waiting one per interval (a minute; 0 here
     makes every wait event say so)."""
-    monkeypatch.setattr("kadmin.cli.render.PLAIN_INTERVAL", interval)
+    monkeypatch.setattr("kadmin.cli.render.execution.PLAIN_INTERVAL", interval)
     box = start_sandbox(small_cluster(), latency=0.05)
     write_plan(tmp_path / "p.json", {("topic-000000", 0): [5, 4, 3], ("topic-000000", 1): [4, 5, 3]})
     run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--batch-size", "1",
