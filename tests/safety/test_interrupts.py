@@ -43,7 +43,7 @@ INTERRUPT_ON_IMPORT = textwrap.dedent("""
     *((m, "kadmin: interrupted; nothing was done\n") for m in ("typer", "rich.console")),
     # imported once `status` is chosen, when its command module loads: status writes nothing
     *((m, "kadmin: interrupted; nothing was written\n")
-      for m in ("kazoo.client", "kadmin.operations.status", "kadmin.events", "kadmin.cli.render",
+      for m in ("kazoo.client", "kadmin.operations.status", "kadmin.cli.status", "kadmin.cli.render",
                 "kadmin.zk.session"))])
 def test_ctrl_c_while_the_cli_is_imported_exits_130_with_one_line(module: str, line: str,
                                                                   tmp_path: Path) -> None:
