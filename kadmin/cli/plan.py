@@ -53,9 +53,10 @@ from kadmin.operations import generate as generating
 from kadmin.operations import validate as validating
 from kadmin.operations.demote import DemoteRequest, demote_brokers
 from kadmin.operations.generate import DeletionRequest, GenerateRequest, Output
-from kadmin.operations.rebalance import RebalanceRequest, rebalance
+from kadmin.operations.rebalance import rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
 from kadmin.reports import ReportFormat
+from kadmin.requests import RebalanceRequest
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True,
                    rich_markup_mode=None)

@@ -43,8 +43,9 @@ from kadmin.cli.render.spark import planner_progress
 from kadmin.embedded import SPARK_EXTRA_HINT
 from kadmin.model import OperationFailed
 from kadmin.operations.generate import SparkPlanRequest, SparkRun, spark_generate
-from kadmin.operations.rebalance import RebalanceRequest, spark_rebalance
+from kadmin.operations.rebalance import spark_rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints
+from kadmin.requests import RebalanceRequest
 
 
 @contextmanager

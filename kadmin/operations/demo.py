@@ -24,8 +24,9 @@ from kadmin.events import Event
 from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind
 from kadmin.operations import status as statuses
 from kadmin.operations.planfiles import write_plan
-from kadmin.operations.rebalance import Rebalanced, RebalanceRequest, rebalanced_plan
+from kadmin.operations.rebalance import Rebalanced, rebalanced_plan
 from kadmin.plans import ValidationReport
+from kadmin.requests import RebalanceRequest
 from kadmin.sandbox import Sandbox
 from kadmin.zk import reader, session
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from kadmin import plans
 from kadmin.model import Broker, ClusterSnapshot, PlanKind, TopicPartition
-from kadmin.operations.rebalance import RebalanceRequest, rebalanced_plan
+from kadmin.operations.rebalance import rebalanced_plan
+from kadmin.requests import RebalanceRequest
 from tests.cli.test_cli_plan import log_dirs_output
 from tests.cli.test_cli_rebalance import cluster, write
 

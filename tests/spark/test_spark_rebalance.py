@@ -27,7 +27,7 @@ from kadmin.balance.scope import scope_of
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Broker, InvalidInput, Replicas, TopicAssignment
 from kadmin.operations.planfiles import load_reassignment
-from kadmin.operations.rebalance import RebalanceRequest as Options
+from kadmin.requests import RebalanceRequest as Options
 from kadmin.spark import pipeline, submit, tasks
 from kadmin.spark.rebalance import run_rebalance
 from kadmin.synthetic import synthetic_cluster
