@@ -11,9 +11,11 @@ import typer
 from kadmin import synthetic
 from kadmin.cli import render
 from kadmin.cli.common import ClusterOpt, SizesOpt, named_output, number, out, partition_sizes
-from kadmin.model import ClusterSnapshot, TopicPartition
+from kadmin.kafka_version import DEFAULT_SANDBOX, parse_kafka_version
+from kadmin.model import ClusterSnapshot, InvalidInput, PartitionMove, TopicPartition
 from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
 from kadmin.operations.rebalance import Rebalanced
+from kadmin.operations.selection import optional_ints
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
 from kadmin.stop_signals import held, sleep_while, until_stop_signal
@@ -36,6 +38,23 @@ LatencyMsOpt = Annotated[float | None, typer.Option(
     help="--latency in milliseconds (its old spelling).")]
 ParallelismOpt = Annotated[int, typer.Option(
     "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
+
+
+KafkaVersionOpt = Annotated[str, typer.Option(
+    "--kafka-version",
+    help="The Kafka release whose controller the sandbox plays, e.g. 2.3 or 2.8: before 2.4 a "
+         "reassignment in flight lives in the controller's memory (the topic znode holds the "
+         "union of old and new replicas), from 2.4 the topic znode records it "
+         "(adding_replicas/removing_replicas) and a controller move resumes it.")]
+
+
+def _stale_moves(snapshot: ClusterSnapshot) -> list[PartitionMove]:
+    """Every partition of the first topic at the replicas it has: a reassignment that is
+    complete, in an admin znode the controller no longer acts on."""
+    if not snapshot.topics:
+        raise InvalidInput("--stale-reassignment: the cluster has no topic")
+    topic = min(snapshot.topics)
+    return [PartitionMove(topic, p, r) for p, r in sorted(snapshot.topics[topic].items())]
 
 
 def _seconds(latency: float, latency_ms: float | None) -> float:
@@ -85,6 +104,16 @@ def sandbox(
         "--time-scale", parser=number(1e-3, unit=""),
         help="Simulated seconds per real second: 3600 rehearses an hour of copying in a "
              "second.")] = 1.0,
+    kafka_version: KafkaVersionOpt = str(DEFAULT_SANDBOX),
+    stuck_brokers: Annotated[str | None, typer.Option(
+        "--stuck-brokers",
+        help="Brokers, comma-separated, whose new replicas never catch up (never join the "
+             "ISR): a reassignment onto them never finishes.")] = None,
+    stale_reassignment: Annotated[bool, typer.Option(
+        "--stale-reassignment",
+        help="Start with a stale /admin/reassign_partitions: every partition of the first "
+             "topic, already at its target, in a znode the controller no longer acts on.")
+    ] = False,
 ) -> None:
     """Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka controller, to
     rehearse plans. Runs until Ctrl-C or SIGTERM.
@@ -96,17 +125,30 @@ def sandbox(
     Example: kadmin sandbox --cluster my-cluster.json --port 2181 --time-scale 3600
     """
     bandwidth = parse_rate(broker_bandwidth, "--broker-bandwidth")
+    try:
+        version = parse_kafka_version(kafka_version)
+    except ValueError as exc:
+        raise InvalidInput(f"--kafka-version: {exc}") from None
+    stuck = optional_ints(stuck_brokers, "--stuck-brokers") or []
     snapshot = _cluster(cluster, brokers, racks, topics, partitions, replication_factor,
                         sizes_path)
+    stale = _stale_moves(snapshot) if stale_reassignment else []
     with until_stop_signal(), Sandbox(snapshot, port=port, latency=_seconds(latency, latency_ms),
                                       parallelism=parallelism, record_path=record,
-                                      bandwidth=bandwidth, clock=ScaledClock(time_scale)) as box:
+                                      bandwidth=bandwidth, clock=ScaledClock(time_scale),
+                                      kafka_version=version, stuck_brokers=stuck) as box:
+        if stale:
+            box.controller.leave_stale(stale)
         total = sum(sum(p.values()) for p in snapshot.sizes.values())
         with held():  # a stop now must not cut a line in two (see held)
             out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} "
                       f"topic(s), {snapshot.partition_count} partition(s), {human_bytes(total)}; "
-                      f"controller {box.controller_id}; {human_bytes(bandwidth)}/s per broker, "
-                      f"time x{time_scale:g}", markup=False)
+                      f"controller {box.controller_id} (Kafka {version}); "
+                      f"{human_bytes(bandwidth)}/s per broker, time x{time_scale:g}",
+                      markup=False)
+            if stale:
+                out.print(f"stale /admin/reassign_partitions: {len(stale)} partition(s) of "
+                          f"{stale[0].topic}", markup=False)
             out.print(f"connect string: {box.connect_string}", markup=False)
             out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)",
                       markup=False)
