@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kadmin import executor, plans
+from kadmin.cli import cancel as cancelling
 from kadmin.cli import render
 from kadmin.cli.common import (
     RATE_FORMS,
@@ -67,8 +68,10 @@ def _finish(outcome: executor.Outcome, settings: executor.ExecutionSettings,
 @connects
 def reassign(
     zk: Connection,
-    plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file, or a "
-                                            "`kadmin spark plan` folder / manifest.")],
+    plan_path: Annotated[Path | None, typer.Option(
+        "--plan", help="Reassignment plan file, or a `kadmin spark plan` folder / manifest "
+                       "(with --cancel: only its partitions; default there: every "
+                       "reassignment in flight).")] = None,
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
@@ -102,6 +105,11 @@ def reassign(
              "it reads the live brokers only, and a broker lost or back forces a full read.")
     ] = FULL_READ_INTERVAL,
     json_output: JsonOpt = False,
+    cancel: cancelling.CancelOpt = False,
+    yes: cancelling.YesOpt = False,
+    rollback: cancelling.RollbackOpt = None,
+    kafka_version: cancelling.KafkaVersionOpt = None,
+    all_or_nothing: cancelling.AllOrNothingOpt = False,
 ) -> None:
     """Execute a reassignment plan in batches and wait until the controller has finished.
 
@@ -109,7 +117,28 @@ def reassign(
     that restore redundancy run first. Interrupted runs resume the same schedule: run the same
     command again. Example:
     kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --throttle 50MB --timeout 3600
+
+    Stop now: kadmin reassign --cancel --plan plans/reassign-x.json -z zk1:2181/kafka
     """
+    running = {"--throttle": throttle, "--sizes": sizes_path, "--elect": elect or None,
+               "--max-batch-bytes": max_batch_bytes, "--max-moves-per-broker":
+               max_moves_per_broker}
+    if cancel:
+        given = [name for name, value in running.items() if value is not None]
+        if given:
+            raise InvalidInput(f"--cancel takes no {given[0]} (it only puts partitions back)")
+        plan_or_none, anchor_or_none = (None, None) if plan_path is None else load_reassignment(
+            plan_path)
+        cancelling.run(zk, plan_or_none, anchor_or_none, rollback, kafka_version,
+                       all_or_nothing, timeout, dry_run, yes, json_output)
+        return
+    only_cancel = {"--yes": yes or None, "--rollback": rollback,
+                   "--kafka-version": kafka_version, "--all-or-nothing": all_or_nothing or None}
+    given = [name for name, value in only_cancel.items() if value is not None]
+    if given:
+        raise InvalidInput(f"{given[0]} goes with --cancel")
+    if plan_path is None:
+        raise InvalidInput("which plan? give --plan FILE")
     plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     plan, anchor = load_reassignment(plan_path)
     if max_batch_bytes is not None and sizes_path is None:
