@@ -8,11 +8,13 @@ from typing import Annotated
 import typer
 
 from kadmin.cli import render
-from kadmin.cli.common import Connection, err, out, print_sampled
+from kadmin.cli.common import Connection, err, number, out, print_sampled
 from kadmin.kafka_version import KafkaVersion, parse_kafka_version
 from kadmin.model import InvalidInput, OperationFailed, ReassignmentPlan, listed
+from kadmin.operations import stuck as stuck_ops
 from kadmin.operations.cancel import Cancelled, CancelRequest, cancel
 from kadmin.reverting import CancelPlan, Step
+from kadmin.stuck import DEFAULT_STUCK_AFTER
 
 CancelOpt = Annotated[bool, typer.Option(
     "--cancel", help="Stop now: every partition still moving (of --plan, else every "
@@ -27,6 +29,15 @@ RollbackOpt = Annotated[Path | None, typer.Option(
 KafkaVersionOpt = Annotated[str | None, typer.Option(
     "--kafka-version", help="With --cancel: the Kafka release the controller runs (2.3, "
                             "2.8, ...), needed only when ZooKeeper does not show it.")]
+RepairStaleOpt = Annotated[bool, typer.Option(
+    "--repair-stale", help="Remove a stale /admin/reassign_partitions (every partition it lists "
+                           "at its target with its ISR complete, yet still there) after "
+                           "checking each entry; before Kafka 2.4 also move the controller.")]
+StuckAfterOpt = Annotated[float, typer.Option(
+    "--stuck-after", parser=number(0.0),
+    help="Seconds a target replica may stay out of the ISR, while other partitions of the "
+         "request finish, before it is named as stuck.")]
+STUCK_AFTER = DEFAULT_STUCK_AFTER
 AllOrNothingOpt = Annotated[bool, typer.Option(
     "--all-or-nothing", help="With --cancel: do nothing when some partition cannot be "
                              "reverted safely (default: revert the others).")]
@@ -63,6 +74,30 @@ def run(zk: Connection, plan: ReassignmentPlan | None, anchor: Path | None,
     if result is None:
         raise OperationFailed("cancel not confirmed; nothing was written")
     _report(result, as_json)
+
+
+def report_stuck(zk: Connection, topics: set[str] | None, stuck_after: float) -> list[str]:
+    """Each reassignment among ``topics`` that cannot finish, a line each on stderr with its
+    cause and repair; returns the lines."""
+    lines = [str(s) for s in stuck_ops.diagnose_live(zk, topics, stuck_after)]
+    print_sampled(err, lines, "")
+    return lines
+
+
+def repair(zk: Connection, kafka_version: str | None, timeout: float | None, dry_run: bool,
+           as_json: bool) -> None:
+    say = err if as_json else out
+    done = stuck_ops.repair_stale(zk, version_option(kafka_version), dry_run,
+                                  lambda line: say.print(line, markup=False), timeout)
+    verb = "would delete" if dry_run else "deleted"
+    line = (f"{verb} the stale /admin/reassign_partitions ({done.partitions} complete "
+            f"partition(s))" + ("; controller moved" if done.controller_moved and not dry_run
+                                else "; the controller must move too" if done.controller_moved
+                                else "") + f" ({done.evidence})")
+    render.summary(line, {"dry_run": dry_run, "partitions": done.partitions,
+                          "controller_moved": done.controller_moved and not dry_run,
+                          "controller_move_needed": done.controller_moved,
+                          "evidence": done.evidence}, as_json)
 
 
 def _release(plan: CancelPlan) -> str | None:

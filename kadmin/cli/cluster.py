@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from kadmin.cli import render
+from kadmin.cli.cancel import STUCK_AFTER, StuckAfterOpt
 from kadmin.cli.common import (
     CapacityOpt,
     ClusterOpt,
@@ -82,11 +83,13 @@ def status(
                         "lines and all) or its JSON; adds the bytes on each broker.")] = None,
     capacity: CapacityOpt = None,
     json_output: JsonOpt = False,
+    stuck_after: StuckAfterOpt = STUCK_AFTER,
 ) -> None:
-    """Controller, live brokers, partition health and admin work in progress; with --capacity
+    """Controller, live brokers, partition health and admin work in progress (with each
+    reassignment that cannot finish, its cause and the command that repairs it); with --capacity
     each broker's capacity and share of the replicas, and with --sizes too the part of its
     capacity in use (brokers above it are named).
 
     Example: kadmin status -z zk1:2181/kafka --sizes log-dirs.txt --capacity capacity.json
     """
-    render.status(statuses.status(zk, sizes_path, capacity, warn), json_output)
+    render.status(statuses.status(zk, sizes_path, capacity, warn, stuck_after), json_output)

@@ -37,6 +37,7 @@ from kadmin.model import (
     listed,
 )
 from kadmin.operations import execute as executing
+from kadmin.operations import stuck as stuck_ops
 from kadmin.operations.planfiles import load_plan, load_reassignment
 from kadmin.operations.selection import split_names
 from kadmin.units import parse_bytes, parse_rate
@@ -110,6 +111,8 @@ def reassign(
     rollback: cancelling.RollbackOpt = None,
     kafka_version: cancelling.KafkaVersionOpt = None,
     all_or_nothing: cancelling.AllOrNothingOpt = False,
+    repair_stale: cancelling.RepairStaleOpt = False,
+    stuck_after: cancelling.StuckAfterOpt = cancelling.STUCK_AFTER,
 ) -> None:
     """Execute a reassignment plan in batches and wait until the controller has finished.
 
@@ -123,6 +126,17 @@ def reassign(
     running = {"--throttle": throttle, "--sizes": sizes_path, "--elect": elect or None,
                "--max-batch-bytes": max_batch_bytes, "--max-moves-per-broker":
                max_moves_per_broker}
+    if cancel and repair_stale:
+        raise InvalidInput("give --cancel or --repair-stale, not both")
+    if repair_stale:
+        given = [name for name, value in {**running, "--plan": plan_path, "--rollback": rollback,
+                                          "--all-or-nothing": all_or_nothing or None}.items()
+                 if value is not None]
+        if given:
+            raise InvalidInput(f"--repair-stale takes no {given[0]} (it only removes a stale "
+                               "znode)")
+        cancelling.repair(zk, kafka_version, timeout, dry_run, json_output)
+        return
     if cancel:
         given = [name for name, value in running.items() if value is not None]
         if given:
@@ -158,6 +172,8 @@ def reassign(
         render.schedule(outcome.scheduled, settings.throttle, json_output)
         render.plan_stats(outcome.stats, json_output)
         return
+    if not outcome.ok:
+        cancelling.report_stuck(zk, {m.topic for m in plan.moves}, stuck_after)
     _finish(outcome, settings, json_output)
 
 
@@ -166,6 +182,7 @@ def verify(
     zk: Connection,
     plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file or folder.")],
     json_output: JsonOpt = False,
+    stuck_after: cancelling.StuckAfterOpt = cancelling.STUCK_AFTER,
 ) -> None:
     """Report each partition of a plan as complete, in progress, not started or failed.
 
@@ -173,13 +190,15 @@ def verify(
     or are only unfinished (waiting, or running reassign, finishes those).
     Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
     plan, result = executing.verify(plan_path, zk)
+    found = [] if result.ok else stuck_ops.diagnose_live(zk, {m.topic for m in plan.moves},
+                                                          stuck_after)
     counts = {"complete": len(result.complete), "in_progress": len(result.in_progress),
               "not_started": len(result.not_started), "failed": len(result.failures)}
     if json_output:
         render.print_json({**{key: [str(tp) for tp in tps] for key, tps in (
             ("complete", result.complete), ("in_progress", result.in_progress),
             ("not_started", result.not_started))}, "failed": list(result.failures),
-            "counts": counts})
+            "counts": counts, "stuck": [str(s) for s in found]})
     else:
         out.print(", ".join(f"{key.replace('_', ' ')}: {n}" for key, n in counts.items())
                   + f" (of {len(plan.moves)})", markup=False)
@@ -188,6 +207,7 @@ def verify(
             if tps:
                 out.print(f"{label}: {listed(tps)}", markup=False)
         print_sampled(err, result.failures, "failed: ")
+        print_sampled(err, map(str, found), "")
     if result.failures:
         raise OperationFailed(f"{len(result.failures)} partition(s) of the plan failed")
     if not result.ok:

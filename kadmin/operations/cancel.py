@@ -87,6 +87,11 @@ def _records(request: CancelRequest) -> dict[TopicPartition, Replicas]:
     return {m.tp: m.replicas for m in found.moves}
 
 
+def topic_znode_versions(client: KazooClient, topics: list[str]) -> dict[str, int]:
+    """The ``version`` of each topic znode (1 when absent)."""
+    return {t: int(d.get("version", 1)) for t, d in _topic_znodes(client, topics).items()}
+
+
 def _topic_znodes(client: KazooClient, topics: list[str]) -> dict[str, dict]:
     pending = [(t, client.get_async(paths.topic(t))) for t in topics]
     out = {}
@@ -184,7 +189,7 @@ def _carry_out(client: KazooClient, request: CancelRequest, plan: CancelPlan, ev
         with contextlib.suppress(NoNodeError):
             client.delete(paths.REASSIGN_PARTITIONS)
     if Step.MOVE_CONTROLLER in plan.steps:
-        _move_controller(client, deadline, say)
+        move_controller(client, deadline, say)
     moves = plan.moves
     for start in range(0, len(moves), ZNODE_MOVES):
         chunk = moves[start:start + ZNODE_MOVES]
@@ -208,7 +213,7 @@ def _carry_out(client: KazooClient, request: CancelRequest, plan: CancelPlan, ev
                      throttles_cleared=tuple(cleared))
 
 
-def _move_controller(client: KazooClient, deadline: float, say: Callable[[str], None]) -> None:
+def move_controller(client: KazooClient, deadline: float, say: Callable[[str], None]) -> None:
     """Delete /controller and wait for the brokers to elect the next (a new epoch)."""
     say(f"moving the controller: deleting {paths.CONTROLLER} (a new controller is elected and "
         "reloads the cluster; on a large cluster that takes a while)")

@@ -4,6 +4,7 @@ its capacity (and with partition sizes, the part of it in use)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +15,10 @@ from kadmin.balance.replicas import replica_counts
 from kadmin.balance.weighted import topic_bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import ClusterSnapshot, TopicPartition
+from kadmin.operations import stuck as stuck_reads
 from kadmin.operations.source import Connection, connected
-from kadmin.zk import config, reader
+from kadmin.stuck import DEFAULT_STUCK_AFTER, Stuck, diagnose
+from kadmin.zk import codec, config, reader
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class Status:
     """With ``--sizes``: bytes on each registered broker."""
     use: tuple[BrokerUse, ...] = ()
     """With ``--capacity``: every registered broker against its capacity (empty without)."""
+    stuck: tuple[Stuck, ...] = ()
+    """Reassignments that cannot finish, each with its cause and repair."""
 
     @property
     def over_capacity(self) -> list[tuple[int, int, int]]:
@@ -53,14 +58,18 @@ def of(live: reader.LiveCluster, throttles: config.Throttles | None = None,
 
 
 def status(connection: Connection, sizes_path: Path | None = None,
-           capacity: Path | None = None, warn: Callable[[str], None] = lambda line: None
-           ) -> Status:
+           capacity: Path | None = None, warn: Callable[[str], None] = lambda line: None,
+           stuck_after: float = DEFAULT_STUCK_AFTER) -> Status:
     """The cluster read live. ``sizes_path`` (``kafka-log-dirs.sh --describe``) adds the bytes
     on each broker, its gaps going to ``warn`` a line each; ``capacity`` (a capacity file,
     read before connecting) adds each broker's capacity, its share of the replicas, and with
     sizes the part of its capacity in use."""
     capacities = None if capacity is None else read_capacities(capacity)
     with connected(connection) as client:
+        try:
+            request = stuck_reads.read_request(client)[0]  # before the cluster: see diagnose
+        except codec.DecodeError:
+            request = None  # reported as unreadable by the read that follows
         live = reader.read_cluster(client)
         throttled = config.read_throttles(client)
     snapshot = live.snapshot
@@ -71,7 +80,8 @@ def status(connection: Connection, sizes_path: Path | None = None,
     use = () if capacities is None else broker_use(
         replica_counts([r for t in snapshot.topics.values() for r in t.values()]),
         capacities.weights(sorted(snapshot.brokers)), held)
-    return of(live, throttled, held, use)
+    return dataclasses.replace(of(live, throttled, held, use), stuck=tuple(
+        diagnose(snapshot, request, stuck_after)))
 
 
 def held_bytes(snapshot: ClusterSnapshot, found: Mapping[TopicPartition, int]
