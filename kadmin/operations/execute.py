@@ -4,13 +4,22 @@ dry runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kadmin import executor, plans
+from kadmin import executor, min_insync, plans
 from kadmin.events import Event
-from kadmin.model import DeletionPlan, ElectionPlan, ReassignmentPlan
+from kadmin.model import (
+    ClusterSnapshot,
+    DeletionPlan,
+    ElectionPlan,
+    PartitionState,
+    ReassignmentPlan,
+    TopicPartition,
+    and_more,
+    sample_of,
+)
 from kadmin.operations.planfiles import load_reassignment
 from kadmin.operations.source import Connection, connected, partition_sizes
 from kadmin.zk import reader
@@ -52,9 +61,25 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Callable[[str], None]
             result = executor.dry_run_reassignment(client, plan,
                                                    executor.PlanFiles(request.anchor), snapshot,
                                                    request.settings, found)
+            for line in below_min_insync(plan, snapshot, reader.read_states(
+                    client, {m.tp for m in plan.moves})):
+                warn(line)
             return ReassignDryRun(result.scheduled, result.stats)
         return executor.execute_reassignment(client, plan, executor.PlanFiles(request.anchor),
                                              request.settings, emit, found)
+
+
+def below_min_insync(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
+                     states: Mapping[TopicPartition, PartitionState]) -> list[str]:
+    """The moves that keep fewer of a partition's in-sync replicas than its topic's
+    min.insync.replicas while they run, a line each (at most LIST_LIMIT, then a count)."""
+    lines = (f"{m.tp}: {risk}" for m in plan.moves
+             if (minimum := snapshot.min_insync.get(m.topic)) is not None
+             and (current := snapshot.settled_replicas(m.tp)) is not None
+             and (risk := min_insync.kept_in_sync(current, m.replicas, states.get(m.tp),
+                                                  minimum)) is not None)
+    shown = sample_of(lines)
+    return [*shown.items, *((and_more(shown.rest),) if shown.rest else ())]
 
 
 def verify(plan_path: Path, connection: Connection

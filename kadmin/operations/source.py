@@ -96,7 +96,7 @@ def load_cluster(source: ClusterSource, *, states: bool = True) -> Loaded:
     if not source.connection.zookeeper:
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
     with connected(source.connection) as client:
-        live = reader.read_cluster(client, states=states)
+        live = reader.with_min_insync(client, reader.read_cluster(client, states=states))
     if live.unreadable and not source.skip_unreadable:
         raise reader.unreadable_error(
             live.unreadable, "nothing was planned or written (--skip-unreadable goes on without "
