@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kadmin import files, placement
-from kadmin.cli import render
+from kadmin.cli import render, replace
 from kadmin.cli.common import (
     AllowInternalOpt,
     AllowRfChangeOpt,
@@ -268,6 +268,9 @@ def plan_rebalance(
         figures = rebalance(snapshot, request, partition_sizes(sizes_path, snapshot),
                             Output(out_path, force, write_stdout))
     render.rebalanced(figures, json_output)
+
+
+app.command("replace")(replace.plan_replace)
 
 
 @app.command("demote")
