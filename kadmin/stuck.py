@@ -18,7 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kadmin.model import ClusterSnapshot, PartitionMove, Replicas, TopicPartition
-from kadmin.zk import paths
+
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
+BROKER_IDS = "/brokers/ids"
 
 DEFAULT_STUCK_AFTER = 600.0
 """Seconds a target replica may stay out of the ISR before it counts as stuck (10 min)."""
@@ -36,7 +38,7 @@ class Stuck:
     repair: str
 
     def __str__(self) -> str:
-        where = paths.REASSIGN_PARTITIONS if self.tp is None else str(self.tp)
+        where = REASSIGN_PARTITIONS if self.tp is None else str(self.tp)
         return f"{where}: stuck: {self.cause} (repair: {self.repair})"
 
 
@@ -90,7 +92,7 @@ def diagnose(snapshot: ClusterSnapshot, request: Request | None,
         dead = [r for r in target if r not in snapshot.brokers]
         if dead:
             found.append(Stuck(tp, f"target replica(s) {dead} on broker(s) not registered in "
-                                   f"{paths.BROKER_IDS}: it cannot finish until they are back",
+                                   f"{BROKER_IDS}: it cannot finish until they are back",
                                CANCEL))
             continue
         state = snapshot.state(tp)
