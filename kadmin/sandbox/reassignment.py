@@ -1,4 +1,4 @@
-"""/admin/reassign_partitions as Kafka's controller serves it (spec section 2), in the
+"""/admin/reassign_partitions as Kafka's controller serves it, in the
 behaviour of the release it models (:mod:`kadmin.kafka_version`).
 
 A request's partitions wait in ``pending`` and move ``parallelism`` at a time. A move is done
