@@ -10,7 +10,7 @@ import typer
 from kadmin.cli import render
 from kadmin.cli.common import Connection, err, number, out, print_sampled
 from kadmin.kafka_version import KafkaVersion, parse_kafka_version
-from kadmin.model import InvalidInput, OperationFailed, ReassignmentPlan, listed
+from kadmin.model import InvalidInput, KadminError, OperationFailed, ReassignmentPlan, listed
 from kadmin.operations import stuck as stuck_ops
 from kadmin.operations.cancel import Cancelled, CancelRequest, cancel
 from kadmin.reverting import CancelPlan, Step
@@ -78,8 +78,14 @@ def run(zk: Connection, plan: ReassignmentPlan | None, anchor: Path | None,
 
 def report_stuck(zk: Connection, topics: set[str] | None, stuck_after: float) -> list[str]:
     """Each reassignment among ``topics`` that cannot finish, a line each on stderr with its
-    cause and repair; returns the lines."""
-    lines = [str(s) for s in stuck_ops.diagnose_live(zk, topics, stuck_after)]
+    cause and repair; returns the lines. Best effort, after an operation that did not finish:
+    when ZooKeeper cannot be read now (maybe why it did not finish) nothing is added, and the
+    operation's own error stays the one reported."""
+    try:
+        found = stuck_ops.diagnose_live(zk, topics, stuck_after)
+    except KadminError:
+        return []
+    lines = [str(s) for s in found]
     print_sampled(err, lines, "")
     return lines
 
