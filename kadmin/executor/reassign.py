@@ -21,7 +21,6 @@ from kazoo.client import KazooClient
 from kadmin import files, plans, schedule
 from kadmin.events import BatchDone, BatchResumed, ExecutionPlanned, Finished, TimedOut
 from kadmin.executor import journal as journals
-from kadmin.executor import transfers as model
 from kadmin.executor.common import (
     Emit,
     ExecutionSettings,
@@ -39,13 +38,18 @@ from kadmin.executor.common import (
 from kadmin.executor.elect import execute_election
 from kadmin.executor.progress import Accountant
 from kadmin.executor.runner import BatchRunner, clear_own_throttles
+from kadmin.executor.transfers import limits as batch_limits
+from kadmin.executor.transfers import transfers as transfers_of
 from kadmin.executor.verify import verify_reassignment
 from kadmin.health_gate import HealthGate
 from kadmin.model import (
     ClusterSnapshot,
     ElectionPlan,
+    InvalidInput,
     PartitionMove,
+    PlanKind,
     ReassignmentPlan,
+    Replicas,
     TopicPartition,
 )
 from kadmin.sizes import moved_bytes
@@ -117,7 +121,7 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
     index = {m.tp: i for i, m in enumerate(plan.moves)}
     states = reader.read_states(client, pending_tps - in_flight)
     key = options_key(settings, sizes is not None)
-    limits = model.limits(settings.batch_size, settings.max_znode_bytes,
+    limits = batch_limits(settings.batch_size, settings.max_znode_bytes,
                           settings.max_batch_bytes, settings.max_moves_per_broker)
     if found is not None and found.options == key:
         planned = {i for b in found.batches[found.submitted:] for i in b}
@@ -142,7 +146,7 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
         if moves:
             batches.append(moves)
             positions.append(position)
-            views.append(tuple(model.transfers(moves, snapshot, sizes, states)))
+            views.append(tuple(transfers_of(moves, snapshot, sizes, states)))
     return Scheduled(journal, tuple(batches), tuple(positions), tuple(views),
                      tuple(schedule.load_of(v)[0] for v in views),
                      schedule.lower_bound(t for v in views for t in v),
@@ -153,7 +157,7 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
 def _compose(moves: Sequence[PartitionMove], snapshot: ClusterSnapshot,
              sizes: Mapping[TopicPartition, int] | None, states: Mapping, limits: schedule.Limits
              ) -> tuple[tuple[int, ...], ...]:
-    return schedule.compose(model.transfers(moves, snapshot, sizes, states), limits).batches
+    return schedule.compose(transfers_of(moves, snapshot, sizes, states), limits).batches
 
 
 @dataclass(frozen=True)
@@ -246,7 +250,7 @@ class _Run:
         if not in_flight:
             clear_own_throttles(client, 0, self.emit)  # a run killed mid-batch left them
         resumed_views = () if not in_flight else (
-            tuple(model.transfers(in_flight, snapshot, self.sizes)),)
+            tuple(transfers_of(in_flight, snapshot, self.sizes)),)
         work = [*((in_flight,) if in_flight else ()), *scheduled.batches]
         views = [*resumed_views, *scheduled.transfers]
         weights = [sum(t.work for t in v) for v in views]
@@ -341,14 +345,30 @@ class _Run:
         sizes, snapshot = self.sizes, self.snapshot
         return lambda m: weigh_move(sizes, snapshot, m)
 
+    def _rollback_replicas(self) -> dict[TopicPartition, Replicas]:
+        """The replicas the rollback file holds (kept from before the first run), or none when
+        it cannot be read."""
+        try:
+            rollback = plans.parse_plan(files.read_json(self.paths.rollback), PlanKind.REASSIGN)
+        except (InvalidInput, OSError):
+            return {}
+        assert isinstance(rollback, ReassignmentPlan)
+        return {m.tp: m.replicas for m in rollback.moves}
+
     def _record(self, **changes: object) -> None:
         self.journal = self.journal.update(self.paths.journal, **changes)
 
     def _elect(self) -> Outcome:
-        """Preferred leaders of the partitions whose first replica the plan changes (those
-        already at their target when this run began count too: their first replica before is
-        no longer known here, and the election skips partitions led by their preferred one)."""
+        """Preferred leaders of the partitions whose first replica the plan changes. For those
+        already at their target when this run began (moved by an earlier run it resumes), the
+        first replica before is the rollback file's, the assignment before the first run; a
+        partition it does not know counts as changed (the election skips partitions led by their
+        preferred replica)."""
         before = {m.tp: self.snapshot.settled_replicas(m.tp) for m in self.plan.moves}
+        original = self._rollback_replicas()
+        for m in self.plan.moves:
+            if before[m.tp] == m.replicas:
+                before[m.tp] = original.get(m.tp)
         changed = tuple(m.tp for m in self.plan.moves
                         if not before[m.tp] or before[m.tp] == m.replicas
                         or before[m.tp][0] != m.replicas[0])  # type: ignore[index]

@@ -5,7 +5,7 @@ its capacity (and with partition sizes, the part of it in use)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from kadmin.balance.weighted import topic_bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import ClusterSnapshot, TopicPartition
 from kadmin.operations import stuck as stuck_reads
-from kadmin.operations.source import Connection, connected
+from kadmin.operations.source import Connection, Warn, connected, no_warnings
 from kadmin.stuck import DEFAULT_STUCK_AFTER, Stuck, diagnose
 from kadmin.zk import codec, config, reader
 
@@ -57,19 +57,29 @@ def of(live: reader.LiveCluster, throttles: config.Throttles | None = None,
                   (*live.unreadable, *throttles.unreadable), throttles.in_force, held, use)
 
 
-def status(connection: Connection, sizes_path: Path | None = None,
-           capacity: Path | None = None, warn: Callable[[str], None] = lambda line: None,
-           stuck_after: float = DEFAULT_STUCK_AFTER) -> Status:
-    """The cluster read live. ``sizes_path`` (``kafka-log-dirs.sh --describe``) adds the bytes
-    on each broker, its gaps going to ``warn`` a line each; ``capacity`` (a capacity file,
-    read before connecting) adds each broker's capacity, its share of the replicas, and with
-    sizes the part of its capacity in use."""
+@dataclass(frozen=True)
+class StatusRequest:
+    connection: Connection
+    sizes: Path | None = None
+    """``kafka-log-dirs.sh --describe`` output: adds the bytes on each broker."""
+    capacity: Path | None = None
+    """A capacity file: adds each broker's capacity, its share of the replicas, and with sizes
+    the part of its capacity in use."""
+    stuck_after: float = DEFAULT_STUCK_AFTER
+    """Seconds a target replica may lag, while others of its request finish, before it counts
+    as stuck."""
+
+
+def status(request: StatusRequest, warn: Warn = no_warnings) -> Status:
+    """The cluster read live, with the request's sizes (their gaps going to ``warn`` a line
+    each) and capacities (the file read before connecting)."""
+    sizes_path, capacity = request.sizes, request.capacity
     capacities = None if capacity is None else read_capacities(capacity)
-    with connected(connection) as client:
+    with connected(request.connection) as client:
         try:
-            request = stuck_reads.read_request(client)[0]  # before the cluster: see diagnose
+            stuck_request = stuck_reads.read_request(client)[0]  # before the cluster
         except codec.DecodeError:
-            request = None  # reported as unreadable by the read that follows
+            stuck_request = None  # reported as unreadable by the read that follows
         live = reader.read_cluster(client)
         throttled = config.read_throttles(client)
     snapshot = live.snapshot
@@ -81,7 +91,7 @@ def status(connection: Connection, sizes_path: Path | None = None,
         replica_counts([r for t in snapshot.topics.values() for r in t.values()]),
         capacities.weights(sorted(snapshot.brokers)), held)
     return dataclasses.replace(of(live, throttled, held, use), stuck=tuple(
-        diagnose(snapshot, request, stuck_after)))
+        diagnose(snapshot, stuck_request, request.stuck_after)))
 
 
 def held_bytes(snapshot: ClusterSnapshot, found: Mapping[TopicPartition, int]
