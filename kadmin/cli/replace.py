@@ -15,9 +15,9 @@ from kadmin.cli.common import (
     JsonOpt,
     OutOpt,
     SkipUnreadableOpt,
+    cluster_source,
     connects,
     err,
-    load_cluster,
     out,
     warn,
     write_stdout,
@@ -26,6 +26,7 @@ from kadmin.model import listed
 from kadmin.operations.generate import Output
 from kadmin.operations.replace import Replaced, ReplaceRequest, replace
 from kadmin.operations.selection import split_ints
+from kadmin.operations.source import read_cluster
 
 
 @connects
@@ -57,7 +58,7 @@ def plan_replace(
     """
     request = ReplaceRequest(tuple(split_ints(brokers, "--broker")),
                              tuple(split_ints(replacements, "--with")), allow_unregistered)
-    snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
+    snapshot = read_cluster(cluster_source(cluster, zk, skip_unreadable), warn, states=False)
     done = replace(snapshot, request, Output(out_path, force, write_stdout))
     _report(done, json_output)
 
