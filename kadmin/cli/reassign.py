@@ -130,7 +130,8 @@ def reassign(
     if isinstance(outcome, executing.ReassignDryRun):
         dry_run_summary(outcome, json_output)
         return
-    if not outcome.ok:
+    if not outcome.ok and not any("ZooKeeper did not answer" in f for f in outcome.failures):
+        # (ZooKeeper down at the deadline: no diagnosis, which would only wait to connect)
         cancelling.report_stuck(zk, {m.topic for m in load_reassignment(plan_path)[0].moves},
                                 stuck_after)
     finish(outcome, timeout, json_output)
