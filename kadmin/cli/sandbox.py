@@ -10,7 +10,15 @@ import typer
 
 from kadmin import synthetic
 from kadmin.cli import render
-from kadmin.cli.common import ClusterOpt, SizesOpt, named_output, number, out, partition_sizes
+from kadmin.cli.common import (
+    ClusterOpt,
+    SizesOpt,
+    err,
+    named_output,
+    number,
+    out,
+    partition_sizes,
+)
 from kadmin.model import ClusterSnapshot, TopicPartition
 from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
 from kadmin.operations.rebalance import Rebalanced
@@ -112,7 +120,12 @@ def sandbox(
                       markup=False)
         server = box.server
         assert server is not None, "the sandbox command always runs its own ZooKeeper"
-        sleep_while(lambda: server.running)
+        controller = box.controller
+        sleep_while(lambda: server.running and controller.record_failure is None)
+        if controller.record_failure is not None:
+            with held():
+                err.print(f"kadmin: warning: {controller.record_failure}", markup=False)
+            sleep_while(lambda: server.running)
         raise server.failure("the sandbox's ZooKeeper stopped unexpectedly")
     out.print("sandbox stopped", markup=False)
 

@@ -4,8 +4,9 @@ dry runs."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kadmin import executor, plans
@@ -17,6 +18,12 @@ from kadmin.zk import reader
 
 Emit = Callable[[Event], None]
 """Where a run sends its progress events."""
+
+
+def _started(settings: executor.ExecutionSettings) -> executor.ExecutionSettings:
+    """The settings of a run that begins now: its --timeout counts from here, connecting and
+    every read and check before the first submission included."""
+    return replace(settings, started=time.monotonic())
 
 
 @dataclass(frozen=True)
@@ -45,16 +52,17 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Callable[[str], None]
     the plan's topics is read first, then partition sizes fitted to it (their warnings to
     ``warn``)."""
     plan = request.plan
-    with connected(request.connection) as client:
+    settings = _started(request.settings)
+    with connected(request.connection, executor.run_limit(settings)) as client:
         snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
         found = partition_sizes(request.sizes, snapshot, warn)
         if request.dry_run:
             result = executor.dry_run_reassignment(client, plan,
                                                    executor.PlanFiles(request.anchor), snapshot,
-                                                   request.settings, found)
+                                                   settings, found)
             return ReassignDryRun(result.scheduled, result.stats)
         return executor.execute_reassignment(client, plan, executor.PlanFiles(request.anchor),
-                                             request.settings, emit, found)
+                                             settings, emit, found)
 
 
 def verify(plan_path: Path, connection: Connection
@@ -71,13 +79,15 @@ def elect(explicit: ElectionPlan | None, topics: Sequence[str], connection: Conn
           ) -> executor.Outcome | ElectionPlan:
     """A preferred replica election of ``explicit`` (a plan file's), else of ``topics`` (none:
     every partition) as the cluster has them; with ``dry_run`` the plan it would run."""
-    with connected(connection) as client:
+    settings = _started(settings)
+    with connected(connection, executor.run_limit(settings)) as client:
         if explicit is not None:
             plan = explicit
         else:
             snapshot = reader.read_for_operation(client, set(topics) if topics else None).snapshot
             plan = plans.election_plan_for(snapshot, list(topics) or None)
         if dry_run:
+            executor.check_election(client, plan, settings)  # exits where the real run would
             return plan
         return executor.execute_election(client, plan, settings, emit)
 
@@ -94,7 +104,8 @@ def delete_topics(plan: DeletionPlan, connection: Connection,
                   ) -> executor.Outcome | DeletionDryRun | None:
     """Topic deletion, checked against the cluster first; ``confirm`` is asked after the check
     (None when it says no: nothing was written)."""
-    with connected(connection) as client:
+    settings = _started(settings)
+    with connected(connection, executor.run_limit(settings)) as client:
         transactions = len(executor.check_deletion(client, plan, settings))
         if dry_run:
             return DeletionDryRun(plan, transactions)
