@@ -118,11 +118,11 @@ def deadline_of(settings: ExecutionSettings) -> float:
 
 def run_limit(settings: ExecutionSettings) -> tuple[float, str] | None:
     """What bounds every ZooKeeper request of a run with a --timeout (connecting included):
-    its deadline, and past it at most ``admin.AFTER_DEADLINE`` for the reads that say what is
-    left; None without a --timeout."""
+    its deadline (the reads that say what is left at it have their own ``admin.AFTER_DEADLINE``);
+    None without a --timeout."""
     if settings.timeout is None:
         return None
-    return deadline_of(settings) + admin.AFTER_DEADLINE, f"{settings.timeout:g}s, the --timeout"
+    return deadline_of(settings), f"{settings.timeout:g}s, the --timeout"
 
 
 def live(client: KazooClient, topics: Sequence[str], *, states: bool = False

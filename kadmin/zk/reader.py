@@ -268,8 +268,9 @@ def unreadable_error(unreadable: Sequence[tuple[str, str]], consequence: str) ->
 def read_for_operation(client: KazooClient, topics: Collection[str] | None, *,
                        states: bool = False) -> LiveCluster:
     """:func:`read_cluster` for a command about to act on ``topics``: a topic or partition state
-    znode it cannot decode (or a missing state it reads), a broker id it cannot read from a
-    registration's name and an undecodable /admin/reassign_partitions stop it (exit 1, named),
+    znode it cannot decode (or a missing state it reads), a registration named by an id spelled
+    otherwise than Kafka spells it and an undecodable /admin/reassign_partitions stop it (exit 1,
+    named),
     before anything is written. Brokers with an unreadable registration are kept as live ids and
     the other admin znodes are left to the conflict checks (they name them), so neither blocks
     an operation they do not concern."""
@@ -283,16 +284,16 @@ def read_for_operation(client: KazooClient, topics: Collection[str] | None, *,
 def _stops_operation(path: str) -> bool:
     """Whether an unreadable znode at ``path`` leaves an operation without something it must
     know: a topic or partition state (the topic would look deleted, the partition leaderless),
-    a broker whose id cannot be read from its name (it would look unregistered), or
+    a broker registered under a decimal name Kafka does not write ("007": broker 7 would look
+    unregistered), or
     /admin/reassign_partitions (whether partitions are moving)."""
     if path.startswith(paths.BROKER_TOPICS + "/") or path == paths.REASSIGN_PARTITIONS:
         return True
     if path.startswith(paths.BROKER_IDS + "/"):
+        # "007" may be broker 7 spelled otherwise (it must not look unregistered); "broker-x"
+        # or "²" cannot be any broker's, and a registration kept by id stops nothing
         name = path[len(paths.BROKER_IDS) + 1:]
-        try:
-            codec.decimal_id(name, "broker id")
-        except codec.DecodeError:
-            return True
+        return name.isascii() and name.isdigit() and name != str(int(name))
     return False
 
 
