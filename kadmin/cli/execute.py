@@ -126,8 +126,8 @@ def reassign(
     with render.progress(json_output) as emit:
         outcome = executing.reassign(request, emit, warn)
     if isinstance(outcome, executing.ReassignDryRun):
-        render.schedule(outcome.scheduled, settings.throttle, json_output)
-        render.plan_stats(outcome.stats, json_output)
+        render.reassign_dry_run(outcome.scheduled, outcome.stats, settings.throttle,
+                                json_output)
         return
     _finish(outcome, settings, json_output)
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
+from typing import Any
 
 from rich.progress import (
     BarColumn,
@@ -135,9 +136,14 @@ def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict:
     return failed
 
 
+def plan_stats_doc(stats: PlanStats) -> dict[str, Any]:
+    # brokers above capacity in the words of plan rebalance --json and status --json
+    return {**dataclasses.asdict(stats), "over_capacity": over_capacity_doc(stats.over_capacity)}
+
+
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
-    if as_json:  # brokers above capacity in the words of plan rebalance --json and status --json
-        print_json({**dataclasses.asdict(stats), "over_capacity": over_capacity_doc(stats.over_capacity)})
+    if as_json:
+        print_json(plan_stats_doc(stats))
         return
     bound = "" if stats.lower_bound is None else f" (lower bound {stats.lower_bound})"
     moved = "" if stats.bytes_moved is None else f", {human_bytes(stats.bytes_moved)} to copy"
@@ -484,7 +490,49 @@ def racks_line(racks: RackBalance, bound: int) -> str:
             + ("" if racks.proven else "; not proven the fewest moves (the plan makes more)"))
 
 
-def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
+def reassign_dry_run(scheduled: Scheduled, stats: PlanStats, throttle: int | None,
+                     as_json: bool) -> None:
+    """What ``reassign --dry-run`` shows: the journal's contradictions, the batches and the
+    plan's before/after stats (with ``as_json`` one document: the schedule's fields, ``stats``
+    and ``contradicted``)."""
+    contradicted = scheduled.contradicted
+    if as_json:
+        print_json({**schedule_doc(scheduled, throttle), "stats": plan_stats_doc(stats),
+                    "contradicted": [str(tp) for tp in contradicted.items],
+                    "contradicted_count": contradicted.total})
+        return
+    if contradicted.total:
+        err.print(contradicted_line([str(tp) for tp in contradicted.items], contradicted.total)
+                  .replace("submitting them again", "a run submits them again"),
+                  markup=False, soft_wrap=True)
+    schedule(scheduled, throttle)
+    plan_stats(stats, False)
+
+
+def schedule_doc(scheduled: Scheduled, throttle: int | None) -> dict[str, Any]:
+    """The batches a run would submit, as ``reassign --dry-run --json`` gives them."""
+    timed = throttle is not None and scheduled.sized
+    predicted = scheduled.prediction(throttle) if timed and throttle else None
+    rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
+            for i, b in enumerate(scheduled.batches, start=1)]
+    views = scheduled.transfers
+    return {
+        "batches": [{
+            "batch": i, "partitions": len(b),
+            "bytes": sum(t.work for t in views[i - 1]) if scheduled.sized else None,
+            "busiest_broker": load_of(views[i - 1])[1],
+            "predicted_seconds": None if p is None else p.seconds,
+            "lower_bound_seconds": None if p is None else p.lower_bound_seconds,
+            "first": str(b[0].tp), "last": str(b[-1].tp)} for i, b, p in rows],
+        "partitions": sum(map(len, views)),
+        "bytes": sum(t.work for v in views for t in v) if scheduled.sized else None,
+        "busiest_broker": load_of(t for v in views for t in v)[1],
+        "predicted_seconds": None if predicted is None else predicted.seconds,
+        "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
+        "throttle": throttle}
+
+
+def schedule(scheduled: Scheduled, throttle: int | None) -> None:
     """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
     sizes and a throttle, the modelled duration (spec section 8) next to the lower bound."""
     timed = throttle is not None and scheduled.sized
@@ -492,22 +540,6 @@ def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
     rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
             for i, b in enumerate(scheduled.batches, start=1)]
     views = scheduled.transfers
-    if as_json:
-        print_json({
-            "batches": [{
-                "batch": i, "partitions": len(b),
-                "bytes": sum(t.work for t in views[i - 1]) if scheduled.sized else None,
-                "busiest_broker": load_of(views[i - 1])[1],
-                "predicted_seconds": None if p is None else p.seconds,
-                "lower_bound_seconds": None if p is None else p.lower_bound_seconds,
-                "first": str(b[0].tp), "last": str(b[-1].tp)} for i, b, p in rows],
-            "partitions": sum(map(len, views)),
-            "bytes": sum(t.work for v in views for t in v) if scheduled.sized else None,
-            "busiest_broker": load_of(t for v in views for t in v)[1],
-            "predicted_seconds": None if predicted is None else predicted.seconds,
-            "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
-            "throttle": throttle})
-        return
     table = Table(title=f"{len(rows)} batch(es)")
     for column in ("batch", "partitions", *(("bytes",) if scheduled.sized else ()),
                    "busiest broker", *(("predicted",) if timed else ()), "first", "last"):
@@ -541,6 +573,14 @@ def schedule(scheduled: Scheduled, throttle: int | None, as_json: bool) -> None:
                                if scheduled.sized else ""), markup=False, soft_wrap=True)
 
 
+def contradicted_line(partitions: Sequence[str], count: int) -> str:
+    """The partitions a journal records submitted that the live cluster shows neither at their
+    target nor moving."""
+    more = f" (and {count - len(partitions):,} more)" if count > len(partitions) else ""
+    return (f"reassign: the journal records {count:,} partition(s) as submitted that are neither "
+            f"at their target nor moving: {', '.join(partitions)}{more}; submitting them again")
+
+
 @contextmanager
 def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
     """A sink for executor events: JSON lines on stdout, or a rich progress bar on stderr."""
@@ -567,6 +607,9 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
         if not bar.live.is_started:
             bar.start()
         if isinstance(event, ExecutionPlanned):
+            if event.contradicted_count:
+                bar.console.print(contradicted_line(event.contradicted, event.contradicted_count),
+                                  markup=False, soft_wrap=True)
             resumed = ", resuming an earlier run" if event.resumed else ""
             unit = "topic(s)" if event.operation == "delete" else "partition(s)"
             data = "" if event.bytes_total is None else f", {human_bytes(event.bytes_total)} to copy"

@@ -46,10 +46,13 @@ from kadmin.model import (
     ElectionPlan,
     PartitionMove,
     ReassignmentPlan,
+    Sample,
     TopicPartition,
+    sample_of,
 )
 from kadmin.sizes import moved_bytes
 from kadmin.zk import reader
+from kadmin.zk.identity import cluster_identity
 
 
 def weigh_move(sizes: Mapping[TopicPartition, int], snapshot: ClusterSnapshot,
@@ -90,6 +93,12 @@ class Scheduled:
     already_done: int
     """Partitions at their target that an earlier run submitted."""
     sized: bool
+    resumed: bool = False
+    """This run continues an earlier, unfinished one (its journal)."""
+    contradicted: Sample[TopicPartition] = dataclasses.field(
+        default_factory=lambda: Sample((), 0))
+    """Partitions the journal records submitted that the live cluster shows neither at their
+    target nor moving: submitted again, in batches of their own."""
 
     def prediction(self, rate: int) -> schedule.Prediction:
         flat = [t for batch in self.transfers for t in batch]
@@ -107,11 +116,19 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
                 in_flight: set[TopicPartition]) -> Scheduled:
     """The schedule this run follows: the journal's when it was composed with the same options,
     else the journal's submitted batches followed by a composition of the rest (or all of it,
-    without a journal). Reads the partition states of what is left (their leaders send)."""
-    found = journals.read(files_of.journal, plan)
-    submitted = found.submitted_partitions(plan) if found is not None else frozenset()
+    without a journal, or after a finished run's). Reads the partition states of what is left
+    (their leaders send).
+
+    A partition the journal records submitted that is neither at its target nor moving (the
+    cluster changed since, a rollback ran, or the controller dropped it) contradicts the journal:
+    it is listed in ``contradicted`` and composed into new batches, as if never submitted."""
+    cluster = cluster_identity(client)
+    found = journals.of_run(files_of.journal, journals.read(files_of.journal, plan), cluster)
+    recorded = found.submitted_partitions(plan) if found is not None else frozenset()
     pending, _ = plans.changed_moves(plan, snapshot)
     pending_tps = {m.tp for m in pending}
+    contradicted = sample_of(m.tp for m in pending if m.tp in recorded and m.tp not in in_flight)
+    submitted = recorded - {m.tp for m in pending if m.tp not in in_flight}
     at_target = [m.tp for m in plan.moves if m.tp not in pending_tps]
     already_done = sum(1 for tp in at_target if tp in submitted)
     index = {m.tp: i for i, m in enumerate(plan.moves)}
@@ -133,7 +150,7 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
     else:
         rest = [m for m in pending if m.tp not in submitted and m.tp not in in_flight]
         composed = _compose(rest, snapshot, sizes, states, limits)
-        journal = journals.new(files_of.plan, plan, key,
+        journal = journals.new(files_of.plan, plan, cluster, key,
                                [[index[rest[i].tp] for i in b] for b in composed], kept=found)
     batches, positions, views = [], [], []
     for position in range(journal.submitted, len(journal.batches)):
@@ -147,7 +164,8 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
                      tuple(schedule.load_of(v)[0] for v in views),
                      schedule.lower_bound(t for v in views for t in v),
                      unchanged=len(at_target) - already_done, already_done=already_done,
-                     sized=sizes is not None)
+                     sized=sizes is not None, resumed=found is not None,
+                     contradicted=contradicted)
 
 
 def _compose(moves: Sequence[PartitionMove], snapshot: ClusterSnapshot,
@@ -255,11 +273,12 @@ class _Run:
             total, scheduled.unchanged + scheduled.already_done,
             [schedule.load_of(v)[0] for v in views], weights if self.sizes is not None else None,
             settings.throttle, time.monotonic())
-        earlier = scheduled.journal.submitted > 0 or self.paths.journal.exists()
         self.emit(ExecutionPlanned(
             "reassign", total, scheduled.unchanged, len(work),
-            already_done=scheduled.already_done, resumed=bool(in_flight) or earlier,
-            bytes_total=self.account.bytes_total, bytes_done=self.account.bytes_done))
+            already_done=scheduled.already_done, resumed=bool(in_flight) or scheduled.resumed,
+            bytes_total=self.account.bytes_total, bytes_done=self.account.bytes_done,
+            contradicted=tuple(map(str, scheduled.contradicted.items)),
+            contradicted_count=scheduled.contradicted.total))
         # written with the first submission: a run refused at its first create leaves nothing
         self.journal = dataclasses.replace(
             scheduled.journal, partitions_done=scheduled.unchanged + scheduled.already_done)

@@ -14,6 +14,7 @@ from kadmin.model import DeletionPlan, ElectionPlan, ReassignmentPlan
 from kadmin.operations.planfiles import load_reassignment
 from kadmin.operations.source import Connection, connected, partition_sizes
 from kadmin.zk import reader
+from kadmin.zk.identity import cluster_identity
 
 Emit = Callable[[Event], None]
 """Where a run sends its progress events."""
@@ -61,8 +62,10 @@ def verify(plan_path: Path, connection: Connection
            ) -> tuple[ReassignmentPlan, executor.Verification]:
     """Each partition of a plan as complete, in progress, not started or failed."""
     plan, anchor = load_reassignment(plan_path)
-    submitted = executor.submitted(executor.PlanFiles(anchor).journal, plan)
+    journal = executor.PlanFiles(anchor).journal
+    executor.submitted(journal, plan, "")  # a journal kadmin cannot use stops it unconnected
     with connected(connection) as client:
+        submitted = executor.submitted(journal, plan, cluster_identity(client))
         return plan, executor.verify_reassignment(client, plan, submitted)
 
 
