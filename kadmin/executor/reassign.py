@@ -21,6 +21,7 @@ from kazoo.client import KazooClient
 from kadmin import files, plans, schedule
 from kadmin.events import BatchDone, BatchResumed, ExecutionPlanned, Finished, TimedOut
 from kadmin.executor import journal as journals
+from kadmin.executor import rollback as rollbacks
 from kadmin.executor import transfers as model
 from kadmin.executor.common import (
     Emit,
@@ -123,14 +124,18 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
     cluster changed since, a rollback ran, or the controller dropped it) contradicts the journal:
     it is listed in ``contradicted`` and composed into new batches, as if never submitted."""
     cluster = cluster_identity(client)
-    found = journals.of_run(files_of.journal, journals.read(files_of.journal, plan), cluster)
+    last = journals.read(files_of.journal, plan)
+    found = journals.of_run(files_of.journal, last, cluster)
     recorded = found.submitted_partitions(plan) if found is not None else frozenset()
     pending, _ = plans.changed_moves(plan, snapshot)
     pending_tps = {m.tp for m in pending}
     contradicted = sample_of(m.tp for m in pending if m.tp in recorded and m.tp not in in_flight)
     submitted = recorded - {m.tp for m in pending if m.tp not in in_flight}
     at_target = [m.tp for m in plan.moves if m.tp not in pending_tps]
-    already_done = sum(1 for tp in at_target if tp in submitted)
+    # counted as done by a run of this plan: the last run's on this cluster, finished or not
+    done_by_runs = (last.submitted_partitions(plan)
+                    if last is not None and last.cluster == cluster else frozenset())
+    already_done = sum(1 for tp in at_target if tp in done_by_runs)
     index = {m.tp: i for i, m in enumerate(plan.moves)}
     states = reader.read_states(client, pending_tps - in_flight)
     key = options_key(settings, sizes is not None)
@@ -190,6 +195,8 @@ def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: 
     require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in ours)), snapshot,
                   settings)
     scheduled = compose_run(client, plan, files_of, snapshot, settings, sizes, ours)
+    rollbacks.covering(files_of.rollback, plan, snapshot,
+                       {m.tp for m in plans.changed_moves(plan, snapshot)[0]})  # refused alike
     return DryRun(scheduled, plans.plan_stats(plan, snapshot, sizes))
 
 
@@ -256,11 +263,13 @@ class _Run:
                                 in_flight_tps)
         self.snapshot = snapshot
         # kept once written (by `plan generate` or the first run): a rerun after a crash must
-        # not replace the pre-change assignment with a half-applied one
-        self.new_rollback = not self.paths.rollback.exists()
-        if self.new_rollback:
-            files.atomic_write_json(self.paths.rollback, plans.plan_document(
-                plans.current_assignment(plan, snapshot)))
+        # not replace the pre-change assignment with a half-applied one; completed with the
+        # partitions this run changes that it lacks
+        rollback = rollbacks.covering(self.paths.rollback, plan, snapshot,
+                                      {m.tp for m in plans.changed_moves(plan, snapshot)[0]})
+        if rollback is not None:
+            files.atomic_write_json(self.paths.rollback, plans.plan_document(rollback),
+                                    force=True)
         if not in_flight:
             clear_own_throttles(client, 0, self.emit)  # a run killed mid-batch left them
         resumed_views = () if not in_flight else (

@@ -1,4 +1,5 @@
-"""A journal (``<plan>.journal.json``) belongs to one plan, one cluster and one run.
+"""A journal (``<plan>.journal.json``) belongs to one plan, one cluster and one run; a rollback
+(``<plan>.rollback.json``) to one plan, and it covers every partition the run changes.
 
 A finished run's journal never turns a new run into a no-op (the same plan after its rollback
 ran, or on another cluster); an unfinished run's journal of another cluster, a truncated one or
@@ -164,3 +165,36 @@ def test_a_partition_the_cluster_contradicts_is_named_and_submitted_again(
     assert all(replicas(box, t, p) == tuple(r) for (t, p), r in PLAN.items())
     text = kadmin_process.run(*[a for a in reassign if a != "--json"], timeout=120)
     assert text.returncode == 0 and "journal records" not in text.stderr
+
+
+def test_the_rollback_covers_every_partition_the_run_changes(kadmin: Run, start_sandbox: Any,
+                                                             tmp_path: Path) -> None:
+    box = start_sandbox(CLUSTER, latency=0.0)
+    # a rollback of the plan's first two partitions (as `plan generate` wrote it); the operator
+    # then adds three partitions to the plan
+    write_plan(tmp_path / "p.rollback.json", {tp: CLUSTER.topics[tp[0]][tp[1]]
+                                              for tp in sorted(PLAN)[:2]})
+    write_plan(tmp_path / "p.json", PLAN)
+    run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--timeout", "60")
+    assert run.code == 0, run.err
+    rollback = json.loads((tmp_path / "p.rollback.json").read_text())["partitions"]
+    assert {(e["topic"], e["partition"]): tuple(e["replicas"]) for e in rollback} == {
+        tp: CLUSTER.topics[tp[0]][tp[1]] for tp in PLAN}
+
+
+@pytest.mark.parametrize("rollback", ["another plan", "truncated"])
+def test_a_rollback_that_is_not_the_plans_is_refused(kadmin: Run, start_sandbox: Any,
+                                                     tmp_path: Path, rollback: str) -> None:
+    box = start_sandbox(CLUSTER, latency=0.0)
+    write_plan(tmp_path / "p.json", {("a", 0): [1, 2]})
+    path = write_plan(tmp_path / "p.rollback.json", {("a", 0): [0, 1], ("c", 0): [4, 0]})
+    if rollback == "truncated":
+        path.write_bytes(path.read_bytes()[:30])
+    kept = path.read_bytes()
+    for dry in (("--dry-run",), ()):
+        run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, *dry)
+        assert run.code == 2, run.err
+        assert "p.rollback.json" in run.err and "move it away and run again" in run.err
+        assert len(run.err.strip().splitlines()) == 1, run.err
+    assert path.read_bytes() == kept
+    assert replicas(box, "a", 0) == (0, 1) and not (tmp_path / "p.journal.json").exists()
