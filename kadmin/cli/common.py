@@ -47,10 +47,17 @@ def write_stdout(chunks: Iterable[str]) -> None:
     reaches Click, which would turn it into exit 1."""
     try:
         for chunk in chunks:
-            sys.stdout.write(chunk)
+            # in pieces: one write of a large string that the pipe takes only in part loses
+            # the EPIPE of the rest (the reader got 64 KiB, kadmin would report success)
+            for start in range(0, len(chunk), STDOUT_PIECE):
+                sys.stdout.write(chunk[start:start + STDOUT_PIECE])
         sys.stdout.flush()
     except BrokenPipeError:
         raise OutputClosed from None
+
+
+STDOUT_PIECE = 1 << 16
+"""Characters written to stdout at a time (see :func:`write_stdout`)."""
 
 
 out = _Console(soft_wrap=True, highlight=False)

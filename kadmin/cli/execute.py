@@ -34,6 +34,7 @@ from kadmin.model import (
     OperationFailed,
     PlanKind,
     listed,
+    sample_of,
 )
 from kadmin.operations import execute as executing
 from kadmin.operations.planfiles import load_plan, load_reassignment
@@ -194,9 +195,12 @@ def elect(
     assert explicit is None or isinstance(explicit, ElectionPlan)
     with render.progress(json_output) as emit:
         outcome = executing.elect(explicit, names, zk, settings, emit, dry_run=dry_run)
-    if isinstance(outcome, ElectionPlan):
-        out.print(f"would elect preferred leaders for {len(outcome.partitions)} partition(s): "
-                  f"{listed(outcome.partitions)}", markup=False)
+    if isinstance(outcome, executor.ElectionDryRun):
+        render.election_dry_run(outcome, json_output)
+        if outcome.failures:
+            raise OperationFailed(f"elect: {len(outcome.failures)} of "
+                                  f"{len(outcome.plan.partitions)} would fail",
+                                  details=outcome.failures)
         return
     _finish(outcome, settings, json_output)
 
@@ -245,7 +249,12 @@ def delete_topics(
     if outcome is None:
         raise OperationFailed("deletion not confirmed; nothing was written")
     if isinstance(outcome, executing.DeletionDryRun):
-        out.print(f"would delete {len(plan.topics)} topic(s) in {outcome.transactions} "
-                  f"transaction(s): {listed(plan.topics)}", markup=False)
+        if json_output:
+            shown = sample_of(plan.topics)
+            render.print_json({"topics": list(shown.items), "more": shown.rest,
+                               "count": len(plan.topics), "transactions": outcome.transactions})
+        else:
+            out.print(f"would delete {len(plan.topics)} topic(s) in {outcome.transactions} "
+                      f"transaction(s): {listed(plan.topics)}", markup=False)
         return
     _finish(outcome, settings, json_output)

@@ -186,9 +186,10 @@ def election(
         render.summary("nothing to elect: the selected topics have no partitions; no plan "
                        "written", {"plan": None, "partitions": 0}, json_output,
                        to_stderr=stdout_is_data(out_path))
-    elif written:
-        render.summary(f"{len(plan.partitions)} partition(s); plan {written}",
-                       {"plan": str(written), "partitions": len(plan.partitions)}, json_output)
+    else:
+        render.summary(f"{len(plan.partitions)} partition(s); plan {written or 'on stdout'}",
+                       {"plan": written and str(written), "partitions": len(plan.partitions)},
+                       json_output, to_stderr=stdout_is_data(out_path))
 
 
 @app.command()
@@ -209,9 +210,9 @@ def deletion(
                 if cluster is not None or zk.zookeeper else None)
     written = generating.deletion(plan, snapshot, Output(out_path, force, write_stdout),
                                   allow_internal=allow_internal)
-    if written:
-        render.summary(f"{len(plan.topics)} topic(s); plan {written}",
-                       {"plan": str(written), "topics": len(plan.topics)}, json_output)
+    render.summary(f"{len(plan.topics)} topic(s); plan {written or 'on stdout'}",
+                   {"plan": written and str(written), "topics": len(plan.topics)}, json_output,
+                   to_stderr=stdout_is_data(out_path))
 
 
 @app.command("rebalance")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,6 +44,7 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
+from kadmin.executor.elect import ElectionDryRun
 from kadmin.executor.reassign import Scheduled
 from kadmin.model import (
     INLINE_LIMIT,
@@ -71,10 +74,25 @@ def cell(text: str) -> Text:
     return Text(printable(text))
 
 
-def print_json(doc: object) -> None:
+def print_json(doc: object, *, to_stderr: bool = False) -> None:
     """A JSON document on stdout, encoded as it is written: never a second copy of a large
-    document in memory (rich's print_json builds and highlights the whole text first)."""
-    write_stdout(chain(_PRETTY.iterencode(doc), ["\n"]))
+    document in memory (rich's print_json builds and highlights the whole text first). A
+    string that held undecodable bytes (a file name, kept by Python as lone surrogates) is
+    written as its JSON escapes, as the text formats escape it, never as raw bytes. With
+    ``to_stderr`` (stdout carries the plan itself, ``--out -``) on stderr."""
+    chunks = (_LONE_SURROGATE.sub(_escaped, chunk) for chunk in _PRETTY.iterencode(doc))
+    if to_stderr:
+        sys.stderr.write("".join(chunks) + "\n")
+        sys.stderr.flush()
+        return
+    write_stdout(chain(chunks, ["\n"]))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 _PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
@@ -200,10 +218,10 @@ def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: boo
     written = made.written
     rollback_path = str(files.sibling(written, ".rollback.json")) if written else None
     console = err if to_stderr else out
-    if as_json and not to_stderr:
+    if as_json:
         print_json({"plan": str(written) if written else None, "topics": made.topics,
                     "partitions": len(made.plan.moves), "unchanged": made.unchanged,
-                    "rf_changes": rf_changes, "rollback": rollback_path})
+                    "rf_changes": rf_changes, "rollback": rollback_path}, to_stderr=to_stderr)
     elif not made.plan.moves:
         console.print(f"nothing to move: all {made.unchanged} partition(s) of {made.topics} "
                       "topic(s) are already in place; no plan written", markup=False)
@@ -218,10 +236,10 @@ def generated(made: Generated, rf_changes: int, as_json: bool, *, to_stderr: boo
 
 def summary(line: str, doc: Mapping[str, object], as_json: bool, *,
             to_stderr: bool = False) -> None:
-    """A command's result: ``doc`` as JSON on stdout with --json, else ``line`` for a person.
-    When stdout carries the data itself (``--out -``), the line goes to stderr, never JSON."""
-    if as_json and not to_stderr:
-        print_json(doc)
+    """A command's result: ``doc`` as JSON with --json, else ``line`` for a person; on stderr
+    when stdout carries the data itself (``--out -``)."""
+    if as_json:
+        print_json(doc, to_stderr=to_stderr)
     else:
         (err if to_stderr else out).print(line, markup=False)
 
@@ -234,7 +252,7 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
     r, before, after, sized = figures, figures.before, figures.after, figures.byte_figures
     written, folder = figures.written, figures.folder
     rollback = files.sibling(written, ".rollback.json") if written and not folder else None
-    if as_json and (written or not figures.partitions):
+    if as_json:  # on stderr when the plan itself went to stdout
         print_json({
             "plan": str(written) if written else None,
             "rollback": str(rollback) if rollback else None,
@@ -256,7 +274,8 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             "topic_goal": None if r.topic_goal is None else {
                 **dataclasses.asdict(r.topic_goal), "reachable": r.topic_goal.reachable},
             "racks": None if r.racks is None else dataclasses.asdict(r.racks),
-            "over_capacity": over_capacity_doc(r.over_capacity)})
+            "over_capacity": over_capacity_doc(r.over_capacity)},
+            to_stderr=not (written or not figures.partitions))
         return
     console = out if written or not figures.partitions else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
@@ -363,7 +382,7 @@ def demoted(figures: Demoted, as_json: bool) -> None:
               "their other replicas are on unregistered brokers, which must not lead"),
              ("dead_led", figures.dead_led,
               "led by an unregistered broker that is not demoted (demote it too to move them)"))
-    if as_json and (written or not r.leader_changes):  # else the plan went to stdout
+    if as_json:  # on stderr when the plan itself went to stdout
         print_json({
             "plan": str(written) if written else None,
             "rollback": str(rollback) if rollback else None,
@@ -378,7 +397,7 @@ def demoted(figures: Demoted, as_json: bool) -> None:
             "demoted_leaders": [{"broker": b, "leaders_before": n, "leaders_after": m}
                                 for b, (n, m) in r.demoted.items()],
             **{key: {"count": found.total, "partitions": list(found.items)}
-               for key, found, _ in stuck}})
+               for key, found, _ in stuck}}, to_stderr=not (written or not r.leader_changes))
         return
     console = out if written or not r.leader_changes else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
@@ -571,6 +590,23 @@ def schedule(scheduled: Scheduled, throttle: int | None) -> None:
     else:
         out.print(plan_line + ("; give --throttle RATE for the predicted duration"
                                if scheduled.sized else ""), markup=False, soft_wrap=True)
+
+
+def election_dry_run(dry: ElectionDryRun, as_json: bool) -> None:
+    """What ``elect --dry-run`` shows: the partitions a real run would submit (those not led by
+    their preferred replica), the rest needing nothing, and those it would fail on (stderr)."""
+    total, pending = len(dry.plan.partitions), dry.pending
+    if as_json:
+        shown, failing = sample_of(pending), sample_of(dry.failures)
+        print_json({"partitions": total, "need_nothing": total - len(pending),
+                    "to_elect": [str(tp) for tp in shown.items], "to_elect_count": len(pending),
+                    "to_elect_more": shown.rest, "batches": dry.batches,
+                    "would_fail": list(failing.items), "would_fail_count": failing.total})
+        return
+    out.print(f"would elect preferred leaders for {len(pending)} partition(s) in {dry.batches} "
+              f"batch(es), {total - len(pending)} need nothing (led by their preferred replica)"
+              + (f": {listed(pending)}" if pending else ""), markup=False, soft_wrap=True)
+    print_sampled(err, dry.failures, "would fail: ")
 
 
 def contradicted_line(partitions: Sequence[str], count: int) -> str:

@@ -71,9 +71,10 @@ def verify(plan_path: Path, connection: Connection
 
 def elect(explicit: ElectionPlan | None, topics: Sequence[str], connection: Connection,
           settings: executor.ExecutionSettings, emit: Emit, *, dry_run: bool = False
-          ) -> executor.Outcome | ElectionPlan:
+          ) -> executor.Outcome | executor.ElectionDryRun:
     """A preferred replica election of ``explicit`` (a plan file's), else of ``topics`` (none:
-    every partition) as the cluster has them; with ``dry_run`` the plan it would run."""
+    every partition) as the cluster has them; with ``dry_run`` what it would submit, checked
+    as the run checks."""
     with connected(connection) as client:
         if explicit is not None:
             plan = explicit
@@ -81,7 +82,7 @@ def elect(explicit: ElectionPlan | None, topics: Sequence[str], connection: Conn
             snapshot = reader.read_for_operation(client, set(topics) if topics else None).snapshot
             plan = plans.election_plan_for(snapshot, list(topics) or None)
         if dry_run:
-            return plan
+            return executor.dry_run_election(client, plan, settings)
         return executor.execute_election(client, plan, settings, emit)
 
 
