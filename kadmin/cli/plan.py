@@ -99,7 +99,9 @@ def generate(
             Output(out_path, force, write_stdout))
     # only --replication-factor changes one; the plan must then be run with --allow-rf-change
     rf_changes = 0 if replication_factor is None else made.rf_changes
-    render.generated(made, rf_changes, json_output, to_stderr=stdout_is_data(out_path))
+    # nothing to move: no plan on stdout, so the summary takes its place
+    render.generated(made, rf_changes, json_output,
+                     to_stderr=stdout_is_data(out_path) and bool(made.plan.moves))
 
 
 @app.command()
