@@ -84,14 +84,19 @@ def test_every_command_json_is_json(kadmin: Any, start_sandbox: Any, tmp_path: P
     document(run("plan", "stats", "--plan", "p.json", *cluster).out)
     nothing(run("plan", "stats", "--plan", "bad.json", *cluster, code=2).out)
     # executing: dry runs are one document, real runs JSON Lines, errors nothing on stdout
+    # the dry run predicts the real run's counts: a-1 is led by its preferred replica already
+    dry = document(run("elect", "--plan", "e.json", *zk, "--dry-run").out)
+    assert (dry["need_nothing"], dry["to_elect"], dry["would_fail_count"]) == (  # type: ignore[index]
+        1, ["a-0"], 0)
+    planned = lines(run("elect", "--plan", "e.json", *zk, "--timeout", "60").out)[0]
+    assert (planned["event"], planned["unchanged"], planned["total"]) == (
+        "execution_planned", 1, 2)
     document(run("reassign", "--plan", "p.json", *zk, "--dry-run").out)
     nothing(run("reassign", "--plan", "bad.json", *zk, "--dry-run", code=2).out)
     nothing(run("reassign", "--plan", "bad.json", *zk, code=2).out)
     lines(run("reassign", "--plan", "p.json", *zk, "--timeout", "60").out)
     document(run("verify", "--plan", "p.json", *zk).out)
     document(run("verify", "--plan", "generate-x.json", *zk, code=1).out)
-    document(run("elect", "--plan", "e.json", *zk, "--dry-run").out)
-    lines(run("elect", "--plan", "e.json", *zk, "--timeout", "60").out)
     nothing(run("elect", "--topics", "nosuch", *zk, "--dry-run", code=2).out)
     nothing(run("elect", "--topics", "nosuch", *zk, code=2).out)
     document(run("topics", "delete", "gone", *zk, "--dry-run").out)
