@@ -13,6 +13,7 @@ from kadmin.cli.common import (
     CapacityOpt,
     ClusterOpt,
     Connection,
+    FolderSyntax,
     JsonOpt,
     SizesOpt,
     SkipUnreadableOpt,
@@ -24,6 +25,7 @@ from kadmin.cli.common import (
     warn,
     write_stdout,
 )
+from kadmin.model import InvalidInput
 from kadmin.operations import snapshot as snapshotting
 from kadmin.operations import status as statuses
 
@@ -61,6 +63,9 @@ def snapshot(
     kadmin cluster snapshot -z zk1:2181/kafka --format dir --out snap/ --sizes log-dirs.txt
     """
     to_stdout = stdout_is_data(out_path)
+    if fmt is SnapshotFormat.JSON and isinstance(out_path, FolderSyntax):
+        raise InvalidInput(f"--out {out_path}/ names a folder: name the snapshot file (or give "
+                           "--format dir for a snapshot folder)")
     snapshotting.check_output(out_path, fmt.value)
     data = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
     if sizes_path is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -101,7 +102,23 @@ def output_path(text: str) -> Path:
     that say so (:func:`stdout_is_data`)."""
     if not text:
         raise typer.BadParameter("must name a file, not be empty")
+    if text != "/" and text.endswith(("/", os.sep)):
+        return FolderSyntax(text)
     return Path(text)
+
+
+class FolderSyntax(type(Path())):  # type: ignore[misc]
+    """A path typed with a trailing slash (``--out newdir/``): the operator named a folder,
+    which pathlib forgets (``Path("newdir/")`` is ``newdir``)."""
+
+
+def file_output(text: str) -> Path:
+    """:func:`output_path` for options that write one file: a name ending in ``/`` or naming
+    no file (``.``, ``/``) is refused, never written as a file of the folder's name."""
+    path = output_path(text)
+    if text != "-" and (text.endswith(("/", os.sep)) or path.name in ("", ".", "..")):
+        raise typer.BadParameter(f"{printable(text)} names a folder; name the file to write")
+    return path
 
 
 def named_output(text: str) -> Path:
@@ -236,7 +253,7 @@ TopicsFileOpt = Annotated[Path | None, typer.Option(
     "--topics-file", help='Kafka\'s topics-to-move file {"version":1,"topics":[{"topic":"foo"}]}.')]
 AllTopicsOpt = Annotated[bool, typer.Option("--all-topics", help="Every topic of the cluster.")]
 OutOpt = Annotated[Path | None, typer.Option(
-    "--out", "-o", parser=output_path,
+    "--out", "-o", parser=file_output,
     help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing plan file.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]

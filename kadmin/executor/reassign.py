@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -225,7 +226,9 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
                 # changed nothing, so it leaves none of its files behind either
                 for path in (paths.rollback, paths.journal):
                     if path not in existed:
-                        path.unlink(missing_ok=True)
+                        # best effort: a read-only folder must not mask the error itself
+                        with suppress(OSError):
+                            path.unlink(missing_ok=True)
             raise
 
 
