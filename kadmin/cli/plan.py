@@ -40,6 +40,7 @@ from kadmin.cli.common import (
     TopicsOpt,
     TopicSpreadOpt,
     connects,
+    count,
     load_cluster,
     one_plan,
     partition_sizes,
@@ -228,14 +229,14 @@ def plan_rebalance(
     brokers: BrokersOpt = None,
     remove_brokers: RemoveBrokersOpt = None,
     replication_factor: Annotated[int | None, typer.Option(
-        "--replication-factor", min=1,
+        "--replication-factor", parser=count(1),
         help="Change the replication factor of the selected topics instead: an increase keeps "
              "every replica and the leader and adds replicas on the least loaded brokers; a "
              "decrease drops followers from the most loaded.")] = None,
     leaders: LeadersOpt = True,
     max_moves: MaxMovesOpt = None,
     max_leader_changes: Annotated[int | None, typer.Option(
-        "--max-leader-changes", min=0, help="At most N partitions change preferred leader "
+        "--max-leader-changes", parser=count(0), help="At most N partitions change preferred leader "
                                             "(moving a leader's replica counts).")] = None,
     disable_rack_aware: RackOpt = False,
     topic_spread: TopicSpreadOpt = None,

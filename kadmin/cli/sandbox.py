@@ -10,7 +10,7 @@ import typer
 
 from kadmin import synthetic
 from kadmin.cli import render
-from kadmin.cli.common import ClusterOpt, SizesOpt, named_output, number, out, partition_sizes
+from kadmin.cli.common import ClusterOpt, SizesOpt, count, named_output, number, out, partition_sizes
 from kadmin.model import ClusterSnapshot, TopicPartition
 from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
 from kadmin.operations.rebalance import Rebalanced
@@ -20,14 +20,14 @@ from kadmin.stop_signals import held, sleep_while, until_stop_signal
 from kadmin.units import human_bytes, parse_rate
 
 BrokerCountOpt = Annotated[int, typer.Option(
-    "--broker-count", min=1, help="Synthetic cluster: how many brokers.")]
+    "--broker-count", parser=count(1), help="Synthetic cluster: how many brokers.")]
 RackCountOpt = Annotated[int, typer.Option(
-    "--rack-count", min=0, help="Synthetic cluster: how many racks (0 = none).")]
+    "--rack-count", parser=count(0), help="Synthetic cluster: how many racks (0 = none).")]
 TopicCountOpt = Annotated[int, typer.Option(
-    "--topic-count", min=1, help="Synthetic cluster: how many topics.")]
-PartitionsOpt = Annotated[int, typer.Option("--partitions", min=1, help="Partitions per topic.")]
-RfOpt = Annotated[int, typer.Option("--replication-factor", min=1, help="Replicas per partition.")]
-PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
+    "--topic-count", parser=count(1), help="Synthetic cluster: how many topics.")]
+PartitionsOpt = Annotated[int, typer.Option("--partitions", parser=count(1), help="Partitions per topic.")]
+RfOpt = Annotated[int, typer.Option("--replication-factor", parser=count(1), help="Replicas per partition.")]
+PortOpt = Annotated[int, typer.Option("--port", parser=count(0, 65535), help="0 picks a free port.")]
 LatencyOpt = Annotated[float, typer.Option(
     "--latency", parser=number(0.0),
     help="Simulated seconds for one partition to catch up.")]
@@ -35,7 +35,7 @@ LatencyMsOpt = Annotated[float | None, typer.Option(
     "--latency-ms", parser=number(0.0, unit="milliseconds"), hidden=True,
     help="--latency in milliseconds (its old spelling).")]
 ParallelismOpt = Annotated[int, typer.Option(
-    "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
+    "--parallelism", parser=count(1), help="Partitions the simulated controller moves at once.")]
 
 
 def _seconds(latency: float, latency_ms: float | None) -> float:
@@ -127,7 +127,7 @@ def demo(
     latency_ms: LatencyMsOpt = None,
     parallelism: ParallelismOpt = 25,
     batch_size: Annotated[int, typer.Option(
-        "--batch-size", min=1, help="Partitions per znode when the plan runs.")] = 60,
+        "--batch-size", parser=count(1), help="Partitions per znode when the plan runs.")] = 60,
     out_dir: Annotated[Path, typer.Option("--out", "-o", parser=named_output,
                                           help="Folder the plans go to.")] = Path("plans"),
 ) -> None:
