@@ -18,7 +18,7 @@ from kadmin.model import (
     PlanKind,
     ReassignmentPlan,
 )
-from kadmin.operations.folder import batch_files, plan_folder
+from kadmin.operations.folder import check_count, listed_batches, plan_folder
 
 STDOUT = Path("-")
 """The output path that means the plan goes to stdout, as one compact JSON line."""
@@ -118,9 +118,10 @@ def load_reassignment(path: Path, snapshot: ClusterSnapshot | None = None, **opt
         assert isinstance(plan, ReassignmentPlan)
         return plan, path
     moves: list[PartitionMove] = []
-    for batch in batch_files(manifest):
+    for batch, listed in listed_batches(manifest).items():
         plan = load_plan(batch, PlanKind.REASSIGN, snapshot, **options)
         assert isinstance(plan, ReassignmentPlan)
+        check_count(batch, listed, len(plan.moves))
         moves.extend(plan.moves)
     merged = ReassignmentPlan(tuple(sorted(moves)))
     if len({m.tp for m in merged.moves}) != len(merged.moves):
