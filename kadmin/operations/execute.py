@@ -47,8 +47,9 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Callable[[str], None]
     ``warn``)."""
     plan = request.plan
     with connected(request.connection) as client:
-        snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
-        found = partition_sizes(request.sizes, snapshot, warn)
+        topics = {m.topic for m in plan.moves}
+        snapshot = reader.read_for_operation(client, topics).snapshot
+        found = partition_sizes(request.sizes, snapshot, warn, topics)
         if request.dry_run:
             result = executor.dry_run_reassignment(client, plan,
                                                    executor.PlanFiles(request.anchor), snapshot,

@@ -3,7 +3,7 @@ ZooKeeper connection with this invocation's security options, and partition size
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -104,12 +104,13 @@ def load_cluster(source: ClusterSource, *, states: bool = True) -> Loaded:
     return Loaded(live.snapshot, tuple(live.unreadable))
 
 
-def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Callable[[str], None]
-                    ) -> sizes.PartitionSizes | None:
+def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Callable[[str], None],
+                    topics_read: Collection[str] | None = None) -> sizes.PartitionSizes | None:
     """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
-    partitions counted as the median and those ignored go to ``warn``, a line each."""
+    partitions counted as the median and those ignored go to ``warn``, a line each
+    (``topics_read``: the topics ``snapshot`` holds, when not the whole cluster)."""
     found = sizes.resolve(path, snapshot)
     if found is not None:
-        for line in sizes.warnings(found):
+        for line in sizes.warnings(found, topics_read):
             warn(line)
     return found
