@@ -80,7 +80,7 @@ def print_json(doc: object, *, to_stderr: bool = False) -> None:
     string that held undecodable bytes (a file name, kept by Python as lone surrogates) is
     written as its JSON escapes, as the text formats escape it, never as raw bytes. With
     ``to_stderr`` (stdout carries the plan itself, ``--out -``) on stderr."""
-    chunks = (_LONE_SURROGATE.sub(_escaped, chunk) for chunk in _PRETTY.iterencode(doc))
+    chunks = map(json_escaped, _PRETTY.iterencode(doc))
     if to_stderr:
         sys.stderr.write("".join(chunks) + "\n")
         sys.stderr.flush()
@@ -91,8 +91,10 @@ def print_json(doc: object, *, to_stderr: bool = False) -> None:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _escaped(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
+def json_escaped(text: str) -> str:
+    """JSON text with every lone surrogate (an undecodable byte of a file name, as Python keeps
+    it) written as its ``\\uXXXX`` escape, which any JSON reader reads back."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 _PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
@@ -142,8 +144,8 @@ def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict:
         return failed
     for verdict in counted(results):
         if report_format is ReportFormat.JSON:
-            write_stdout([json.dumps(reports.verdict_json(verdict, strict), ensure_ascii=False),
-                          "\n"])
+            write_stdout([json_escaped(json.dumps(reports.verdict_json(verdict, strict),
+                                                  ensure_ascii=False)), "\n"])
         elif report_format is ReportFormat.GITHUB:
             write_stdout(line + "\n" for line in reports.github_lines(verdict))
         else:

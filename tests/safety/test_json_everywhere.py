@@ -7,6 +7,7 @@ or snapshot itself and the JSON summary goes to stderr."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,18 @@ def test_every_command_json_is_json(kadmin: Any, start_sandbox: Any, tmp_path: P
     document(run("throttle", "show", *zk).out)
     document(run("throttle", "clear", *zk).out)
     nothing(run("throttle", "set", "--throttle", "fast", *zk, code=2).out)
+
+
+def test_an_undecodable_file_name_is_escaped_in_json(kadmin_process: Any, tmp_path: Path) -> None:
+    """A file name with a byte that is not UTF-8 reaches JSON as an escape, never raw bytes."""
+    name = os.fsdecode(b"p\xff.json")
+    write_snapshot(CLUSTER, tmp_path / "c.json")
+    for args in (("plan", "generate", "--cluster", "c.json", "--all-topics", "--strategy",
+                  "kafka", "--out", name, "--json"),
+                 ("plan", "validate", name, "--json")):
+        run = kadmin_process.run(*args, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        raw = run.stdout.encode("utf-8", "surrogateescape")
+        assert b"\xff" not in raw and b"\\udcff" in raw
+        doc = json.loads(raw.decode("utf-8"))
+        assert name in (doc.get("plan"), doc.get("file"))
