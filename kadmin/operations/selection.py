@@ -3,6 +3,7 @@ topics-to-move file, and their check against the cluster."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,9 @@ def split_names(text: str | None, what: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
     if not all(names):
         raise InvalidInput(f"{what}: empty name in {text!r}")
+    twice = sorted(n for n, count in Counter(names).items() if count > 1)
+    if twice:
+        raise InvalidInput(f"{what}: {', '.join(map(repr, twice[:10]))} given more than once")
     return names
 
 

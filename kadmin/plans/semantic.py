@@ -177,6 +177,8 @@ def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapsh
     findings = Findings()
     omitted: Counter[Severity] = Counter()
     moves: list[PartitionMove] = []
+    homes: list[str] = []
+    """The batch file of each of ``moves``, in the same order."""
     for name, doc in docs:
         report = validate_document(doc, PlanKind.REASSIGN)
         for problem in report.problems:
@@ -187,11 +189,13 @@ def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapsh
         sound = report.plan if report.plan is not None else report.sound
         if isinstance(sound, ReassignmentPlan):
             moves.extend(sound.moves)
-    moves.sort()
-    for a, b in pairwise(moves):
-        if a.tp == b.tp:
-            findings.add(Problem(str(a.tp), "is in more than one batch file"))
-    plan = ReassignmentPlan(tuple(moves))
+            homes.extend([name] * len(sound.moves))
+    order = sorted(range(len(moves)), key=moves.__getitem__)
+    for i, j in pairwise(order):
+        if moves[i].tp == moves[j].tp:
+            findings.add(Problem(str(moves[i].tp), f"is in more than one batch file: {homes[i]} "
+                                                   f"and {homes[j]}"))
+    plan = ReassignmentPlan(tuple(moves[i] for i in order))
     if snapshot is not None:
         for problem in validate_against_cluster(plan, snapshot, allow_rf_change=allow_rf_change):
             findings.add(problem)

@@ -73,3 +73,27 @@ def test_a_folder_named_with_its_manifest_is_one_plan(kadmin: Any, tmp_path: Pat
     assert run.code == 0, (run.out, run.err)
     verdicts = [json.loads(line) for line in run.out.splitlines()]
     assert len(verdicts) == 1 and verdicts[0]["valid"] and verdicts[0]["warning_count"] == 0
+
+
+def test_a_partition_in_two_batch_files_names_both(kadmin: Any, tmp_path: Path) -> None:
+    out = folder(tmp_path, extra=None)
+    twin = out / "batch-00002.json"
+    twin.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "a", "partition": 0, "replicas": [1, 2]}]}))
+    run = kadmin("plan", "validate", str(out), "--cluster", "c.json")
+    assert run.code == 2
+    assert "a-0: is in more than one batch file: " in run.out + run.err
+    assert "batch-00001.json and " in run.out + run.err and "batch-00002.json" in run.out + run.err
+
+
+@pytest.mark.parametrize("args", [
+    ["plan", "deletion", "--cluster", "c.json", "--topics", "a,b,a"],
+    ["plan", "generate", "--cluster", "c.json", "--topics", "a,a"],
+])
+def test_a_name_given_twice_is_refused_as_an_id_given_twice_is(kadmin: Any, tmp_path: Path,
+                                                                args: list[str]) -> None:
+    write_snapshot(CLUSTER, tmp_path / "c.json")
+    run = kadmin(*args)
+    assert run.code == 2, (run.out, run.err)
+    assert "given more than once" in run.err and "a" in run.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
