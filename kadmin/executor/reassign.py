@@ -46,6 +46,8 @@ from kadmin.health_gate import HealthGate
 from kadmin.model import (
     ClusterSnapshot,
     ElectionPlan,
+    KadminError,
+    OperationFailed,
     PartitionMove,
     ReassignmentPlan,
     Sample,
@@ -373,7 +375,16 @@ class _Run:
         return lambda m: weigh_move(sizes, snapshot, m)
 
     def _record(self, **changes: object) -> None:
-        self.journal = self.journal.update(self.paths.journal, **changes)
+        try:
+            self.journal = self.journal.update(self.paths.journal, **changes)
+        except KadminError as exc:
+            if not self.submitted:
+                raise
+            # the batch is the controller's now: say so, or the operator thinks nothing happened
+            raise OperationFailed(
+                f"{exc}; the batch submitted is in /admin/reassign_partitions all the same and "
+                "the controller runs it: fix the journal's place and run the same command again "
+                "to wait for it (nothing is submitted twice)") from None
 
     def _elect(self) -> Outcome:
         """Preferred leaders of the partitions whose first replica the plan changes (those
