@@ -35,14 +35,22 @@ class ElectionDryRun:
     failures: tuple[str, ...]
 
 
+def check_election(client: KazooClient, plan: ElectionPlan, settings: ExecutionSettings
+                   ) -> ClusterSnapshot:
+    """What must hold before an election is submitted (a dry run stops where the real run
+    would): the plan's topics and states readable, the plan valid, no election in flight and
+    /admin/preferred_replica_election readable. Returns the cluster as read."""
+    snapshot = live(client, sorted({tp.topic for tp in plan.partitions}), states=True).snapshot
+    require_valid(plan, snapshot, settings)
+    admin.ensure_idle(client, PlanKind.ELECTION)
+    return snapshot
+
+
 def _prepare(client: KazooClient, plan: ElectionPlan, settings: ExecutionSettings
              ) -> tuple[ClusterSnapshot, list[TopicPartition], list[Sequence[TopicPartition]]]:
     """The checks and reads before an election, the same for a dry run: the cluster, the
     partitions not led by their preferred replica, and their batches."""
-    topics = sorted({tp.topic for tp in plan.partitions})
-    snapshot = live(client, topics, states=True).snapshot
-    require_valid(plan, snapshot, settings)
-    admin.ensure_idle(client, PlanKind.ELECTION)
+    snapshot = check_election(client, plan, settings)
     pending = [tp for tp in plan.partitions if not led_by_preferred(snapshot, tp)]
     batches = plans.election_batches(pending, settings.batch_size, settings.max_znode_bytes) \
         if pending else []
