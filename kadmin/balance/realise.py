@@ -23,7 +23,7 @@ relaxation is already integral, no branching) finds it with no gap.
 Partitions on the same brokers are alike, so the program is written over those classes: a
 class of ``n`` partitions is the gadget with every capacity times ``n``, and its integral flow
 splits into ``n`` valid lists (matroid base polytopes have the integer decomposition
-property; :func:`_deal` makes the split: each rack's units dealt in turn over the class, so
+property; :func:`deal` makes the split: each rack's units dealt in turn over the class, so
 each partition gets as many racks as the class's flow allows on average). The program has
 ``classes * (targets + 2 * racks + 1)`` columns (a few hundred where many partitions share
 their brokers, at most :data:`LIMIT`; beyond, None: the search's plan stands, "not proven").
@@ -150,7 +150,7 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     final: dict[int, Replicas] = {}
     for c, members in enumerate(keys):
         units = {b: int(chosen[c * per + at[b]]) for b in brokers}
-        for p, end in zip(classes[members], _deal(units, len(classes[members]), racks, by_rack),
+        for p, end in zip(classes[members], deal(units, len(classes[members]), racks, by_rack),
                           strict=True):
             if end != members:
                 added = iter(sorted(end - members))
@@ -158,7 +158,7 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     return final
 
 
-def _deal(units: Mapping[int, int], n: int, racks: Sequence[str],
+def deal(units: Mapping[int, int], n: int, racks: Sequence[str],
           by_rack: Mapping[str, Sequence[int]]) -> list[frozenset[int]]:
     """``units`` (brokers' counts over a class of ``n`` partitions, each at most ``n``) split
     into ``n`` lists: the units laid out rack after rack (the racks holding ``n`` or more
