@@ -160,7 +160,8 @@ def _flows(program: _Program, classes: Mapping[tuple[int, frozenset[int]], list[
         keep = racks_kept(tuple(members), rack_of, len(racks))
         x = [program.column(float(b not in members), n) for b in brokers]
         held = Counter(rack_of.get(b) for b in members)
-        if keep == k == len(racks) and None not in held:  # one replica on each rack: it stays
+        if keep == k == len(racks) and held.keys() <= by_rack.keys():
+            # one replica on each target rack, each of which it must keep: none leaves its rack
             for r in racks:
                 program.row([(x[i], 1.0) for i in by_rack[r]], n * held[r], n * held[r])
             for i, col in enumerate(x):

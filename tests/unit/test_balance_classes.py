@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from balance_oracle import fewest_moves, least_topic_spread
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_balance import after, check_valid
 
@@ -36,8 +36,8 @@ def table_of(parts: list[tuple[int, Replicas]]) -> PartitionTable:
 @st.composite
 def racked(draw: st.DrawFn) -> Cluster:
     """Racks of equal or unequal size (a new rack among them sometimes, holding nothing),
-    replication factors up to the racks and below, brokers drained (some without a rack),
-    two or three topics."""
+    replication factors up to the racks and below, brokers drained (some without a rack, some
+    in a rack with no target left), up to three topics."""
     sizes = draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
     rack_of: dict[int, str] = {}
     for r, size in enumerate(sizes):
@@ -46,8 +46,8 @@ def racked(draw: st.DrawFn) -> Cluster:
     targets = list(rack_of)
     drained = draw(st.integers(0, 2))
     for d in range(drained):  # drained brokers, the second without a rack
-        if d == 0:
-            rack_of[len(targets) + d] = f"r{draw(st.integers(0, len(sizes) - 1))}"
+        if d == 0:  # in a rack of targets, or in a rack leaving the cluster
+            rack_of[len(targets) + d] = f"r{draw(st.integers(0, len(sizes)))}"
     everyone = list(range(len(targets) + drained))
     new_rack = draw(st.booleans()) and sizes[-1] == 1
     holders = [b for b in everyone if not (new_rack and rack_of.get(b) == f"r{len(sizes) - 1}")]
@@ -66,6 +66,8 @@ def table_and_order(parts: list[tuple[int, Replicas]]) -> tuple[PartitionTable, 
 
 @settings(max_examples=60, deadline=None)
 @given(racked())
+@example(([(0, (0, 2)), (0, (0, 2)), (0, (0,)), (0, (0, 2, 5))], [0, 1, 2, 3, 4],
+          {0: "a", 1: "a", 2: "b", 3: "b", 4: "c", 5: "d"}))  # rack d leaves with broker 5
 def test_the_fewest_moves_are_the_integer_programs(c: Cluster) -> None:
     parts, targets, rack_of = c
     table, replicas, _ = table_and_order(parts)
