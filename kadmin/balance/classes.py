@@ -23,12 +23,21 @@ integral: no branch and bound. The classes here are replica sets alone (topics d
 moves), so its size is the number of distinct replica sets, not of partitions.
 
 **The least worst topic spread at those moves** (:func:`plan`): the same flow per (topic,
-replica set) class, all moves together at most the fewest, and per topic ``t`` and broker ``b``
-its end count ``sum x[c, b]`` over its classes within a window ``L_t .. L_t + s``; minimise
-``s`` (lexicographic: the moves fixed first, then the spread). The windows break the network
-structure, so this one is a mixed-integer program (HiGHS branch and bound, scipy's ``milp``),
-solved to a zero gap within its time, else its best plan with the proven dual bound. With
-``--topic-spread N`` instead: ``s <= N`` and the fewest moves (the stages in the other order).
+replica set) class, each class's units passing through a node per (topic, broker) whose arc
+on to the broker carries the topic's end count there, ``y[t, b]``, within a window
+``L_t .. L_t + s``. With the windows fixed this is again a min-cost flow (network matrix,
+integral), and a plan of the fewest moves exists within them or not: exact. At ``s`` 0 or 1
+each topic's window is forced (its mean's floor and ceiling), so one flow decides each of
+them. From 2 on the windows are not forced: the linear relaxation with ``L_t`` and ``s`` as
+columns and the moves at most the fewest bounds ``s`` from below, and the windows it suggests
+(each ``L_t`` rounded down, then its top rounded up, then both outward, which holds the
+relaxed optimum and so always succeeds) each give a flow; the first making the fewest moves
+is the plan, proven where its spread meets the bound. Topics share only the brokers' ranges,
+so the flows stay the size of the classes, not of the partitions.
+
+Where a partition has one replica on each target rack and must keep every one, no replica may
+leave its rack: its class's rack nodes are then rows fixing each rack's units (a shortcut of
+the same flow, smaller).
 
 Both programs know only counts; :func:`plan` deals each class's counts back to its partitions,
 a kept replica in its place (a kept leader stays first).
