@@ -249,11 +249,14 @@ def _rounded(x: object) -> list[int]:
 
 
 def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
-         rack_of: Mapping[int, str], seconds: float = SECONDS) -> RackPlan | None:
+         rack_of: Mapping[int, str], seconds: float = SECONDS, beyond: int = -1
+         ) -> RackPlan | None:
     """The lexicographic optimum of the module docstring, dealt to partitions: the fewest
     moves within ``ranges`` keeping the racks (exact), then the least worst topic spread at
     those moves where it is proven, else the best plan found and the proven bound
-    (``least``). None where :func:`fewest_moves` is.
+    (``least``). None where :func:`fewest_moves` is, or the fewest moves are at most
+    ``beyond`` (the rack-free bound: the racks cost nothing, and the broker-level search with
+    its topic certificate plans faster).
 
     The spread in steps, cheapest first. No topic goes below ``s0`` (1 where its replicas do
     not divide evenly over the targets, else 0), and at spread 0 or 1 every topic's window is
@@ -268,6 +271,8 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     if brokers is None or found is None:
         return None
     fewest, plain = found
+    if fewest <= beyond:
+        return None
     classes = _classes(table, by_topic=True)
     if _width(len(classes), brokers, rack_of) > LIMIT:
         return _settled(table, brokers, fewest, plain, 0)

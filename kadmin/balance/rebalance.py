@@ -343,12 +343,13 @@ def _by_classes(table: PartitionTable, brokers: Collection[int], split: _Split,
     the least worst topic spread at those moves (proven, or the bound below it), then
     preferred leaders by reordering. None where the program does not apply (no plan balances
     every broker without a partition losing a rack, a target without a rack, too many
-    classes): the search and the rack-level program decide."""
-    found = classes.plan(table, brokers, split.ranges(racks=False), rack_of)
+    classes) or the racks cost no move over the rack-free bound: the search (with its topic
+    certificate) and the rack-level program decide."""
+    free = split.quota(racks=False).units
+    found = classes.plan(table, brokers, split.ranges(racks=False), rack_of, beyond=free)
     if found is None:
         return None
     before = table.replicas
-    free = split.quota(racks=False).units
     served = len({rack_of[b] for b in brokers})
     within = sum(1 for r in before if len(r) == racks_kept(r, rack_of, served)
                  and all(b in rack_of for b in r))
