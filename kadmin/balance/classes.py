@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 from kadmin.balance.evenness import worst_topic
 from kadmin.balance.racks import racks_kept
-from kadmin.balance.realise import deal
+from kadmin.balance.realise import dealt
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -403,16 +403,11 @@ class _TopicProgram:
 
 def _dealt(table: PartitionTable, brokers: Sequence[int], rack_of: Mapping[int, str],
            flows: Sequence[_Flow], chosen: Sequence[int]) -> dict[int, Replicas]:
-    """Each class's counts dealt to its partitions (:func:`kadmin.balance.realise.deal`), a
-    kept replica in its place and each new one in the place of one that leaves."""
+    """Each class's counts dealt to its partitions (:func:`kadmin.balance.realise.dealt`)."""
     racks = sorted({rack_of[b] for b in brokers})
     by_rack = {r: [b for b in brokers if rack_of[b] == r] for r in racks}
     final: dict[int, Replicas] = {}
     for flow in flows:
-        units = {b: int(chosen[col]) for b, col in zip(brokers, flow.x, strict=True)}
-        for p, end in zip(flow.partitions, deal(units, len(flow.partitions), racks, by_rack),
-                          strict=True):
-            if end != flow.members:
-                added = iter(sorted(end - flow.members))
-                final[p] = tuple(b if b in end else next(added) for b in table.replicas[p])
+        units = {b: chosen[col] for b, col in zip(brokers, flow.x, strict=True)}
+        final.update(dealt(table.replicas, flow.partitions, flow.members, units, racks, by_rack))
     return final

@@ -36,7 +36,7 @@ once they are fixed what is left is the same flow, so the split above still hold
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from kadmin.balance.racks import racks_kept
 from kadmin.model import Replicas
@@ -150,12 +150,21 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     final: dict[int, Replicas] = {}
     for c, members in enumerate(keys):
         units = {b: int(chosen[c * per + at[b]]) for b in brokers}
-        for p, end in zip(classes[members], deal(units, len(classes[members]), racks, by_rack),
-                          strict=True):
-            if end != members:
-                added = iter(sorted(end - members))
-                final[p] = tuple(b if b in end else next(added) for b in parts[p])
+        final.update(dealt(parts, classes[members], members, units, racks, by_rack))
     return final
+
+
+def dealt(parts: Sequence[Replicas], partitions: Sequence[int], members: frozenset[int],
+          units: Mapping[int, int], racks: Sequence[str], by_rack: Mapping[str, Sequence[int]]
+          ) -> Iterator[tuple[int, Replicas]]:
+    """The new lists of a class's ``partitions`` (each on ``members``) whose ``units``
+    (brokers' counts) are dealt to them (:func:`deal`), only those that change: a replica that
+    stays keeps its place (a kept leader stays first), each new one takes the place of one
+    that leaves."""
+    for p, end in zip(partitions, deal(units, len(partitions), racks, by_rack), strict=True):
+        if end != members:
+            added = iter(sorted(end - members))
+            yield p, tuple(b if b in end else next(added) for b in parts[p])
 
 
 def deal(units: Mapping[int, int], n: int, racks: Sequence[str],
