@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from test_balance import after, check_valid
 
 from kadmin.balance import classes
+from kadmin.balance.bound import lower_bound
 from kadmin.balance.metrics import replica_moves
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
@@ -91,6 +92,7 @@ def test_the_plan_makes_them_and_its_proven_topic_spread_is_the_least(c: Cluster
     end = Counter(b for r in new for b in r)
     assert max(end[b] for b in targets) - min(end[b] for b in targets) <= 1
     assert found.moves == replica_moves(replicas, found.final) == fewest
+    assert lower_bound(replicas, new, targets, rack_of) == fewest  # what plan stats prints
     least = least_topic_spread(replicas, targets, topics, fewest, rack_of)
     assert found.least <= least <= found.spread
     if found.least == found.spread:
