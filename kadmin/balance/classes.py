@@ -61,7 +61,11 @@ LIMIT = 400_000
 """Columns either program is built with at most (classes times the columns of each)."""
 
 SECONDS = 60.0
-"""Seconds HiGHS gets for the topic program; unproven by then, its best plan and bound."""
+"""Seconds the topic stage gets at most; unproven by then, its best plan and its bound."""
+
+LP_SHARE = 0.6
+"""Of what is left of :data:`SECONDS` once spread 1 is refuted, the share the linear relaxation
+gets; the rest goes to wider windows around each topic's mean where it runs out."""
 
 
 @dataclass(frozen=True)
@@ -262,9 +266,11 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     not divide evenly over the targets, else 0), and at spread 0 or 1 every topic's window is
     forced (its mean's floor and ceiling), so the topic program is a min-cost flow: a plan of
     the fewest moves in it proves the least spread, none proves 2 the least there may be.
-    From 2 on, the windows are the linear relaxation's (each topic's ``floor_t`` rounded,
-    then its top, then both outward, which holds the relaxation's optimum: within one of its
-    bound), each a min-cost flow. Out of ``seconds``, the plan of the fewest moves alone."""
+    At 2, first the windows around each topic's mean; then the windows of the linear
+    relaxation (each topic's ``floor_t`` rounded, then its top, then both outward, which
+    holds the relaxation's optimum: within one of its bound), each a min-cost flow; where the
+    relaxation runs out of time, wider windows around the means. Out of ``seconds``, the plan
+    of the fewest moves alone."""
     start = time.monotonic()
     brokers = _ready(table, targets, ranges, rack_of)
     found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
@@ -291,11 +297,23 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     if fixed is not None:
         return fixed
     least = 2
+
+    def centred(s: int) -> dict[int, tuple[int, int]]:
+        return {t: (max(0, round(n / nb) - s // 2), max(0, round(n / nb) - s // 2) + s)
+                for t, n in width.items()}
+
+    fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest,
+                          [centred(2)], start + seconds)
+    if fixed is not None:  # spread 2 reached where 1 is refuted
+        return fixed
     left = seconds - (time.monotonic() - start)
     relaxed = _TopicProgram.build(classes, topics, brokers, ranges, rack_of, fewest, None)
-    solved = None if left <= 0 else relaxed.program.solve(left)
-    if solved is None:
-        return _settled(table, brokers, fewest, plain, least)
+    solved = None if left <= 0 else relaxed.program.solve(left * LP_SHARE)
+    if solved is None:  # no bound above 2: the windows around each topic's mean, wider
+        fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest,
+                              [centred(3), centred(4)], start + seconds)
+        return _settled(table, brokers, fewest, plain, least) if fixed is None else (
+            RackPlan(fixed.final, fixed.moves, fixed.spread, least))
     x = solved[1]
     spread = float(x[relaxed.spread])  # type: ignore[index]
     least = max(least, math.ceil(spread - 1e-6))
