@@ -57,7 +57,8 @@ from kadmin.operations.rebalance import RebalanceRequest, rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
 from kadmin.reports import ReportFormat
 
-app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
+app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
 class Balance(str, Enum):
@@ -103,9 +104,12 @@ def generate(
 @connects
 def validate(
     zk: Connection,
-    plan_files: Annotated[list[Path], typer.Argument(
+    plan_files: Annotated[list[Path] | None, typer.Argument(
         help="Plan files to check; folders of plans (their *.json, journals aside) and `kadmin "
-             "spark` output folders (or their manifest.json) too.", show_default=False)],
+             "spark` output folders (or their manifest.json) too.", show_default=False)] = None,
+    plan_options: Annotated[list[Path] | None, typer.Option(
+        "--plan", help="A plan to check, as the arguments are (may be given more than once).",
+        show_default=False)] = None,
     kind: Annotated[PlanKind | None, typer.Option(
         "--kind", help="The kind every plan must be (default: detected for each).")] = None,
     cluster: ClusterOpt = None,
@@ -128,6 +132,10 @@ def validate(
     if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
         raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
                            f"{report_format.value}")
+    plan_files = [*(plan_files or []), *(plan_options or [])]
+    if not plan_files:
+        raise InvalidInput("no plan given: name the plans to check (kadmin plan validate FILE "
+                           "... or --plan FILE)")
     found = validating.validate_plans(
         validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal),
         cluster_source(cluster, zk, skip_unreadable), warn)

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
 
-from kadmin.balance.bound import lower_bound
 from kadmin.balance.capacity import over_capacity
 from kadmin.balance.metrics import Balance, balance
 from kadmin.balance.scope import racks
@@ -139,6 +138,8 @@ def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot, rack_aware
         rack_of = racks(snapshot.brokers, targets, rack_aware)
     except InvalidInput:  # a target without a rack: plan rebalance would balance without racks
         rack_of = None
+    from kadmin.balance.bound import lower_bound  # the solvers: only when stats are asked for
+
     shares = None if weights is None else {b: weights[b] for b in targets}
     bound = lower_bound(table.replicas, after, targets, rack_of, shares)
     if len(table.topics) < len(snapshot.topics):  # a plan of the whole cluster bounds it whole
