@@ -20,15 +20,24 @@ from kadmin.model import ClusterSnapshot, ElectionPlan, PlanKind, TopicPartition
 from kadmin.zk import admin
 
 
+def check_election(client: KazooClient, plan: ElectionPlan, settings: ExecutionSettings
+                   ) -> ClusterSnapshot:
+    """What must hold before an election is submitted (a dry run stops where the real run
+    would): the plan's topics and states readable, the plan valid, no election in flight and
+    /admin/preferred_replica_election readable. Returns the cluster as read."""
+    snapshot = live(client, sorted({tp.topic for tp in plan.partitions}), states=True).snapshot
+    require_valid(plan, snapshot, settings)
+    admin.ensure_idle(client, PlanKind.ELECTION)
+    return snapshot
+
+
 def execute_election(client: KazooClient, plan: ElectionPlan, settings: ExecutionSettings,
                      emit: Emit = ignore, deadline: float | None = None) -> Outcome:
     """Elect preferred leaders in znode-sized batches, then explain every partition still not led
     by its preferred replica. At the deadline, one failure line per partition of the batch
     still in /admin/preferred_replica_election (the count the progress reported)."""
     topics = sorted({tp.topic for tp in plan.partitions})
-    snapshot = live(client, topics, states=True).snapshot
-    require_valid(plan, snapshot, settings)
-    admin.ensure_idle(client, PlanKind.ELECTION)
+    snapshot = check_election(client, plan, settings)
     pending = [tp for tp in plan.partitions if not led_by_preferred(snapshot, tp)]
     batches = plans.election_batches(pending, settings.batch_size, settings.max_znode_bytes) \
         if pending else []

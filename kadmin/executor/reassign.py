@@ -15,6 +15,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from kazoo.client import KazooClient
 
@@ -31,6 +32,7 @@ from kadmin.executor.common import (
     live,
     not_in_isr,
     ours_in_flight,
+    read_back_plan,
     refuse_moving,
     require_valid,
     unmoved,
@@ -44,8 +46,10 @@ from kadmin.executor.verify import verify_reassignment
 from kadmin.health_gate import HealthGate
 from kadmin.model import (
     ClusterSnapshot,
+    Conflict,
     ElectionPlan,
     InvalidInput,
+    KadminError,
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
@@ -53,7 +57,7 @@ from kadmin.model import (
     TopicPartition,
 )
 from kadmin.sizes import moved_bytes
-from kadmin.zk import reader
+from kadmin.zk import admin, reader
 
 
 def weigh_move(sizes: Mapping[TopicPartition, int], snapshot: ClusterSnapshot,
@@ -198,14 +202,29 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
         run = _Run(client, plan, paths, settings, emit, sizes)
         try:
             return run.run()
+        except KadminError as exc:
+            _taken_back(run, paths, existed)
+            if run.submitted or isinstance(exc, Conflict):
+                raise
+            # failed before submitting: if another reassignment started meanwhile (between a
+            # check and the create, or while the gate waited on the partitions it moves), that
+            # is why, whatever the timing: a conflict, exit 3, as when it was seen first
+            busy = admin.in_progress(client, PlanKind.REASSIGN)
+            if busy is None:
+                raise
+            raise Conflict(f"{busy}; nothing of the plan was submitted") from exc
         except BaseException:
-            if not run.submitted:
-                # refused, failed or stopped before anything reached the controller: the run
-                # changed nothing, so it leaves none of its files behind either
-                for path in (paths.rollback, paths.journal):
-                    if path not in existed:
-                        path.unlink(missing_ok=True)
+            _taken_back(run, paths, existed)
             raise
+
+
+def _taken_back(run: _Run, paths: PlanFiles, existed: set[Path]) -> None:
+    """A run refused, failed or stopped before anything reached the controller changed
+    nothing, so it leaves none of the files it created behind either."""
+    if not run.submitted:
+        for path in (paths.rollback, paths.journal):
+            if path not in existed:
+                path.unlink(missing_ok=True)
 
 
 class _Run:
@@ -246,7 +265,7 @@ class _Run:
         self.new_rollback = not self.paths.rollback.exists()
         if self.new_rollback:
             files.atomic_write_json(self.paths.rollback, plans.plan_document(
-                plans.current_assignment(plan, snapshot)))
+                plans.current_assignment(plan, snapshot)), read_back=read_back_plan)
         if not in_flight:
             clear_own_throttles(client, 0, self.emit)  # a run killed mid-batch left them
         resumed_views = () if not in_flight else (

@@ -4,6 +4,7 @@ connection, the reads the run needs, and the dry runs."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,8 +73,9 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
         health_gate=request.health_gate, health_interval=request.health_interval,
         max_batch_bytes=None if request.max_batch_bytes is None else parse_bytes(
             request.max_batch_bytes, "--max-batch-bytes"),
-        max_moves_per_broker=request.max_moves_per_broker, elect=request.elect)
-    with connected(request.connection) as client:
+        max_moves_per_broker=request.max_moves_per_broker, elect=request.elect,
+        started=time.monotonic())  # --timeout counts from here: connecting, reads, checks
+    with connected(request.connection, executor.run_limit(settings)) as client:
         snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
         found = partition_sizes(request.sizes, snapshot, warn)
         if request.dry_run:
@@ -134,14 +136,15 @@ def elect(request: ElectRequest, emit: Emit) -> executor.Outcome | ElectionPlan:
     topics = split_names(request.topics, "--topics")
     settings = executor.ExecutionSettings(batch_size=request.batch_size,
                                           max_znode_bytes=request.max_znode_bytes,
-                                          timeout=request.timeout)
-    with connected(request.connection) as client:
+                                          timeout=request.timeout, started=time.monotonic())
+    with connected(request.connection, executor.run_limit(settings)) as client:
         if explicit is not None:
             plan = explicit
         else:
             snapshot = reader.read_for_operation(client, set(topics) if topics else None).snapshot
             plan = plans.election_plan_for(snapshot, list(topics) or None)
         if request.dry_run:
+            executor.check_election(client, plan, settings)  # exits where the real run would
             return plan
         return executor.execute_election(client, plan, settings, emit)
 
@@ -181,8 +184,9 @@ def delete_topics(request: DeleteRequest, emit: Emit, confirm: Callable[[Deletio
     settings = executor.ExecutionSettings(timeout=request.timeout,
                                           allow_internal=request.allow_internal,
                                           allow_reassigning=request.allow_reassigning,
-                                          max_znode_bytes=request.max_znode_bytes)
-    with connected(request.connection) as client:
+                                          max_znode_bytes=request.max_znode_bytes,
+                                          started=time.monotonic())
+    with connected(request.connection, executor.run_limit(settings)) as client:
         transactions = len(executor.check_deletion(client, plan, settings))
         if request.dry_run:
             return DeletionDryRun(plan, transactions)

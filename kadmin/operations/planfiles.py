@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kadmin import files, plans
+from kadmin.executor.common import read_back_plan
 from kadmin.model import (
     ClusterSnapshot,
     InvalidInput,
@@ -49,7 +50,12 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
     writes = [(out_path, plan_file(plan))]
     if rollback is not None:  # the two files, or neither: a plan must not lose its rollback
         writes.append((rollback_path, plan_file(rollback)))
-    files.atomic_write_files(writes, force=force)
+
+    def read_back(path: Path, written: Path) -> None:
+        if path == rollback_path and rollback is not None:
+            read_back_plan(path, written)
+
+    files.atomic_write_files(writes, force=force, read_back=read_back)
     return out_path
 
 

@@ -29,7 +29,7 @@ def split_ints(text: str | None, what: str) -> list[int]:
     seen: set[int] = set()
     for item in split_names(text, what):
         try:
-            value = codec.decimal_id(item, "broker id")
+            value = codec.decimal_id(item, "broker id", canonical=False)
         except codec.DecodeError:
             raise InvalidInput(f"{what}: {item!r} is not a broker id (a non-negative integer)"
                                ) from None

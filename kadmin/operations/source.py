@@ -83,11 +83,14 @@ def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
 
 
 @contextmanager
-def connected(connection: Connection) -> Iterator[KazooClient]:
-    """A ZooKeeper session, its settings (and credential files) read once."""
+def connected(connection: Connection, run_limit: tuple[float, str] | None = None
+              ) -> Iterator[KazooClient]:
+    """A ZooKeeper session, its settings (and credential files) read once. With ``run_limit``
+    (a monotonic deadline and the limit it stands for) no request, the connect included,
+    waits past the deadline."""
     from kadmin.zk import session
     with session.session(zk_settings(connection.zookeeper, connection.connect_timeout,
-                                     connection.session_timeout)) as client:
+                                     connection.session_timeout), run_limit=run_limit) as client:
         yield client
 
 
