@@ -98,7 +98,7 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
 
     for c, members in enumerate(keys):
         base, k, n = c * per, len(members), len(classes[members])
-        keep = racks_kept(members, rack_of, nr)
+        keep = racks_kept(tuple(members), rack_of, nr)
         if k > nb:
             return None
         node = len(rhs)
