@@ -21,6 +21,7 @@ from kadmin.cli.common import (
     SizesOpt,
     TimeoutOpt,
     connects,
+    count,
     number,
     warn,
 )
@@ -53,7 +54,7 @@ def reassign(
         "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")
     ] = None,
     max_moves_per_broker: Annotated[int | None, typer.Option(
-        "--max-moves-per-broker", min=1,
+        "--max-moves-per-broker", parser=count(1),
         help="Per batch, the most new replicas one broker receives and the most moving "
              "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
              "default: no limit). Fewer simultaneous fetches per broker, the same lower "

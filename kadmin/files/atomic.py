@@ -11,6 +11,7 @@ written: a link is never written through nor replaced (its target may be anythin
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import secrets
@@ -91,7 +92,7 @@ def atomic_dir(path: Path, *, marker: str, force: bool = False,
             os.rename(temp, path)
         _fsync_dir(path.parent)
     except OSError as exc:
-        raise OperationFailed(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise write_error(path, exc) from None
     finally:
         _remove(temp)
 
@@ -162,7 +163,7 @@ def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = Fal
     except BaseException as exc:
         _take_back(placed)
         if isinstance(exc, OSError):
-            raise OperationFailed(f"cannot write {current}: {exc.strerror or exc}") from None
+            raise write_error(current, exc) from None
         raise
     finally:
         for temp in temps:
@@ -289,12 +290,14 @@ def _make_parent(path: Path) -> None:
     except FileExistsError:
         raise InvalidInput(f"cannot write {path}: {path.parent} is not a folder") from None
     except OSError as exc:
-        raise OperationFailed(f"cannot create folder {path.parent}: {exc.strerror or exc}") from None
+        raise write_error(path.parent, exc, "create folder") from None
 
 
 def _temp_sibling(path: Path, suffix: str) -> Path:
     """A hidden name next to ``path``: same file system (so rename is atomic), and never taken for
     a finished file by anything that lists the folder for ``*.json``."""
+    if path.name in ("", ".", ".."):
+        raise InvalidInput(f"{path} is a folder, expected a file name")
     return path.with_name(f".{path.name}.{secrets.token_hex(4)}{suffix}")
 
 
@@ -313,8 +316,23 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _remove(path: Path) -> None:
+    """Best-effort cleanup: whatever stops it (the file never made, a read-only file system)
+    must not mask the error that brought kadmin here."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        with suppress(FileNotFoundError):
+        with suppress(OSError):
             path.unlink()
+
+
+_OPERATOR_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR,
+                              errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP})
+"""Write failures that the place named causes (read-only, not permitted, not a folder): an
+input error (exit 2), the operator names another place; the rest (a full disk, an I/O error)
+fail the operation (exit 1)."""
+
+
+def write_error(path: Path, exc: OSError, verb: str = "write") -> InvalidInput | OperationFailed:
+    """The one-line error of a failed write of ``path``."""
+    kind = InvalidInput if exc.errno in _OPERATOR_ERRNOS else OperationFailed
+    return kind(f"cannot {verb} {path}: {exc.strerror or exc}")

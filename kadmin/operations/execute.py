@@ -29,6 +29,7 @@ from kadmin.operations.selection import split_names
 from kadmin.operations.source import Connection, Warn, connected, partition_sizes
 from kadmin.units import parse_bytes, parse_rate
 from kadmin.zk import reader
+from kadmin.zk.identity import cluster_identity
 
 Emit = Callable[[Event], None]
 """Where a run sends its progress events."""
@@ -87,8 +88,9 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
         max_moves_per_broker=request.max_moves_per_broker, elect=request.elect,
         started=time.monotonic())  # --timeout counts from here: connecting, reads, checks
     with connected(request.connection, executor.run_limit(settings)) as client:
-        snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
-        found = partition_sizes(request.sizes, snapshot, warn)
+        topics = {m.topic for m in plan.moves}
+        snapshot = reader.read_for_operation(client, topics).snapshot
+        found = partition_sizes(request.sizes, snapshot, warn, topics)
         if request.dry_run:
             result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
                                                    snapshot, settings, found)
@@ -131,8 +133,10 @@ class Verified:
 def verify(request: VerifyRequest) -> Verified:
     """Each partition of a plan as complete, in progress, not started or failed."""
     plan, anchor = load_reassignment(request.plan)
-    submitted = executor.submitted(executor.PlanFiles(anchor).journal, plan)
+    journal = executor.PlanFiles(anchor).journal
+    executor.submitted(journal, plan, "")  # a journal kadmin cannot use stops it unconnected
     with connected(request.connection) as client:
+        submitted = executor.submitted(journal, plan, cluster_identity(client))
         return Verified(plan, executor.verify_reassignment(client, plan, submitted))
 
 
@@ -152,9 +156,10 @@ class ElectRequest:
     dry_run: bool = False
 
 
-def elect(request: ElectRequest, emit: Emit) -> executor.Outcome | ElectionPlan:
+def elect(request: ElectRequest, emit: Emit) -> executor.Outcome | executor.ElectionDryRun:
     """A preferred replica election of a plan file's partitions, else of the topics (all:
-    every partition) as the cluster has them; with ``dry_run`` the plan it would run."""
+    every partition) as the cluster has them; with ``dry_run`` what it would submit, checked
+    as the run checks."""
     if sum([request.plan is not None, request.topics is not None, request.all_topics]) != 1:
         raise InvalidInput("choose exactly one of --plan, --topics and --all-topics")
     plans.check_znode_limit(request.max_znode_bytes, request.jute_maxbuffer)
@@ -171,8 +176,7 @@ def elect(request: ElectRequest, emit: Emit) -> executor.Outcome | ElectionPlan:
             snapshot = reader.read_for_operation(client, set(topics) if topics else None).snapshot
             plan = plans.election_plan_for(snapshot, list(topics) or None)
         if request.dry_run:
-            executor.check_election(client, plan, settings)  # exits where the real run would
-            return plan
+            return executor.dry_run_election(client, plan, settings)
         return executor.execute_election(client, plan, settings, emit)
 
 

@@ -18,9 +18,10 @@ from kadmin.model import (
     Plan,
     PlanKind,
     ReassignmentPlan,
+    TopicPartition,
     sample_of,
 )
-from kadmin.operations.folder import batch_files, plan_folder
+from kadmin.operations.folder import check_count, listed_batches, plan_folder
 
 STDOUT = Path("-")
 """The output path that means the plan goes to stdout, as one compact JSON line."""
@@ -136,11 +137,15 @@ def load_reassignment(path: Path, snapshot: ClusterSnapshot | None = None, **opt
         assert isinstance(plan, ReassignmentPlan)
         return plan, path
     moves: list[PartitionMove] = []
-    for batch in batch_files(manifest):
+    home: dict[TopicPartition, Path] = {}
+    for batch, listed in listed_batches(manifest).items():
         plan = load_plan(batch, PlanKind.REASSIGN, snapshot, **options)
         assert isinstance(plan, ReassignmentPlan)
+        check_count(batch, listed, len(plan.moves))
+        for move in plan.moves:
+            first = home.setdefault(move.tp, batch)
+            if first != batch:
+                raise InvalidInput(f"{manifest}: partition {move.tp} is in more than one batch "
+                                   f"file: {first.name} and {batch.name}")
         moves.extend(plan.moves)
-    merged = ReassignmentPlan(tuple(sorted(moves)))
-    if len({m.tp for m in merged.moves}) != len(merged.moves):
-        raise InvalidInput(f"{manifest}: a partition appears in more than one batch file")
-    return merged, manifest
+    return ReassignmentPlan(tuple(sorted(moves))), manifest

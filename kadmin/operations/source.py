@@ -3,7 +3,7 @@ ZooKeeper connection with this invocation's security options, and partition size
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -127,12 +127,13 @@ def optional_cluster(source: ClusterSource, warn: Warn, *, states: bool = True
     return read_cluster(source, warn, states=states) if source.given else None
 
 
-def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Warn
-                    ) -> sizes.PartitionSizes | None:
+def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Warn,
+                    topics_read: Collection[str] | None = None) -> sizes.PartitionSizes | None:
     """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
-    partitions counted as the median and those ignored go to ``warn``, a line each."""
+    partitions counted as the median and those ignored go to ``warn``, a line each
+    (``topics_read``: the topics ``snapshot`` holds, when not the whole cluster)."""
     found = sizes.resolve(path, snapshot)
     if found is not None:
-        for line in sizes.warnings(found):
+        for line in sizes.warnings(found, topics_read):
             warn(line)
     return found
