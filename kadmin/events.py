@@ -26,6 +26,10 @@ class ExecutionPlanned:
     bytes_total: int | None = None
     """Bytes the plan copies (with partition sizes), already done included."""
     bytes_done: int | None = None
+    contradicted: tuple[str, ...] = ()
+    """Partitions the journal records submitted that are neither at their target nor moving
+    (the first 100 of ``contradicted_count``): submitted again."""
+    contradicted_count: int = 0
 
 
 @dataclass(frozen=True)

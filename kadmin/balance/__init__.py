@@ -37,6 +37,7 @@ Replicas and racks:
 - :mod:`.racks`         racks of unequal size: the end state, the racks kept, the rack-level program
 - :mod:`.across`        the replica plan across racks of unequal size (exact programs, then the search)
 - :mod:`.realise`       reaching given counts per broker with the fewest moves, racks kept (min-cost flow)
+- :mod:`.classes`       racks kept exactly over classes of partitions: fewest moves, then topic spread
 - :mod:`.weighted`      bytes per broker instead of replica counts (``--balance bytes``)
 - :mod:`.factor`        replication factor changes with the fewest moves
 
@@ -51,6 +52,7 @@ Leaders and partial plans:
 
 - :mod:`.leaders`       the fewest leader changes that meet a leadership quota, by reordering
 - :mod:`.demote`        leadership off some brokers (``kadmin plan demote``)
+- :mod:`.replace`       brokers replaced one for one, each replica in its list's place (``plan replace``)
 - :mod:`.budget`        the most useful part of a plan within a budget of moves
 - :mod:`.cut`           what ``--max-moves`` and ``--max-leader-changes`` keep, on one machine and per chunk
 """

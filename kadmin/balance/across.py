@@ -44,6 +44,10 @@ class RackBalance:
     above: tuple[str, ...] = ()
     """With ``spread``: the racks whose brokers end below (above) the range that balances the
     whole cluster, at best under the rule: why the cluster is not balanced."""
+    within: int | None = None
+    """Where the class program planned (:mod:`kadmin.balance.classes`): the partitions with
+    one replica on each rack they must keep, which may move only inside their racks: why the
+    racks cost moves over the rack-free bound."""
 
 
 def across_racks(table: PartitionTable, brokers: Collection[int], split: Split,

@@ -10,7 +10,7 @@ from dataclasses import replace
 from itertools import count
 from operator import itemgetter
 
-from kadmin.balance import evenness, stages
+from kadmin.balance import classes, evenness, stages
 from kadmin.balance.across import RackBalance, across_racks, ends_after, searched_across
 from kadmin.balance.bound import lower_bound
 from kadmin.balance.budget import Change
@@ -20,11 +20,12 @@ from kadmin.balance.held import hold
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.objective import Limits, Objective
+from kadmin.balance.racks import racks_kept, toward
 from kadmin.balance.replicas import leader_kept, plan_replicas, replica_counts
 from kadmin.balance.result import Rebalance
 from kadmin.balance.shares import Split, leader_quota
 from kadmin.balance.table import PartitionTable
-from kadmin.balance.targets import fewest_to_ranges
+from kadmin.balance.targets import Quota, fewest_to_ranges
 from kadmin.model import InvalidInput, Replicas
 
 
@@ -83,6 +84,8 @@ class Whole:
         # the search's plan across racks, kept because it meets the rack-free bound (the
         # quota's units, which no rack-aware plan beats): that is the bound, no program to run
         self._at_free_bound = False
+        # the class program's topic goal, where it planned (:meth:`_by_classes`)
+        self.classed: TopicGoal | None = None
 
     def replicas(self) -> None:
         """The replica stage: racks of unequal size first (:mod:`kadmin.balance.across`), else
@@ -110,6 +113,8 @@ class Whole:
         table, brokers, rack_of, split = self.table, self.brokers, self.rack_of, self.split
         alone = self.held.index is None  # no held partition: the exact programs may run
         weights = self.objective.weights
+        if alone and self._by_classes():
+            return
         across = across_racks(table, brokers, split, rack_of, weights) if alone else None
         if across is not None and across[1] is not None:
             self.racks, exact = across[0], across[1]
@@ -140,6 +145,37 @@ class Whole:
                              even_topics=self.prefer_even, within_racks=split.by_rack)
         self.moved, self.missing, self.counted = plan.final, plan.pending, plan.worst
 
+    def _by_classes(self) -> bool:
+        """The default objective with racks, exactly, at any size the class program takes
+        (:func:`kadmin.balance.classes.plan`): every broker within its range of the whole
+        cluster with the fewest moves that keep every partition's racks (the lower bound,
+        proven), and the least worst topic spread at those moves (proven, or the bound below
+        it), which the topic stage then reports. False where the program does not apply (no
+        plan balances every broker without a partition losing a rack, too many classes,
+        capacities, ``--topic-spread``) or the racks cost no move over the rack-free bound:
+        the search (with its topic certificate) and the rack-level program decide."""
+        objective, rack_of, split, before = self.objective, self.rack_of, self.split, self.before
+        if rack_of is None or objective.weights is not None or not objective.even_topics \
+                or objective.topic_spread is not None:
+            return False
+        free = split.quota(racks=False).units
+        found = classes.plan(self.table, self.brokers, split.ranges(racks=False), rack_of,
+                             beyond=free)
+        if found is None:
+            return False
+        served = len({rack_of[b] for b in self.brokers})
+        within = sum(1 for r in before if len(r) == racks_kept(r, rack_of, served)
+                     and all(b in rack_of for b in r))
+        self.racks = RackBalance(True, free, True, found.moves, within=within)
+        self.moved, self.missing = found.final, 0
+        ends = ends_after({**split.inside, **split.outside}, before, found.final, self.brokers)
+        give, take = toward(split.inside, ends, split.outside)
+        self.wanted = Quota(give, take, frozenset(), frozenset())
+        self.least = None  # the rack-free certificate: these moves are more than its fewest
+        self.classed = TopicGoal(None, found.spread, found.moves, None,
+                                 found.least == found.spread, found.least)
+        return True
+
     def _bound(self) -> int:
         """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
         form); across racks of unequal size the exact program's fewest moves (also
@@ -165,6 +201,9 @@ class Whole:
         same moves where it evens the topics more, or the fewest moves within the spread
         asked (then the lower bound)."""
         table, before, moved = self.table, self.before, self.moved
+        if self.classed is not None:  # the class program decided the topics with the moves
+            self.goal, self.worst = self.classed, evenness.worst_topic(table, moved, self.brokers)
+            return
         self.worst = evenness.worst_topic(table, moved, self.brokers) if self.counted is None \
             else self.counted
         self.made = replica_moves(before, moved) if self.made is None else self.made

@@ -14,9 +14,10 @@ import contextlib
 import dataclasses
 import io
 import json
+import os
 import threading
 import time
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
@@ -28,7 +29,8 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.states import KazooState, WatchedEvent
 
 from kadmin import files
-from kadmin.model import Broker, OperationFailed, TopicPartition
+from kadmin.kafka_version import DEFAULT_SANDBOX, KafkaVersion
+from kadmin.model import Broker, OperationFailed, PartitionMove, TopicPartition
 from kadmin.sandbox import election
 from kadmin.sandbox.clock import ScaledClock
 from kadmin.sandbox.cluster import ClusterView, log
@@ -61,19 +63,24 @@ class SimulatedController:
     controller starts, and those :meth:`start_broker` registers, are kept registered by this
     controller: after a session expiry it re-creates their ephemeral znodes (as real brokers
     re-register) and re-elects itself, which bumps /controller_epoch.
+
+    ``kafka_version`` is the release whose controller it plays (2.8 by default): how moves in
+    flight look in the topic znodes, what a controller move recovers, and what a request for a
+    partition already moving does (see :mod:`.reassignment`).
     """
 
     def __init__(self, client: KazooClient, *, controller_id: int, latency: float = 0.05,
                  parallelism: int = 100, stuck_brokers: Collection[int] = (),
                  delete_topic_enable: bool = True, record_path: Path | None = None,
                  sizes: Mapping[TopicPartition, int] | None = None,
-                 bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None
-                 ) -> None:
+                 bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None,
+                 kafka_version: KafkaVersion = DEFAULT_SANDBOX) -> None:
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
         self._client = client
         self._clock = clock or ScaledClock()
         self._controller_id = controller_id
+        self.kafka_version = kafka_version
         self._record_path = record_path
 
         # shared with other threads, under _lock
@@ -86,6 +93,9 @@ class SimulatedController:
         self._events: list[ControllerEvent] = []
         self._keep: dict[int, bytes] = {}
         self._record: IO[str] | None = None
+        self.record_failure: str | None = None
+        """Why recording stopped (a full disk, a write error), once it has: the controller
+        goes on acting, and the record holds every event up to the failed one, whole."""
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         watchers = {kind: partial(self._on_watch, kind) for kind in WATCHED}
@@ -101,7 +111,8 @@ class SimulatedController:
         self._configs = Configs(self._cluster)
         self._reassignments = Reassignments(self._cluster, self._configs, latency=latency,
                                             parallelism=parallelism, stuck=stuck_brokers,
-                                            sizes=sizes, bandwidth=bandwidth)
+                                            sizes=sizes, bandwidth=bandwidth,
+                                            kafka_version=kafka_version)
         self._deletions = Deletions(self._cluster, latency=latency)
 
     # --- public API -----------------------------------------------------------------------
@@ -203,6 +214,24 @@ class SimulatedController:
         time.sleep(gap)
         self.elect(new_controller_id)
 
+    def leave_stale(self, moves: Sequence[PartitionMove]) -> None:
+        """A stale /admin/reassign_partitions (KAFKA-9478): the znode holds ``moves`` (written
+        over any there) and this controller never acts on it - it missed the request. Before
+        2.4 the moves also stay in its memory, so it writes them back into every admin znode it
+        writes. A controller move ends it: the new controller reads the znode afresh."""
+        def leave() -> None:
+            data = codec.encode_reassignment(moves)
+            try:
+                czxid = self._client.set(paths.REASSIGN_PARTITIONS, data).czxid
+            except NoNodeError:
+                czxid = self._client.create(paths.REASSIGN_PARTITIONS, data,
+                                            include_data=True)[1].czxid
+            self._handled[Kind.REASSIGN] = czxid
+            self._cluster.own_request("reassign_submitted", czxid)
+            self._reassignments.leave_stale(moves)
+
+        self._call(leave)
+
     def kill_broker(self, broker_id: int) -> None:
         """Delete the broker's registration: it is dead until :meth:`start_broker`."""
         with self._lock:
@@ -257,9 +286,32 @@ class SimulatedController:
         with self._lock:
             self._events.append(event)
             if self._record is not None:
-                self._record.write(json.dumps(dataclasses.asdict(event), separators=(",", ":"))
-                                   + "\n")
-                self._record.flush()
+                self._append(json.dumps(dataclasses.asdict(event), separators=(",", ":")) + "\n")
+
+    def _append(self, line: str) -> None:
+        """One line of the record (the lock held). A write that fails (ENOSPC, EFBIG, EIO)
+        stops the recording, once: the part of the line that reached the file is cut off
+        again, so the record ends with a whole line, and ``record_failure`` says why."""
+        record = self._record
+        assert record is not None
+        try:
+            start: int | None = os.fstat(record.fileno()).st_size  # every line is flushed
+        except OSError:
+            start = None
+        try:
+            record.write(line)
+            record.flush()
+        except OSError as exc:
+            self._record = None
+            self.record_failure = (f"recording stopped: cannot append to {self._record_path}: "
+                                   f"{exc.strerror or exc}; the record holds every action up "
+                                   "to this one")
+            log.info("sandbox controller: %s", self.record_failure)  # the CLI says it once
+            with contextlib.suppress(OSError, ValueError):
+                record.close()  # its flush fails again: what it holds is dropped
+            if start is not None and self._record_path is not None:
+                with contextlib.suppress(OSError):
+                    os.truncate(self._record_path, start)
 
     # --- the worker -------------------------------------------------------------------------
 
@@ -417,6 +469,7 @@ class SimulatedController:
         self._client.exists(paths.CONTROLLER, watch=self._cluster.watchers[Kind.CONTROLLER])
         self._cluster.refresh_brokers()
         self._configs.load_all()
+        self._reassignments.resume_from_topics()  # 2.4+ only; the admin znode, read next, wins
         self._poke(Kind.REASSIGN, Kind.ELECTION, Kind.DELETION)
 
     def _resign(self) -> None:
