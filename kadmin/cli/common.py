@@ -347,7 +347,7 @@ AllowInternalOpt = Annotated[bool, typer.Option(
 TargetBrokersOpt = Annotated[str | None, typer.Option(
     "--brokers", help="Target broker ids, comma-separated (default: every broker).")]
 StrategyOpt = Annotated[Strategy, typer.Option(
-    "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")]
+    "--strategy", help="roundrobin: the round-robin rule; kafka: AdminUtils (rack-aware).")]
 PlacementRfOpt = Annotated[int | None, typer.Option(
     "--replication-factor", parser=count(1), help="Default: every partition keeps its own replica count.")]
 StartIndexOpt = Annotated[int | None, typer.Option(
