@@ -26,6 +26,9 @@ class ExecutionPlanned:
     bytes_total: int | None = None
     """Bytes the plan copies (with partition sizes), already done included."""
     bytes_done: int | None = None
+    eta: float | None = None
+    """Seconds the schedule's model gives the batches to run (with partition sizes and a
+    throttle; None otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,9 @@ class BatchDone:
     done: int
     total: int
     bytes_done: int | None = None
+    eta: float | None = None
+    """Seconds the schedule's model gives the batches still to run (with partition sizes; at
+    the throttle, else at the pace measured so far)."""
 
 
 @dataclass(frozen=True)

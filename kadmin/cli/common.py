@@ -233,6 +233,14 @@ OutOpt = Annotated[Path | None, typer.Option(
     help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing plan file.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
+MaxBatchBytesOpt = Annotated[str | None, typer.Option(
+    "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")]
+MaxMovesPerBrokerOpt = Annotated[int | None, typer.Option(
+    "--max-moves-per-broker", min=1,
+    help="Per batch, the most new replicas one broker receives and the most moving "
+         "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
+         "default: no limit). Fewer simultaneous fetches per broker, the same lower "
+         "bound.")]
 
 # the options of `plan rebalance` that `spark rebalance` shares
 AllTopicsDefaultOpt = Annotated[bool, typer.Option(

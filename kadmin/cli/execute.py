@@ -17,15 +17,19 @@ from kadmin.cli.common import (
     Connection,
     JsonOpt,
     JuteMaxBufferOpt,
+    MaxBatchBytesOpt,
+    MaxMovesPerBrokerOpt,
     MaxZnodeBytesOpt,
     SizesOpt,
     connects,
     err,
+    named_output,
     number,
     out,
     print_sampled,
     warn,
 )
+from kadmin.events import Event
 from kadmin.health_gate import FULL_READ_INTERVAL
 from kadmin.model import (
     DeletionPlan,
@@ -38,6 +42,7 @@ from kadmin.model import (
 from kadmin.operations import execute as executing
 from kadmin.operations.planfiles import load_plan, load_reassignment
 from kadmin.operations.selection import split_names
+from kadmin.progress_metrics import MetricsFile
 from kadmin.units import parse_bytes, parse_rate
 
 topics_app = typer.Typer(help="Topic operations.", no_args_is_help=True)
@@ -79,15 +84,8 @@ def reassign(
         "--throttle", help=f"Replication throttle for each batch, bytes/s: {RATE_FORMS}. Set "
                            "before a batch, removed after it (spec section 5).")] = None,
     sizes_path: SizesOpt = None,
-    max_batch_bytes: Annotated[str | None, typer.Option(
-        "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")
-    ] = None,
-    max_moves_per_broker: Annotated[int | None, typer.Option(
-        "--max-moves-per-broker", min=1,
-        help="Per batch, the most new replicas one broker receives and the most moving "
-             "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
-             "default: no limit). Fewer simultaneous fetches per broker, the same lower "
-             "bound.")] = None,
+    max_batch_bytes: MaxBatchBytesOpt = None,
+    max_moves_per_broker: MaxMovesPerBrokerOpt = None,
     elect: Annotated[bool, typer.Option(
         "--elect", help="Once every batch is complete, elect the preferred leader of the "
                         "partitions whose first replica the plan changes (in znode-sized "
@@ -101,6 +99,12 @@ def reassign(
         help="Seconds between the health gate's reads of every partition state; between them "
              "it reads the live brokers only, and a broker lost or back forces a full read.")
     ] = FULL_READ_INTERVAL,
+    metrics_file: Annotated[Path | None, typer.Option(
+        "--metrics-file", parser=named_output,
+        help="Keep this Prometheus text file (node_exporter's textfile collector: name it "
+             "*.prom in its folder) current during the run: partitions and bytes done and "
+             "remaining, the batch, the throttle, the predicted seconds left, marked finished "
+             "at the end. Replaces only a regular file; a dry run writes none.")] = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Execute a reassignment plan in batches and wait until the controller has finished.
@@ -123,8 +127,19 @@ def reassign(
             max_batch_bytes, "--max-batch-bytes"),
         max_moves_per_broker=max_moves_per_broker, elect=elect)
     request = executing.ReassignRequest(plan, anchor, zk, settings, sizes_path, dry_run)
-    with render.progress(json_output) as emit:
-        outcome = executing.reassign(request, emit, warn)
+    metrics = (None if metrics_file is None or dry_run
+               else MetricsFile(metrics_file, str(plan_path)))
+    with render.progress(json_output) as show:
+        def emit(event: Event) -> None:
+            if metrics is not None:
+                metrics(event)
+            show(event)
+
+        try:
+            outcome = executing.reassign(request, emit, warn)
+        finally:
+            if metrics is not None:
+                metrics.close()
     if isinstance(outcome, executing.ReassignDryRun):
         render.schedule(outcome.scheduled, settings.throttle, json_output)
         render.plan_stats(outcome.stats, json_output)

@@ -11,10 +11,12 @@ import typer
 from kadmin import files, placement
 from kadmin.cli import render
 from kadmin.cli.common import (
+    RATE_FORMS,
     AllowInternalOpt,
     AllowRfChangeOpt,
     AllTopicsDefaultOpt,
     AllTopicsOpt,
+    BatchSizeOpt,
     BrokersOpt,
     CapacityOpt,
     ClusterOpt,
@@ -23,7 +25,10 @@ from kadmin.cli.common import (
     ForceOpt,
     JsonOpt,
     LeadersOpt,
+    MaxBatchBytesOpt,
     MaxMovesOpt,
+    MaxMovesPerBrokerOpt,
+    MaxZnodeBytesOpt,
     OutOpt,
     PlacementRfOpt,
     PlanArgument,
@@ -41,19 +46,23 @@ from kadmin.cli.common import (
     TopicSpreadOpt,
     connects,
     load_cluster,
+    named_output,
     one_plan,
     partition_sizes,
     stdout_is_data,
+    warn,
     write_stdout,
 )
-from kadmin.model import InvalidInput, PlanKind
+from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind
 from kadmin.operations import generate as generating
+from kadmin.operations import plan_report as reporting
 from kadmin.operations import validate as validating
 from kadmin.operations.demote import DemoteRequest, demote_brokers
 from kadmin.operations.generate import GenerateRequest, Output
 from kadmin.operations.rebalance import RebalanceRequest, rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
 from kadmin.reports import ReportFormat
+from kadmin.units import parse_bytes, parse_rate
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
 
@@ -120,6 +129,11 @@ def validate(
                          "(GitHub Actions annotations); junit (one JUnit XML document).")
     ] = ReportFormat.TEXT,
     json_output: Annotated[bool, typer.Option("--json", help="Short for --format json.")] = False,
+    report_dir: Annotated[Path | None, typer.Option(
+        "--report", parser=named_output,
+        help="Also write each plan's HTML report (as `plan report` draws it) into this folder, "
+             "one <plan path>.html per plan, invalid plans included; needs --cluster or -z "
+             "and the report extra.")] = None,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Check plans against their schema and, with --cluster or -z, the cluster (the CI dry
@@ -131,10 +145,21 @@ def validate(
     if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
         raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
                            f"{report_format.value}")
+    if report_dir is not None and cluster is None and not zk.zookeeper:
+        raise InvalidInput("--report needs the cluster: give --cluster FILE or -z")
+    read: list[ClusterSnapshot | None] = []
+
+    def snapshot() -> ClusterSnapshot | None:  # read once, for the verdicts and the reports
+        if not read:
+            read.append(load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
+                        if cluster is not None or zk.zookeeper else None)
+        return read[0]
+
     verdicts = validating.validate_plans(
         validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal),
-        lambda: load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
-        if cluster is not None or zk.zookeeper else None)
+        snapshot)
+    if report_dir is not None:
+        verdicts = reporting.report_each(verdicts, report_dir, snapshot, warn)
     if render.verdicts(verdicts, ReportFormat.JSON if json_output else report_format,
                        strict=strict):
         raise typer.Exit(2)
@@ -302,3 +327,55 @@ def plan_demote(
     snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
     figures = demote_brokers(snapshot, request, Output(out_path, force, write_stdout))
     render.demoted(figures, json_output)
+
+
+@app.command("report")
+@connects
+def plan_report(
+    zk: Connection,
+    plan_files: Annotated[list[Path], typer.Argument(
+        help="Plan files to draw; folders of plans and `kadmin spark` output folders too (as "
+             "plan validate takes them).", show_default=False)],
+    out_path: Annotated[Path, typer.Option(
+        "--out", "-o", parser=named_output,
+        help="The HTML file to write: one page, every plan a section, opened offline.")],
+    cluster: ClusterOpt = None,
+    sizes_path: SizesOpt = None,
+    capacity: CapacityOpt = None,
+    throttle: Annotated[str | None, typer.Option(
+        "--throttle", help=f"The replication throttle the plan will run at, bytes/s: "
+                           f"{RATE_FORMS}. With sizes, each batch's predicted duration.")
+    ] = None,
+    batch_size: BatchSizeOpt = 1000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    max_batch_bytes: MaxBatchBytesOpt = None,
+    max_moves_per_broker: MaxMovesPerBrokerOpt = None,
+    disable_rack_aware: RackOpt = False,
+    allow_rf_change: AllowRfChangeOpt = False,
+    allow_internal: AllowInternalOpt = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report.")] = False,
+    json_output: JsonOpt = False,
+    skip_unreadable: SkipUnreadableOpt = False,
+) -> None:
+    """Draw plans as one self-contained HTML page for review: the summary and validation
+    verdict, per-broker load before and after, where the data goes, topic spreads, and the
+    batches as reassign would run them against the lower bound; every chart's numbers as a
+    table too. Needs the report extra (pip install 'kadmin[report]').
+
+    Example: kadmin plan report plans/x.json --cluster cluster.json --sizes log-dirs.txt
+    --throttle 50MB --out x.html
+    """
+    if max_batch_bytes is not None and sizes_path is None:
+        raise InvalidInput("--max-batch-bytes needs partition sizes: give --sizes FILE")
+    request = reporting.ReportRequest(
+        tuple(plan_files), sizes_path, capacity,
+        None if throttle is None else parse_rate(throttle), batch_size, max_znode_bytes,
+        None if max_batch_bytes is None else parse_bytes(max_batch_bytes, "--max-batch-bytes"),
+        max_moves_per_broker, not disable_rack_aware, allow_rf_change, allow_internal)
+    with files.gc_paused():
+        written = reporting.report(
+            request, lambda: load_cluster(cluster, zk, skip_unreadable=skip_unreadable),
+            out_path, force, warn)
+    render.summary(f"{written.path}: {written.plans} plan(s), {written.invalid} invalid",
+                   {"report": str(written.path), "plans": written.plans,
+                    "invalid": written.invalid}, json_output)

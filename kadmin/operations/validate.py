@@ -17,9 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kadmin import files, plans, verdicts
-from kadmin.balance.capacity import read_capacities
+from kadmin.balance.capacity import Capacities, read_capacities
 from kadmin.files import LocatedJson
-from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, TopicPartition
+from kadmin.model import (
+    ClusterSnapshot,
+    InvalidInput,
+    PlanKind,
+    ReassignmentPlan,
+    TopicPartition,
+)
 from kadmin.operations.folder import MANIFEST_FILE, batch_files, plan_folder
 from kadmin.operations.planfiles import load_reassignment
 from kadmin.verdicts import Verdict
@@ -157,11 +163,19 @@ def stats(plan: Path, snapshot: ClusterSnapshot,
     capacity file, for brokers of different sizes)."""
     capacities = None if capacity is None else read_capacities(capacity)
     found, _ = load_reassignment(plan, snapshot, allow_rf_change=True)
+    return stats_of(found, snapshot, sizes, rack_aware=rack_aware, capacities=capacities)
+
+
+def stats_of(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
+             sizes: Mapping[TopicPartition, int] | None, *, rack_aware: bool = True,
+             capacities: Capacities | None = None) -> plans.PlanStats:
+    """:func:`stats` of a plan already read: the capacities of the brokers the plan's topics end
+    on (plan_stats' targets) weigh the lower bound and the shares."""
     weights = None
-    if capacities is not None:  # the brokers the plan's topics end on (plan_stats' targets)
-        moved = {m.tp: m.replicas for m in found.moves}
-        topics = {m.topic for m in found.moves} & set(snapshot.topics)
+    if capacities is not None:
+        moved = {m.tp: m.replicas for m in plan.moves}
+        topics = {m.topic for m in plan.moves} & set(snapshot.topics)
         ends = {b for t in topics for p, r in snapshot.topics[t].items()
                 for b in moved.get(TopicPartition(t, p), r)}
         weights = capacities.weights(sorted(ends))
-    return plans.plan_stats(found, snapshot, sizes, rack_aware=rack_aware, weights=weights)
+    return plans.plan_stats(plan, snapshot, sizes, rack_aware=rack_aware, weights=weights)
