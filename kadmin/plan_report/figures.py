@@ -27,7 +27,6 @@ from itertools import chain
 from typing import Any
 
 from kadmin import schedule
-from kadmin.balance.metrics import spread
 from kadmin.model import (
     LIST_LIMIT,
     ClusterSnapshot,
@@ -282,8 +281,14 @@ def _topics(plan: ReassignmentPlan, snapshot: ClusterSnapshot
     if not targets:
         return [], None
 
+    within = frozenset(targets)
+
     def topic_spread(counts: Counter[int]) -> int:
-        return spread({b: counts[b] for b in targets})
+        """:func:`kadmin.balance.metrics.spread` over the targets, zeros included, without a
+        count per target (a thousand brokers, a hundred thousand topics)."""
+        inside = [n for b, n in counts.items() if b in within]
+        low = min(inside) if len(inside) == len(within) else 0
+        return max(inside, default=0) - low
 
     rows = sorted((TopicRow(t, partitions[t], topic_spread(before[t]), topic_spread(after[t]))
                    for t in targets_by), key=lambda r: (-r.spread_after, -r.spread_before, r.topic))
