@@ -34,6 +34,10 @@ from kadmin.units import human_bytes
 from kadmin.verdicts import Verdict
 
 REPORT_EXTRA_HINT = "pip install 'kadmin[report]'"
+COMPOSE_LIMIT = 100_000
+"""Partitions to move above which the page's batches are consecutive slices of the plan, not
+composed: the composition's greedy pass costs batches x brokers per partition (a million
+partitions over a thousand brokers: tens of minutes), which a report should not wait for."""
 
 
 class MissingExtra(OperationFailed):
@@ -109,12 +113,20 @@ class Reporter:
                                     capacities=self.capacities)
         changed, _ = changed_moves(plan, snapshot)
         transfers = model.transfers(changed, snapshot, self.sizes)
-        composed = schedule.compose(transfers, model.limits(
-            request.batch_size, request.max_znode_bytes, request.max_batch_bytes,
-            request.max_moves_per_broker))
+        limits = model.limits(request.batch_size, request.max_znode_bytes,
+                              request.max_batch_bytes, request.max_moves_per_broker)
+        notes = []
+        if len(transfers) <= COMPOSE_LIMIT:
+            composed = schedule.compose(transfers, limits)
+        else:
+            composed = schedule.consecutive(transfers, limits)
+            notes.append(f"{len(transfers):,} partitions to move: the batches shown are "
+                         f"consecutive slices of the plan (composing more than "
+                         f"{COMPOSE_LIMIT:,} takes too long for a report); reassign --dry-run "
+                         "shows the composed batches a run submits, never slower than these")
         return figures.reassignment(verdict.plan, plan, snapshot, stats, transfers, composed,
                                     judged, sized=self.sizes is not None, rate=request.throttle,
-                                    limits=request.limits_text())
+                                    limits=request.limits_text(), notes=notes)
 
 
 def report(request: ReportRequest, snapshot: Callable[[], ClusterSnapshot], out: Path,
