@@ -223,14 +223,34 @@ def _percent(share: float | None) -> str:
     return "" if share is None else f"{100 * share:.1f}"
 
 
+MAX_BARS = 100
+"""Brokers drawn as bars; more are drawn as two step lines (one SVG path each, where a
+thousand brokers would make two thousand bars a pixel wide), over-capacity brokers marked."""
+
+
 def _bars(labels: list[str], before: list[float], after: list[float], title: str, unit: str,
           over: list[bool] | None = None) -> go.Figure:
+    hover = "broker %{x}<br>%{fullData.name}: %{y:,}<extra></extra>"
+    if len(labels) > MAX_BARS:
+        traces: list[Any] = [
+            go.Scatter(name=name, x=labels, y=values, mode="lines", line_shape="hvh",
+                       line={"color": colour, "width": 1.5}, hovertemplate=hover)
+            for name, values, colour in (("before", before, _BEFORE), ("after", after, _AFTER))]
+        if over is not None and any(over):
+            marked = [i for i, o in enumerate(over) if o]
+            traces.append(go.Scatter(
+                name="over capacity after", x=[labels[i] for i in marked],
+                y=[after[i] for i in marked], mode="markers",
+                marker={"color": _OVER, "size": 7, "symbol": "x"}, hovertemplate=hover))
+        fig = go.Figure(traces)
+        fig.update_layout(title=title, yaxis_title=unit, height=360, hovermode="x",
+                          xaxis={"type": "category", "title": "broker (rack)"},
+                          legend={"orientation": "h", "y": 1.12})
+        return fig
     colours: Any = _AFTER if over is None else [_OVER if o else _AFTER for o in over]
     fig = go.Figure([
-        go.Bar(name="before", x=labels, y=before, marker_color=_BEFORE,
-               hovertemplate="broker %{x}<br>before: %{y:,}<extra></extra>"),
-        go.Bar(name="after", x=labels, y=after, marker_color=colours,
-               hovertemplate="broker %{x}<br>after: %{y:,}<extra></extra>")])
+        go.Bar(name="before", x=labels, y=before, marker_color=_BEFORE, hovertemplate=hover),
+        go.Bar(name="after", x=labels, y=after, marker_color=colours, hovertemplate=hover)])
     fig.update_layout(title=title, barmode="group", yaxis_title=unit, height=360,
                       xaxis={"type": "category", "title": "broker (rack)"},
                       legend={"orientation": "h", "y": 1.12},
