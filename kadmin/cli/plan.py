@@ -67,6 +67,11 @@ from kadmin.units import parse_bytes, parse_rate
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
 
 
+PlanFilesArgument = Annotated[list[Path], typer.Argument(
+    help="Plan files; folders of plans (their *.json, journals aside) and `kadmin spark` output "
+         "folders (or their manifest.json) too.", show_default=False)]
+
+
 class Balance(str, Enum):
     """``plan rebalance --balance``: what is balanced over the brokers."""
 
@@ -115,9 +120,7 @@ def generate(
 @connects
 def validate(
     zk: Connection,
-    plan_files: Annotated[list[Path], typer.Argument(
-        help="Plan files to check; folders of plans (their *.json, journals aside) and `kadmin "
-             "spark` output folders (or their manifest.json) too.", show_default=False)],
+    plan_files: PlanFilesArgument,
     kind: Annotated[PlanKind | None, typer.Option(
         "--kind", help="The kind every plan must be (default: detected for each).")] = None,
     cluster: ClusterOpt = None,
@@ -333,9 +336,7 @@ def plan_demote(
 @connects
 def plan_report(
     zk: Connection,
-    plan_files: Annotated[list[Path], typer.Argument(
-        help="Plan files to draw; folders of plans and `kadmin spark` output folders too (as "
-             "plan validate takes them).", show_default=False)],
+    plan_files: PlanFilesArgument,
     out_path: Annotated[Path, typer.Option(
         "--out", "-o", parser=named_output,
         help="The HTML file to write: one page, every plan a section, opened offline.")],
