@@ -201,7 +201,7 @@ def reassignment(name: str, plan: ReassignmentPlan, snapshot: ClusterSnapshot, s
                           load.replicas_after, load.leaders_before, load.leaders_after,
                           load.bytes_before, load.bytes_after, load.capacity)
               for load in stats.brokers),
-        _flows(transfers, rack_of, sized), topic_rows[:WORST_TOPICS], len(topic_rows), heat,
+        _flows(transfers, rack_of, sized), tuple(topic_rows[:WORST_TOPICS]), len(topic_rows), heat,
         _execution(transfers, composed, sized, rate, limits), tuple(notes))
 
 
@@ -403,12 +403,12 @@ def deletion(name: str, plan: DeletionPlan, snapshot: ClusterSnapshot,
         loads[keep_all] = (replicas, leaders, data)
     (r0, l0, d0), (r1, l1, d1) = loads[True], loads[False]
     sized = sizes is not None
-    partitions = sum(len(snapshot.topics.get(t, {})) for t in gone)
+    removed = sum(len(snapshot.topics.get(t, {})) for t in gone)
     return PlanFigures(
         name, PlanKind.DELETION.value, verdict, len(plan.topics), 0, 0, None, None, 0,
         brokers=tuple(_broker_row(b, rack_of.get(b), r0[b], r1[b], l0[b], l1[b],
                                   d0[b] if sized else None, d1[b] if sized else None, None)
                       for b in sorted(set(snapshot.brokers) | set(r0))),
-        notes=(f"deleting {len(gone)} topic(s), {partitions:,} partition(s): replicas and data "
+        notes=(f"deleting {len(gone)} topic(s), {removed:,} partition(s): replicas and data "
                "are removed, nothing is copied",))
 
