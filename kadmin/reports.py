@@ -8,7 +8,7 @@
 - ``junit``: one JUnit XML document, a test case per plan and a failure per invalid one holding
   its problems (those shown and a count of the rest), for Jenkins, GitLab and the rest.
 
-The text format for people is the CLI's (:func:`kadmin.cli.render.verdict`).
+The text format for people is the CLI's (:func:`kadmin.cli.render.plan.verdicts`).
 """
 
 from __future__ import annotations

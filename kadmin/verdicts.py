@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
-from kadmin import plans
+from kadmin import files, plans
 from kadmin.files import LocatedJson
 from kadmin.jsontext import line_columns
 from kadmin.model import MAX_ID, PlanKind, Problem, Severity, printable
@@ -171,8 +171,6 @@ def _partition_of(entry: Any) -> tuple[str, int] | None:
 
 
 def _rollback_pair(a: str, b: str) -> bool:
-    def rollback_of(plan: str, rollback: str) -> bool:
-        path = PurePath(plan)
-        return PurePath(rollback) == path.with_name(path.name.removesuffix(".json")
-                                                    + ".rollback.json")
-    return rollback_of(a, b) or rollback_of(b, a)
+    def undoes(plan: str, rollback: str) -> bool:
+        return PurePath(rollback) == files.rollback_of(Path(plan))
+    return undoes(a, b) or undoes(b, a)

@@ -1,5 +1,6 @@
 """What more than one test module needs: waiting for an outcome, writing a plan file, a sandbox
-fixture of a module's own cluster, and kadmin run as an operator runs it (``python -m kadmin``).
+fixture of a module's own cluster, and kadmin run as an operator runs it (``python -m kadmin``:
+:class:`KadminProcesses`, the ``kadmin_process`` fixture, or :func:`run_kadmin`).
 
 Fixtures that every folder shares live in ``tests/conftest.py``; these are plain functions and
 classes, imported by the modules that use them (``from tests.helpers import ...``).
@@ -89,7 +90,7 @@ class KadminProcesses:
     process still running when the test ends is killed (:meth:`close`, the fixture's
     teardown). Calling the object is :meth:`start`."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path | None = None) -> None:
         self._tmp_path = tmp_path
         self._started: list[subprocess.Popen[str]] = []
 
@@ -125,6 +126,18 @@ class KadminProcesses:
                 process.kill()
             process.communicate()
         self._started.clear()
+
+
+def run_kadmin(*args: str, cwd: Path, timeout: float = 300,
+               env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m kadmin ARGS`` in ``cwd`` run to its end, for tests without the
+    ``kadmin_process`` fixture (:meth:`KadminProcesses.run`; the test fails rather than hang
+    past ``timeout``, on a pipe opened for writing, say)."""
+    processes = KadminProcesses()
+    try:
+        return processes.run(*args, timeout=timeout, env=env, cwd=cwd)
+    finally:
+        processes.close()
 
 
 def kill_when_submitted(process: subprocess.Popen[str], batch: int) -> None:

@@ -15,7 +15,20 @@ from typing import Annotated, Any
 
 import typer
 
-from kadmin.cli import cluster, execute, plan, sandbox, spark, throttle, zk
+from kadmin.cli import (
+    cluster,
+    demo,
+    elect,
+    plan,
+    reassign,
+    sandbox,
+    spark,
+    status,
+    throttle,
+    topics,
+    verify,
+    zk,
+)
 from kadmin.cli.aliases import add_old_spellings
 from kadmin.cli.common import OutputClosed, err, use_verbose
 from kadmin.model import KadminError, and_more
@@ -32,16 +45,16 @@ app = typer.Typer(
 )
 app.add_typer(plan.app, name="plan")
 app.add_typer(cluster.app, name="cluster")
-app.add_typer(execute.topics_app, name="topics")
+app.add_typer(topics.app, name="topics")
 app.add_typer(zk.app, name="zk")
 app.add_typer(spark.app, name="spark")
 app.add_typer(throttle.app, name="throttle")
-app.command("status")(cluster.status)
-app.command("reassign")(execute.reassign)
-app.command("verify")(execute.verify)
-app.command("elect")(execute.elect)
+app.command("status")(status.status)
+app.command("reassign")(reassign.reassign)
+app.command("verify")(verify.verify)
+app.command("elect")(elect.elect)
 app.command("sandbox")(sandbox.sandbox)
-app.command("demo")(sandbox.demo)
+app.command("demo")(demo.demo)
 
 _SECURITY = "ZooKeeper security (every command that connects)"
 

@@ -1,4 +1,4 @@
-"""``kadmin cluster snapshot`` and ``kadmin status``: reading a cluster."""
+"""``kadmin cluster snapshot``: a cluster written as a snapshot file or folder."""
 
 from __future__ import annotations
 
@@ -8,24 +8,21 @@ from typing import Annotated
 
 import typer
 
-from kadmin.cli import render
 from kadmin.cli.common import (
-    CapacityOpt,
     ClusterOpt,
     Connection,
     JsonOpt,
     SizesOpt,
     SkipUnreadableOpt,
+    cluster_source,
     connects,
-    load_cluster,
     output_path,
-    partition_sizes,
     stdout_is_data,
     warn,
     write_stdout,
 )
+from kadmin.cli.render import summary
 from kadmin.operations import snapshot as snapshotting
-from kadmin.operations import status as statuses
 
 app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
 
@@ -61,32 +58,11 @@ def snapshot(
     kadmin cluster snapshot -z zk1:2181/kafka --format dir --out snap/ --sizes log-dirs.txt
     """
     to_stdout = stdout_is_data(out_path)
-    snapshotting.check_output(out_path, fmt.value)
-    data = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
-    if sizes_path is not None:
-        found = partition_sizes(sizes_path, data)
-        data = snapshotting.with_sizes(data, found)
-    snapshotting.write(data, out_path, fmt.value, force=force, stdout=write_stdout)
-    render.summary(f"{len(data.brokers)} broker(s), {len(data.topics)} topic(s), "
-                   f"{data.partition_count} partition(s) -> {out_path}",
-                   {"snapshot": str(out_path), "format": fmt.value, "brokers": len(data.brokers),
-                    "topics": len(data.topics), "partitions": data.partition_count},
-                   json_output, to_stderr=to_stdout)
-
-
-@connects
-def status(
-    zk: Connection,
-    sizes_path: Annotated[Path | None, typer.Option(
-        "--sizes", help="Partition sizes: the output of kafka-log-dirs.sh --describe (header "
-                        "lines and all) or its JSON; adds the bytes on each broker.")] = None,
-    capacity: CapacityOpt = None,
-    json_output: JsonOpt = False,
-) -> None:
-    """Controller, live brokers, partition health and admin work in progress; with --capacity
-    each broker's capacity and share of the replicas, and with --sizes too the part of its
-    capacity in use (brokers above it are named).
-
-    Example: kadmin status -z zk1:2181/kafka --sizes log-dirs.txt --capacity capacity.json
-    """
-    render.status(statuses.status(zk, sizes_path, capacity, warn), json_output)
+    taken = snapshotting.take(
+        snapshotting.SnapshotRequest(out_path, fmt.value, force),
+        cluster_source(cluster, zk, skip_unreadable, sizes_path), write_stdout, warn)
+    summary(f"{taken.brokers} broker(s), {taken.topics} topic(s), "
+            f"{taken.partitions} partition(s) -> {taken.path}",
+            {"snapshot": str(taken.path), "format": taken.fmt, "brokers": taken.brokers,
+             "topics": taken.topics, "partitions": taken.partitions},
+            json_output, to_stderr=to_stdout)

@@ -14,11 +14,10 @@ from typing import Annotated, Any, TypeVar, cast
 import typer
 from rich.console import Console
 
-from kadmin import sizes, units
-from kadmin.model import ClusterSnapshot, InvalidInput, and_more, printable, sample_of
-from kadmin.operations import source
+from kadmin import units
+from kadmin.model import InvalidInput, and_more, printable, sample_of
 from kadmin.operations.planfiles import to_stdout
-from kadmin.operations.source import Connection
+from kadmin.operations.source import ClusterSource, Connection
 from kadmin.placement import Strategy
 
 
@@ -172,9 +171,10 @@ def connects(command: Command) -> Command:
     return cast(Command, with_connection)
 
 
-def warn(line: str) -> None:
-    """A warning line on stderr."""
+def warn(line: str, details: Iterable[str] = ()) -> None:
+    """A warning line on stderr, then a line for each item it names (sampled)."""
     err.print(f"kadmin: warning: {line}", markup=False)
+    print_sampled(err, details, "  ")
 
 
 class _Notices(logging.Handler):
@@ -195,31 +195,12 @@ def use_verbose(verbose: bool) -> None:
         logger.addHandler(_Notices())
 
 
-def load_cluster(cluster: Path | None, zk: Connection, *, states: bool = True,
-                 skip_unreadable: bool = False) -> ClusterSnapshot:
-    """:func:`kadmin.operations.source.load_cluster` of the command's options; the znodes
-    skipped with ``--skip-unreadable`` are named on stderr."""
-    loaded = source.load_cluster(source.ClusterSource(cluster, zk, skip_unreadable),
-                                 states=states)
-    if loaded.skipped:
-        warn(f"skipped {len(loaded.skipped)} znode(s) that cannot be decoded "
-             "(--skip-unreadable):")
-        print_sampled(err, (f"{path}: {reason}" for path, reason in loaded.skipped), "  ")
-    return loaded.snapshot
-
-
 stdout_is_data = to_stdout
 """True when the output file is ``-``: then human messages go to stderr."""
 
 
 def info(message: str, *, to_stderr: bool = False) -> None:
     (err if to_stderr else out).print(message, markup=False)
-
-
-def partition_sizes(path: Path | None, snapshot: ClusterSnapshot) -> sizes.PartitionSizes | None:
-    """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
-    partitions counted as the median and those ignored are named on stderr."""
-    return source.partition_sizes(path, snapshot, warn)
 
 
 # --- options several command groups share ---------------------------------------------------------
@@ -295,6 +276,18 @@ def one_plan(option: Path | None, argument: Path | None) -> Path:
     return cast(Path, option or argument)
 
 
+def cluster_source(cluster: Path | None, zk: Connection, skip_unreadable: bool = False,
+                   sizes: Path | None = None) -> ClusterSource:
+    """The cluster a command reads, as its ``--cluster``, ``-z``, ``--skip-unreadable`` and
+    ``--sizes`` options give it."""
+    return ClusterSource(cluster, zk, skip_unreadable, sizes)
+
+
+PlanOpt = Annotated[Path | None, typer.Option("--plan", help="Plan file.")]
+TimeoutOpt = Annotated[float | None, typer.Option(
+    "--timeout", parser=number(0.0),
+    help="Seconds to wait for the controller in all (default: no limit).")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
 AllowRfChangeOpt = Annotated[bool, typer.Option(
     "--allow-rf-change", help="Accept partitions whose replica count the plan changes.")]
 AllowInternalOpt = Annotated[bool, typer.Option(
@@ -312,3 +305,28 @@ StartIndexOpt = Annotated[int | None, typer.Option(
     "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")]
 StartPartitionOpt = Annotated[int, typer.Option(
     "--start-partition", min=0, help="kafka: startPartitionId.")]
+
+
+# the options of `sandbox` that `demo` shares
+BrokerCountOpt = Annotated[int, typer.Option(
+    "--broker-count", min=1, help="Synthetic cluster: how many brokers.")]
+RackCountOpt = Annotated[int, typer.Option(
+    "--rack-count", min=0, help="Synthetic cluster: how many racks (0 = none).")]
+TopicCountOpt = Annotated[int, typer.Option(
+    "--topic-count", min=1, help="Synthetic cluster: how many topics.")]
+PartitionsOpt = Annotated[int, typer.Option("--partitions", min=1, help="Partitions per topic.")]
+RfOpt = Annotated[int, typer.Option("--replication-factor", min=1, help="Replicas per partition.")]
+PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
+LatencyOpt = Annotated[float, typer.Option(
+    "--latency", parser=number(0.0),
+    help="Simulated seconds for one partition to catch up.")]
+LatencyMsOpt = Annotated[float | None, typer.Option(
+    "--latency-ms", parser=number(0.0, unit="milliseconds"), hidden=True,
+    help="--latency in milliseconds (its old spelling).")]
+ParallelismOpt = Annotated[int, typer.Option(
+    "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
+
+
+def latency_seconds(latency: float, latency_ms: float | None) -> float:
+    """--latency, or its old spelling --latency-ms converted to seconds."""
+    return latency if latency_ms is None else latency_ms / 1000

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from kadmin import files, placement
-from kadmin.cli import render
+from kadmin import placement
 from kadmin.cli.common import (
     RATE_FORMS,
     AllowInternalOpt,
@@ -44,25 +43,26 @@ from kadmin.cli.common import (
     TopicsFileOpt,
     TopicsOpt,
     TopicSpreadOpt,
+    cluster_source,
     connects,
-    load_cluster,
     named_output,
     one_plan,
-    partition_sizes,
     stdout_is_data,
     warn,
     write_stdout,
 )
-from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind
+from kadmin.cli.render import summary
+from kadmin.cli.render.plan import demoted, generated, plan_stats, verdicts
+from kadmin.cli.render.rebalance import rebalanced
+from kadmin.model import DeletionPlan, ElectionPlan, InvalidInput, PlanKind
 from kadmin.operations import generate as generating
 from kadmin.operations import plan_report as reporting
 from kadmin.operations import validate as validating
 from kadmin.operations.demote import DemoteRequest, demote_brokers
-from kadmin.operations.generate import GenerateRequest, Output
+from kadmin.operations.generate import DeletionRequest, GenerateRequest, Output
 from kadmin.operations.rebalance import RebalanceRequest, rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
 from kadmin.reports import ReportFormat
-from kadmin.units import parse_bytes, parse_rate
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
 
@@ -105,15 +105,10 @@ def generate(
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
-    with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
-        snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
-        made = generating.generate(
-            snapshot, GenerateRequest(TopicSelection(topics, topics_file, all_topics), brokers,
-                                      options),
-            Output(out_path, force, write_stdout))
-    # only --replication-factor changes one; the plan must then be run with --allow-rf-change
-    rf_changes = 0 if replication_factor is None else made.rf_changes
-    render.generated(made, rf_changes, json_output, to_stderr=stdout_is_data(out_path))
+    made = generating.generate(
+        GenerateRequest(TopicSelection(topics, topics_file, all_topics), brokers, options),
+        cluster_source(cluster, zk, skip_unreadable), Output(out_path, force, write_stdout), warn)
+    generated(made, json_output, to_stderr=stdout_is_data(out_path))
 
 
 @app.command()
@@ -148,23 +143,11 @@ def validate(
     if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
         raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
                            f"{report_format.value}")
-    if report_dir is not None and cluster is None and not zk.zookeeper:
-        raise InvalidInput("--report needs the cluster: give --cluster FILE or -z")
-    read: list[ClusterSnapshot | None] = []
-
-    def snapshot() -> ClusterSnapshot | None:  # read once, for the verdicts and the reports
-        if not read:
-            read.append(load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
-                        if cluster is not None or zk.zookeeper else None)
-        return read[0]
-
-    verdicts = validating.validate_plans(
-        validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal),
-        snapshot)
-    if report_dir is not None:
-        verdicts = reporting.report_each(verdicts, report_dir, snapshot, warn)
-    if render.verdicts(verdicts, ReportFormat.JSON if json_output else report_format,
-                       strict=strict):
+    request = validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal)
+    source = cluster_source(cluster, zk, skip_unreadable)
+    found = (validating.validate_plans(request, source, warn) if report_dir is None
+             else reporting.validate_with_reports(request, report_dir, source, warn))
+    if verdicts(found, ReportFormat.JSON if json_output else report_format, strict=strict):
         raise typer.Exit(2)
 
 
@@ -187,11 +170,10 @@ def stats(
 
     Example: kadmin plan stats --plan plans/x.json --cluster cluster.json --sizes log-dirs.txt
     """
-    plan = one_plan(plan_path, plan_file)
-    snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
-    render.plan_stats(validating.stats(plan, snapshot, partition_sizes(sizes_path, snapshot),
-                                       rack_aware=not disable_rack_aware, capacity=capacity),
-                      json_output)
+    request = validating.StatsRequest(one_plan(plan_path, plan_file),
+                                      rack_aware=not disable_rack_aware, capacity=capacity)
+    plan_stats(validating.stats(request, cluster_source(cluster, zk, skip_unreadable, sizes_path),
+                                warn), json_output)
 
 
 @app.command()
@@ -207,16 +189,18 @@ def election(
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a preferred replica election plan for the given topics (or every partition)."""
-    snapshot = load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
-    plan, written = generating.election(snapshot, TopicSelection(topics, None, all_topics),
-                                        Output(out_path, force, write_stdout))
+    made = generating.election(TopicSelection(topics, None, all_topics),
+                               cluster_source(cluster, zk, skip_unreadable),
+                               Output(out_path, force, write_stdout), warn)
+    plan, written = made.plan, made.path
+    assert isinstance(plan, ElectionPlan)
     if not plan.partitions:
-        render.summary("nothing to elect: the selected topics have no partitions; no plan "
-                       "written", {"plan": None, "partitions": 0}, json_output,
-                       to_stderr=stdout_is_data(out_path))
+        summary("nothing to elect: the selected topics have no partitions; no plan "
+                "written", {"plan": None, "partitions": 0}, json_output,
+                to_stderr=stdout_is_data(out_path))
     elif written:
-        render.summary(f"{len(plan.partitions)} partition(s); plan {written}",
-                       {"plan": str(written), "partitions": len(plan.partitions)}, json_output)
+        summary(f"{len(plan.partitions)} partition(s); plan {written}",
+                {"plan": str(written), "partitions": len(plan.partitions)}, json_output)
 
 
 @app.command()
@@ -232,14 +216,14 @@ def deletion(
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Write a topic deletion plan ({"version":1,"topics":[...]}), validated first."""
-    plan = generating.deletion_plan(topics)
-    snapshot = (load_cluster(cluster, zk, skip_unreadable=skip_unreadable)
-                if cluster is not None or zk.zookeeper else None)
-    written = generating.deletion(plan, snapshot, Output(out_path, force, write_stdout),
-                                  allow_internal=allow_internal)
+    made = generating.deletion(DeletionRequest(topics, allow_internal),
+                               cluster_source(cluster, zk, skip_unreadable),
+                               Output(out_path, force, write_stdout), warn)
+    plan, written = made.plan, made.path
+    assert isinstance(plan, DeletionPlan)
     if written:
-        render.summary(f"{len(plan.topics)} topic(s); plan {written}",
-                       {"plan": str(written), "topics": len(plan.topics)}, json_output)
+        summary(f"{len(plan.topics)} topic(s); plan {written}",
+                {"plan": str(written), "topics": len(plan.topics)}, json_output)
 
 
 @app.command("rebalance")
@@ -290,12 +274,9 @@ def plan_rebalance(
         max_leader_changes=max_leader_changes, rack_aware=not disable_rack_aware,
         by_bytes=balance is Balance.BYTES, topic_spread=topic_spread, even_topics=even_topics,
         capacity=capacity)
-    request.check()
-    with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
-        snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
-        figures = rebalance(snapshot, request, partition_sizes(sizes_path, snapshot),
-                            Output(out_path, force, write_stdout))
-    render.rebalanced(figures, json_output)
+    figures = rebalance(request, cluster_source(cluster, zk, skip_unreadable, sizes_path),
+                        Output(out_path, force, write_stdout), warn)
+    rebalanced(figures, json_output)
 
 
 @app.command("demote")
@@ -327,9 +308,10 @@ def plan_demote(
     """
     request = DemoteRequest(split_ints(brokers, "--brokers"),
                             TopicSelection(topics, topics_file, all_topics), minimal)
-    snapshot = load_cluster(cluster, zk, states=False, skip_unreadable=skip_unreadable)
-    figures = demote_brokers(snapshot, request, Output(out_path, force, write_stdout))
-    render.demoted(figures, json_output)
+    figures = demote_brokers(request, cluster_source(cluster, zk, skip_unreadable),
+                             Output(out_path, force, write_stdout), warn)
+    demoted(figures, json_output)
+
 
 
 @app.command("report")
@@ -366,17 +348,13 @@ def plan_report(
     Example: kadmin plan report plans/x.json --cluster cluster.json --sizes log-dirs.txt
     --throttle 50MB --out x.html
     """
-    if max_batch_bytes is not None and sizes_path is None:
-        raise InvalidInput("--max-batch-bytes needs partition sizes: give --sizes FILE")
-    request = reporting.ReportRequest(
-        tuple(plan_files), sizes_path, capacity,
-        None if throttle is None else parse_rate(throttle), batch_size, max_znode_bytes,
-        None if max_batch_bytes is None else parse_bytes(max_batch_bytes, "--max-batch-bytes"),
-        max_moves_per_broker, not disable_rack_aware, allow_rf_change, allow_internal)
-    with files.gc_paused():
-        written = reporting.report(
-            request, lambda: load_cluster(cluster, zk, skip_unreadable=skip_unreadable),
-            out_path, force, warn)
-    render.summary(f"{written.path}: {written.plans} plan(s), {written.invalid} invalid",
-                   {"report": str(written.path), "plans": written.plans,
-                    "invalid": written.invalid}, json_output)
+    settings = reporting.ReportSettings(
+        capacity, throttle, batch_size, max_znode_bytes, max_batch_bytes, max_moves_per_broker,
+        rack_aware=not disable_rack_aware)
+    written = reporting.report(
+        reporting.ReportRequest(tuple(plan_files), out_path, force, settings, allow_rf_change,
+                                allow_internal),
+        cluster_source(cluster, zk, skip_unreadable, sizes_path), warn)
+    summary(f"{written.path}: {written.plans} plan(s), {written.invalid} invalid",
+            {"report": str(written.path), "plans": written.plans, "invalid": written.invalid},
+            json_output)

@@ -12,7 +12,6 @@ import typer
 
 from kadmin import placement, plans
 from kadmin.balance.chunks import PRICE_ROUNDS
-from kadmin.cli import render
 from kadmin.cli.common import (
     AllTopicsDefaultOpt,
     AllTopicsOpt,
@@ -38,11 +37,14 @@ from kadmin.cli.common import (
     TopicSpreadOpt,
     named_output,
 )
+from kadmin.cli.render import summary
+from kadmin.cli.render.rebalance import rebalanced
+from kadmin.cli.render.spark import planner_progress
 from kadmin.embedded import SPARK_EXTRA_HINT
 from kadmin.model import OperationFailed
-from kadmin.operations.generate import SparkRun, spark_generate
+from kadmin.operations.generate import SparkPlanRequest, SparkRun, spark_generate
 from kadmin.operations.rebalance import RebalanceRequest, spark_rebalance
-from kadmin.operations.selection import TopicSelection, optional_ints, split_ints, topic_names
+from kadmin.operations.selection import TopicSelection, optional_ints
 
 
 @contextmanager
@@ -96,20 +98,19 @@ def plan(
 
     Example: kadmin spark plan --cluster snap/ --all-topics --out plans/big/
     """
-    selected = topic_names(TopicSelection(topics, topics_file, all_topics), default_all=False)
-    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     options = placement.PlacementOptions(
         strategy=strategy, replication_factor=replication_factor, start_index=start_index,
         start_partition=start_partition, rack_aware=not disable_rack_aware)
-    ids = split_ints(brokers, "--brokers") if brokers else None  # before the progress starts
-    with needs_pyspark(), render.planner_progress() as progress:
-        planned = spark_generate(cluster, out_dir, selected, ids, options,
-                                 SparkRun(master, batch_size, max_znode_bytes, force, verbose),
+    request = SparkPlanRequest(cluster, out_dir, TopicSelection(topics, topics_file, all_topics),
+                               brokers, options)
+    with needs_pyspark(), planner_progress() as progress:
+        planned = spark_generate(request, SparkRun(master, batch_size, max_znode_bytes, force,
+                                                   verbose, jute_maxbuffer=jute_maxbuffer),
                                  progress=None if verbose else progress)
-    render.summary(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
-                   f"-> {planned.manifest}",
-                   {"manifest": str(planned.manifest), "partitions": planned.partitions,
-                    "batches": planned.batches}, json_output)
+    summary(f"{planned.partitions} partition(s) in {planned.batches} batch file(s) "
+            f"-> {planned.manifest}",
+            {"manifest": str(planned.manifest), "partitions": planned.partitions,
+             "batches": planned.batches}, json_output)
 
 
 @app.command("rebalance")
@@ -142,15 +143,14 @@ def rebalance(
 
     Example: kadmin spark rebalance --cluster snap/ --remove-brokers 7 --out plans/drain-7/
     """
-    plans.check_znode_limit(max_znode_bytes, jute_maxbuffer)
     request = RebalanceRequest(
         TopicSelection(topics, topics_file, all_topics),
         optional_ints(brokers, "--brokers"), optional_ints(remove_brokers, "--remove-brokers"),
         leaders=leaders, max_moves=max_moves, rack_aware=not disable_rack_aware,
         capacity=capacity, topic_spread=topic_spread, even_topics=even_topics)
-    with needs_pyspark(), render.planner_progress() as progress:
+    with needs_pyspark(), planner_progress() as progress:
         figures = spark_rebalance(cluster, out_dir, request,
                                   SparkRun(master, batch_size, max_znode_bytes, force, verbose,
-                                           price_rounds),
+                                           price_rounds, jute_maxbuffer),
                                   progress=None if verbose else progress)
-    render.rebalanced(figures, json_output)
+    rebalanced(figures, json_output)

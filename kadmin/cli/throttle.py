@@ -6,17 +6,12 @@ from typing import Annotated
 
 import typer
 
-from kadmin.cli import render
-from kadmin.cli.common import (
-    RATE_FORMS,
-    Connection,
-    JsonOpt,
-    connects,
-)
+from kadmin.cli.common import RATE_FORMS, Connection, JsonOpt, connects
+from kadmin.cli.render import summary
+from kadmin.cli.render.throttle import throttles
 from kadmin.model import listed
 from kadmin.operations import throttle as throttling
-from kadmin.operations.selection import split_ints
-from kadmin.units import human_bytes, parse_rate
+from kadmin.units import human_bytes
 
 app = typer.Typer(help="Replication throttles (spec section 5).", no_args_is_help=True)
 
@@ -32,7 +27,7 @@ def show(
     Example: kadmin throttle show -z zk1:2181/kafka
     """
     throttled = throttling.show(zk)
-    render.throttles(throttled.in_force, json_output, unreadable=throttled.unreadable)
+    throttles(throttled.in_force, json_output, unreadable=throttled.unreadable)
 
 
 @app.command()
@@ -50,10 +45,10 @@ def clear(
     kadmin cannot decode is left as it is and named (exit 1) once the others are cleared. Example:
     kadmin throttle clear -z zk1:2181/kafka
     """
-    changed = throttling.clear(zk, everything=all_throttles)
-    render.summary(f"throttles removed from {len(changed)} config(s)"
-                   + (f": {listed(changed)}" if changed else ""), {"cleared": list(changed)},
-                   json_output)
+    changed = throttling.clear(throttling.ClearRequest(zk, everything=all_throttles)).changed
+    summary(f"throttles removed from {len(changed)} config(s)"
+            + (f": {listed(changed)}" if changed else ""), {"cleared": list(changed)},
+            json_output)
 
 
 @app.command("set")
@@ -71,10 +66,8 @@ def set_rate(
     the batch's cleanup (or throttle clear) puts the previous rate back. Example:
     kadmin throttle set --throttle 100MB -z zk1:2181/kafka --brokers 1,2,3
     """
-    value = parse_rate(rate, "--throttle")
-    ids = split_ints(brokers, "--brokers")
-    change = throttling.set_rate(zk, value, ids)
-    render.summary(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} "
-                   f"broker(s) ({len(change.changed)} changed)",
-                   {"rate": change.rate, "brokers": change.brokers,
-                    "changed": list(change.changed)}, json_output)
+    change = throttling.set_rate(throttling.SetRateRequest(zk, rate, brokers))
+    summary(f"replication rate {human_bytes(change.rate)}/s on {change.brokers} "
+            f"broker(s) ({len(change.changed)} changed)",
+            {"rate": change.rate, "brokers": change.brokers, "changed": list(change.changed)},
+            json_output)

@@ -71,11 +71,11 @@ class PlanFiles:
 
     @property
     def rollback(self) -> Path:
-        return files.sibling(self.plan, ".rollback.json")
+        return files.rollback_of(self.plan)
 
     @property
     def journal(self) -> Path:
-        return files.sibling(self.plan, ".journal.json")
+        return files.journal_of(self.plan)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from kazoo.client import KazooClient
 from kadmin import files, plans, schedule
 from kadmin.events import BatchDone, BatchResumed, ExecutionPlanned, Finished, TimedOut
 from kadmin.executor import journal as journals
-from kadmin.executor import transfers as model
 from kadmin.executor.common import (
     Emit,
     ExecutionSettings,
@@ -39,6 +38,8 @@ from kadmin.executor.common import (
 from kadmin.executor.elect import execute_election
 from kadmin.executor.progress import Accountant
 from kadmin.executor.runner import BatchRunner, clear_own_throttles
+from kadmin.executor.transfers import limits as batch_limits
+from kadmin.executor.transfers import transfers as transfers_of
 from kadmin.executor.verify import verify_reassignment
 from kadmin.health_gate import HealthGate
 from kadmin.model import (
@@ -117,7 +118,7 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
     index = {m.tp: i for i, m in enumerate(plan.moves)}
     states = reader.read_states(client, pending_tps - in_flight)
     key = options_key(settings, sizes is not None)
-    limits = model.limits(settings.batch_size, settings.max_znode_bytes,
+    limits = batch_limits(settings.batch_size, settings.max_znode_bytes,
                           settings.max_batch_bytes, settings.max_moves_per_broker)
     if found is not None and found.options == key:
         planned = {i for b in found.batches[found.submitted:] for i in b}
@@ -142,7 +143,7 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
         if moves:
             batches.append(moves)
             positions.append(position)
-            views.append(tuple(model.transfers(moves, snapshot, sizes, states)))
+            views.append(tuple(transfers_of(moves, snapshot, sizes, states)))
     return Scheduled(journal, tuple(batches), tuple(positions), tuple(views),
                      tuple(schedule.load_of(v)[0] for v in views),
                      schedule.lower_bound(t for v in views for t in v),
@@ -153,7 +154,7 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
 def _compose(moves: Sequence[PartitionMove], snapshot: ClusterSnapshot,
              sizes: Mapping[TopicPartition, int] | None, states: Mapping, limits: schedule.Limits
              ) -> tuple[tuple[int, ...], ...]:
-    return schedule.compose(model.transfers(moves, snapshot, sizes, states), limits).batches
+    return schedule.compose(transfers_of(moves, snapshot, sizes, states), limits).batches
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,7 @@ class _Run:
         if not in_flight:
             clear_own_throttles(client, 0, self.emit)  # a run killed mid-batch left them
         resumed_views = () if not in_flight else (
-            tuple(model.transfers(in_flight, snapshot, self.sizes)),)
+            tuple(transfers_of(in_flight, snapshot, self.sizes)),)
         work = [*((in_flight,) if in_flight else ()), *scheduled.batches]
         views = [*resumed_views, *scheduled.transfers]
         weights = [sum(t.work for t in v) for v in views]

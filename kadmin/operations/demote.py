@@ -21,6 +21,7 @@ from kadmin.model import (
 from kadmin.operations.generate import Output
 from kadmin.operations.planfiles import write_plan
 from kadmin.operations.selection import TopicSelection, select_topics
+from kadmin.operations.source import ClusterSource, Warn, read_cluster
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,11 @@ class Demoted:
     """The plan file (None: on stdout, or nothing to change)."""
 
 
-def demote_brokers(snapshot: ClusterSnapshot, request: DemoteRequest, output: Output) -> Demoted:
-    """``plan demote``: the plan of ``request`` over ``snapshot``, written with its rollback
-    (the way back) unless nothing changes."""
+def demote_brokers(request: DemoteRequest, source: ClusterSource, output: Output, warn: Warn
+                   ) -> Demoted:
+    """``plan demote``: the plan of ``request`` over the cluster ``source`` names, written with
+    its rollback (the way back) unless nothing changes."""
+    snapshot = read_cluster(source, warn, states=False)
     with files.gc_paused():
         selected = select_topics(snapshot, request.topics, default_all=True)
         plan, rollback, figures = demoted_plan(snapshot, selected, request.brokers,

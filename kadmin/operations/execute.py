@@ -1,6 +1,6 @@
 """``reassign``, ``verify``, ``elect`` and ``topics delete``: a plan carried out on the cluster by
-:mod:`kadmin.executor`, which this wraps; the connection, the reads the run needs, and the
-dry runs."""
+:mod:`kadmin.executor`, which this wraps; the plan files read, the execution settings, the
+connection, the reads the run needs, and the dry runs."""
 
 from __future__ import annotations
 
@@ -8,11 +8,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kadmin import executor, plans
+from kadmin import executor, plans, schedule
 from kadmin.events import Event
-from kadmin.model import DeletionPlan, ElectionPlan, ReassignmentPlan
-from kadmin.operations.planfiles import load_reassignment
-from kadmin.operations.source import Connection, connected, partition_sizes
+from kadmin.health_gate import FULL_READ_INTERVAL
+from kadmin.model import DeletionPlan, ElectionPlan, InvalidInput, PlanKind, ReassignmentPlan
+from kadmin.operations.planfiles import load_plan, load_reassignment
+from kadmin.operations.selection import split_names
+from kadmin.operations.source import Connection, Warn, connected, partition_sizes
+from kadmin.progress_metrics import MetricsFile
+from kadmin.units import parse_bytes, parse_rate
 from kadmin.zk import reader
 
 Emit = Callable[[Event], None]
@@ -21,65 +25,161 @@ Emit = Callable[[Event], None]
 
 @dataclass(frozen=True)
 class ReassignRequest:
-    plan: ReassignmentPlan
-    anchor: Path
-    """The plan file (or folder manifest) its rollback and journal sit next to."""
+    plan: Path
+    """A plan file, or a plan folder (Spark output) or its manifest."""
     connection: Connection
-    settings: executor.ExecutionSettings
+    batch_size: int = 1000
+    max_znode_bytes: int = 1_000_000
+    jute_maxbuffer: int = plans.JUTE_MAXBUFFER
+    timeout: float | None = None
+    allow_rf_change: bool = False
+    throttle: str | None = None
+    """The replication throttle as typed (``50MB``): set before each batch, removed after."""
     sizes: Path | None = None
+    max_batch_bytes: str | None = None
+    """As typed; needs ``sizes``."""
+    max_moves_per_broker: int | None = None
+    elect: bool = False
+    health_gate: bool = True
+    health_interval: float = FULL_READ_INTERVAL
+    metrics_file: Path | None = None
+    """A Prometheus text file kept current during the run (a dry run writes none)."""
     dry_run: bool = False
 
 
 @dataclass(frozen=True)
 class ReassignDryRun:
     """What a reassignment would submit: the schedule a real run would now follow (its batches
-    and their model, spec section 8) and the plan's before/after stats."""
+    and their model), the plan's before/after stats, and with sizes and a throttle the
+    schedule's predicted duration."""
 
     scheduled: executor.Scheduled
     stats: plans.PlanStats
+    throttle: int | None = None
+    predicted: schedule.Prediction | None = None
 
 
-def reassign(request: ReassignRequest, emit: Emit, warn: Callable[[str], None]
+def reassign(request: ReassignRequest, emit: Emit, warn: Warn
              ) -> executor.Outcome | ReassignDryRun:
-    """Run (or with ``dry_run`` only compose its batches) a reassignment: the cluster's state of
-    the plan's topics is read first, then partition sizes fitted to it (their warnings to
-    ``warn``)."""
-    plan = request.plan
-    with connected(request.connection) as client:
-        snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
-        found = partition_sizes(request.sizes, snapshot, warn)
-        if request.dry_run:
-            result = executor.dry_run_reassignment(client, plan,
-                                                   executor.PlanFiles(request.anchor), snapshot,
-                                                   request.settings, found)
-            return ReassignDryRun(result.scheduled, result.stats)
-        return executor.execute_reassignment(client, plan, executor.PlanFiles(request.anchor),
-                                             request.settings, emit, found)
+    """Run (or with ``dry_run`` only compose its batches) a reassignment: the plan is read and
+    checked, then the cluster's state of its topics, then partition sizes fitted to it (their
+    warnings to ``warn``). With ``metrics_file``, every event also goes to that file (its path
+    checked before anything is read from ZooKeeper; marked finished however the run ends)."""
+    plans.check_znode_limit(request.max_znode_bytes, request.jute_maxbuffer)
+    plan, anchor = load_reassignment(request.plan)
+    if request.max_batch_bytes is not None and request.sizes is None:
+        raise InvalidInput("--max-batch-bytes needs partition sizes: give --sizes FILE")
+    settings = executor.ExecutionSettings(
+        batch_size=request.batch_size, max_znode_bytes=request.max_znode_bytes,
+        timeout=request.timeout, allow_rf_change=request.allow_rf_change,
+        throttle=None if request.throttle is None else parse_rate(request.throttle),
+        health_gate=request.health_gate, health_interval=request.health_interval,
+        max_batch_bytes=None if request.max_batch_bytes is None else parse_bytes(
+            request.max_batch_bytes, "--max-batch-bytes"),
+        max_moves_per_broker=request.max_moves_per_broker, elect=request.elect)
+    metrics = (None if request.metrics_file is None or request.dry_run
+               else MetricsFile(request.metrics_file, str(request.plan)))
+    try:
+        with connected(request.connection) as client:
+            snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
+            found = partition_sizes(request.sizes, snapshot, warn)
+            if request.dry_run:
+                result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
+                                                       snapshot, settings, found)
+                rate = settings.throttle
+                predicted = (result.scheduled.prediction(rate)
+                             if rate and result.scheduled.sized else None)
+                return ReassignDryRun(result.scheduled, result.stats, rate, predicted)
+            return executor.execute_reassignment(
+                client, plan, executor.PlanFiles(anchor), settings,
+                emit if metrics is None else _also_to(metrics, emit), found)
+    finally:
+        if metrics is not None:
+            metrics.close()
 
 
-def verify(plan_path: Path, connection: Connection
-           ) -> tuple[ReassignmentPlan, executor.Verification]:
+def _also_to(metrics: MetricsFile, emit: Emit) -> Emit:
+    """``emit`` with every event written to ``metrics`` first."""
+
+    def both(event: Event) -> None:
+        metrics(event)
+        emit(event)
+
+    return both
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    plan: Path
+    connection: Connection
+
+
+@dataclass(frozen=True)
+class Verified:
+    plan: ReassignmentPlan
+    verification: executor.Verification
+
+
+def verify(request: VerifyRequest) -> Verified:
     """Each partition of a plan as complete, in progress, not started or failed."""
-    plan, anchor = load_reassignment(plan_path)
+    plan, anchor = load_reassignment(request.plan)
     submitted = executor.submitted(executor.PlanFiles(anchor).journal, plan)
-    with connected(connection) as client:
-        return plan, executor.verify_reassignment(client, plan, submitted)
+    with connected(request.connection) as client:
+        return Verified(plan, executor.verify_reassignment(client, plan, submitted))
 
 
-def elect(explicit: ElectionPlan | None, topics: Sequence[str], connection: Connection,
-          settings: executor.ExecutionSettings, emit: Emit, *, dry_run: bool = False
-          ) -> executor.Outcome | ElectionPlan:
-    """A preferred replica election of ``explicit`` (a plan file's), else of ``topics`` (none:
+@dataclass(frozen=True)
+class ElectRequest:
+    """Exactly one of ``plan``, ``topics`` and ``all_topics``."""
+
+    connection: Connection
+    plan: Path | None = None
+    topics: str | None = None
+    """Comma-separated, as typed."""
+    all_topics: bool = False
+    batch_size: int = 1000
+    max_znode_bytes: int = 1_000_000
+    jute_maxbuffer: int = plans.JUTE_MAXBUFFER
+    timeout: float | None = None
+    dry_run: bool = False
+
+
+def elect(request: ElectRequest, emit: Emit) -> executor.Outcome | ElectionPlan:
+    """A preferred replica election of a plan file's partitions, else of the topics (all:
     every partition) as the cluster has them; with ``dry_run`` the plan it would run."""
-    with connected(connection) as client:
+    if sum([request.plan is not None, request.topics is not None, request.all_topics]) != 1:
+        raise InvalidInput("choose exactly one of --plan, --topics and --all-topics")
+    plans.check_znode_limit(request.max_znode_bytes, request.jute_maxbuffer)
+    explicit = load_plan(request.plan, PlanKind.ELECTION) if request.plan else None
+    assert explicit is None or isinstance(explicit, ElectionPlan)
+    topics = split_names(request.topics, "--topics")
+    settings = executor.ExecutionSettings(batch_size=request.batch_size,
+                                          max_znode_bytes=request.max_znode_bytes,
+                                          timeout=request.timeout)
+    with connected(request.connection) as client:
         if explicit is not None:
             plan = explicit
         else:
             snapshot = reader.read_for_operation(client, set(topics) if topics else None).snapshot
             plan = plans.election_plan_for(snapshot, list(topics) or None)
-        if dry_run:
+        if request.dry_run:
             return plan
         return executor.execute_election(client, plan, settings, emit)
+
+
+@dataclass(frozen=True)
+class DeleteRequest:
+    """Topic names or a deletion plan file (exactly one)."""
+
+    connection: Connection
+    names: Sequence[str] = ()
+    plan: Path | None = None
+    allow_internal: bool = False
+    allow_reassigning: bool = False
+    timeout: float | None = None
+    max_znode_bytes: int = 1_000_000
+    jute_maxbuffer: int = plans.JUTE_MAXBUFFER
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,15 +188,23 @@ class DeletionDryRun:
     transactions: int
 
 
-def delete_topics(plan: DeletionPlan, connection: Connection,
-                  settings: executor.ExecutionSettings, emit: Emit,
-                  confirm: Callable[[DeletionPlan], bool], *, dry_run: bool = False
+def delete_topics(request: DeleteRequest, emit: Emit, confirm: Callable[[DeletionPlan], bool]
                   ) -> executor.Outcome | DeletionDryRun | None:
     """Topic deletion, checked against the cluster first; ``confirm`` is asked after the check
     (None when it says no: nothing was written)."""
-    with connected(connection) as client:
+    if bool(request.names) == (request.plan is not None):
+        raise InvalidInput("give topic names or --plan FILE (one of them)")
+    plans.check_znode_limit(request.max_znode_bytes, request.jute_maxbuffer)
+    plan = (load_plan(request.plan, PlanKind.DELETION) if request.plan
+            else plans.deletion_plan_for(list(request.names)))
+    assert isinstance(plan, DeletionPlan)
+    settings = executor.ExecutionSettings(timeout=request.timeout,
+                                          allow_internal=request.allow_internal,
+                                          allow_reassigning=request.allow_reassigning,
+                                          max_znode_bytes=request.max_znode_bytes)
+    with connected(request.connection) as client:
         transactions = len(executor.check_deletion(client, plan, settings))
-        if dry_run:
+        if request.dry_run:
             return DeletionDryRun(plan, transactions)
         if not confirm(plan):
             return None

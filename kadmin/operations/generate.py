@@ -3,7 +3,7 @@ validated, and written with their rollback."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +21,15 @@ from kadmin.model import (
 )
 from kadmin.operations.folder import MANIFEST_FILE
 from kadmin.operations.planfiles import Stdout, checked, write_plan
-from kadmin.operations.selection import TopicSelection, select_brokers, select_topics, split_names
+from kadmin.operations.selection import (
+    TopicSelection,
+    select_brokers,
+    select_topics,
+    split_ints,
+    split_names,
+    topic_names,
+)
+from kadmin.operations.source import ClusterSource, Warn, optional_cluster, read_cluster
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,8 @@ class SparkRun:
     verbose: bool = False
     price_rounds: int = PRICE_ROUNDS
     """``spark rebalance --topic-spread``: rounds of pricing the brokers' counts at most."""
+    jute_maxbuffer: int = plans.JUTE_MAXBUFFER
+    """The servers' jute.maxbuffer, which ``max_znode_bytes`` must stay under."""
 
 
 Progress = Callable[[PlannerEvent], None]
@@ -68,12 +78,15 @@ class Generated:
     """Selected partitions already where the placement puts them."""
     written: Path | None
     """The plan file (None: on stdout, or no plan because nothing moves)."""
+    rf_changes: int = 0
+    """Partitions whose replication factor the plan changes (run with --allow-rf-change); only
+    ``--replication-factor`` changes one."""
 
-    @property
-    def rf_changes(self) -> int:
-        """Partitions whose replication factor the plan changes (run with --allow-rf-change)."""
-        return sum(len(m.replicas) != len(r.replicas)
-                   for m, r in zip(self.plan.moves, self.rollback.moves, strict=True))
+
+def rf_changes(plan: ReassignmentPlan, rollback: ReassignmentPlan) -> int:
+    """Partitions whose replica count ``plan`` changes (``rollback`` holds their current one)."""
+    return sum(len(m.replicas) != len(r.replicas)
+               for m, r in zip(plan.moves, rollback.moves, strict=True))
 
 
 def proposed_plan(snapshot: ClusterSnapshot, topics: list[str], brokers: list[Broker],
@@ -91,10 +104,13 @@ def proposed_plan(snapshot: ClusterSnapshot, topics: list[str], brokers: list[Br
     return ReassignmentPlan(tuple(moves)), unchanged
 
 
-def generate(snapshot: ClusterSnapshot, request: GenerateRequest, output: Output) -> Generated:
-    """The placement's plan for the selected topics and its rollback, written unless empty (an
-    empty plan is refused by every command that reads one)."""
+def generate(request: GenerateRequest, source: ClusterSource, output: Output, warn: Warn
+             ) -> Generated:
+    """The placement's plan for the selected topics of the cluster ``source`` names, and its
+    rollback, written unless empty (an empty plan is refused by every command that reads
+    one)."""
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
+        snapshot = read_cluster(source, warn, states=False)
         selected = select_topics(snapshot, request.selection)
         chosen = set(selected)
         plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
@@ -105,43 +121,75 @@ def generate(snapshot: ClusterSnapshot, request: GenerateRequest, output: Output
         rollback = plans.current_assignment(plan, snapshot)
         written = write_plan(plan, PlanKind.REASSIGN, output.path, output.force, rollback,
                              stdout=output.stdout) if plan.moves else None
-    return Generated(plan, rollback, len(selected), unchanged, written)
+    changed = 0 if request.options.replication_factor is None else rf_changes(plan, rollback)
+    return Generated(plan, rollback, len(selected), unchanged, written, changed)
 
 
-def election(snapshot: ClusterSnapshot, selection: TopicSelection, output: Output
-             ) -> tuple[ElectionPlan, Path | None]:
+@dataclass(frozen=True)
+class Written:
+    """An election or deletion plan, and where it went (None: stdout, or not written because it
+    has no partition)."""
+
+    plan: ElectionPlan | DeletionPlan
+    path: Path | None
+
+
+def election(selection: TopicSelection, source: ClusterSource, output: Output, warn: Warn
+             ) -> Written:
     """A preferred replica election plan for the selected topics, validated and written (not
     when it has no partition)."""
+    snapshot = read_cluster(source, warn)
     plan = plans.election_plan_for(snapshot, select_topics(snapshot, selection))
     if not plan.partitions:
-        return plan, None
+        return Written(plan, None)
     checked(plan, PlanKind.ELECTION, snapshot)
-    return plan, write_plan(plan, PlanKind.ELECTION, output.path, output.force,
-                            stdout=output.stdout)
+    return Written(plan, write_plan(plan, PlanKind.ELECTION, output.path, output.force,
+                                    stdout=output.stdout))
 
 
-def deletion_plan(topics: str) -> DeletionPlan:
-    """The deletion plan of ``--topics`` as typed; names Kafka could never have created are
-    refused here, before any cluster is read."""
-    return plans.deletion_plan_for(split_names(topics, "--topics"))
+@dataclass(frozen=True)
+class DeletionRequest:
+    topics: str
+    """``--topics`` as typed."""
+    allow_internal: bool = False
 
 
-def deletion(plan: DeletionPlan, snapshot: ClusterSnapshot | None, output: Output, *,
-             allow_internal: bool = False) -> Path | None:
-    """The deletion plan validated (against the cluster when given) and written."""
-    checked(plan, PlanKind.DELETION, snapshot, allow_internal=allow_internal)
-    return write_plan(plan, PlanKind.DELETION, output.path, output.force, stdout=output.stdout)
+def deletion(request: DeletionRequest, source: ClusterSource, output: Output, warn: Warn
+             ) -> Written:
+    """The deletion plan of ``--topics``, validated (against the cluster when ``source`` names
+    one) and written. Names Kafka could never have created are refused before any cluster is
+    read."""
+    plan = plans.deletion_plan_for(split_names(request.topics, "--topics"))
+    snapshot = optional_cluster(source, warn)
+    checked(plan, PlanKind.DELETION, snapshot, allow_internal=request.allow_internal)
+    return Written(plan, write_plan(plan, PlanKind.DELETION, output.path, output.force,
+                                    stdout=output.stdout))
 
 
-def spark_generate(cluster_dir: Path, out_dir: Path, topics: Sequence[str] | None,
-                   brokers: Sequence[int] | None, options: placement.PlacementOptions,
-                   run: SparkRun, progress: Progress | None = None) -> SparkPlanned:
-    """``spark plan``: the placement's plan of ``topics`` (None: all) onto ``brokers`` (None:
-    all), computed on Spark and written as the plan folder ``out_dir``."""
+@dataclass(frozen=True)
+class SparkPlanRequest:
+    """``spark plan``: a snapshot folder, the plan folder to write, and the placement."""
+
+    cluster: Path
+    out: Path
+    selection: TopicSelection
+    brokers: str | None = None
+    """Target broker ids as typed (None: every broker)."""
+    options: placement.PlacementOptions = field(default_factory=placement.PlacementOptions)
+
+
+def spark_generate(request: SparkPlanRequest, run: SparkRun, progress: Progress | None = None
+                   ) -> SparkPlanned:
+    """``spark plan``: the placement's plan of the selected topics (none: all) onto the target
+    brokers (none: all), computed on Spark and written as the plan folder ``request.out``."""
+    topics = topic_names(request.selection, default_all=False)
+    plans.check_znode_limit(run.max_znode_bytes, run.jute_maxbuffer)
+    brokers = split_ints(request.brokers, "--brokers") if request.brokers else None
     from kadmin.spark.plan import run_plan  # pyspark starts a JVM: only here
 
-    manifest = run_plan(cluster_dir, out_dir, topics=topics, brokers=brokers, options=options,
-                        master=run.master, batch_size=run.batch_size,
+    out_dir = request.out
+    manifest = run_plan(request.cluster, out_dir, topics=topics, brokers=brokers,
+                        options=request.options, master=run.master, batch_size=run.batch_size,
                         max_znode_bytes=run.max_znode_bytes, force=run.force,
                         verbose=run.verbose, progress=progress)
     return SparkPlanned(manifest.partitions, len(manifest.batches), out_dir / MANIFEST_FILE)

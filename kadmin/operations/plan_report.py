@@ -11,7 +11,7 @@ extra to install before anything is read.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +27,11 @@ from kadmin.model import (
     ReassignmentPlan,
 )
 from kadmin.operations import validate as validating
-from kadmin.operations.source import partition_sizes
+from kadmin.operations.source import ClusterSource, Warn, partition_sizes, read_cluster
 from kadmin.plan_report import figures
 from kadmin.plans import changed_moves
-from kadmin.units import human_bytes
+from kadmin.sizes import PartitionSizes
+from kadmin.units import human_bytes, parse_bytes, parse_rate
 from kadmin.verdicts import Verdict
 
 REPORT_EXTRA_HINT = "pip install 'kadmin[report]'"
@@ -57,49 +58,66 @@ def page_module() -> object:
 
 
 @dataclass(frozen=True)
-class ReportRequest:
-    plans: Sequence[Path]
-    """Plan files, folders of plans, Spark plan folders, as ``plan validate`` takes them."""
-    sizes: Path | None = None
+class ReportSettings:
+    """How a reassignment plan is weighed and batched on the page: ``reassign``'s limits (its
+    defaults unless given) and ``plan stats``' lower bound."""
+
     capacity: Path | None = None
-    throttle: int | None = None
-    """Bytes/s: with sizes, each batch's predicted duration."""
+    throttle: str | None = None
+    """As typed (``50MB``): with sizes, each batch's predicted duration."""
     batch_size: int = 1000
     max_znode_bytes: int = 1_000_000
-    max_batch_bytes: int | None = None
+    max_batch_bytes: str | None = None
+    """As typed; needs partition sizes."""
     max_moves_per_broker: int | None = None
     rack_aware: bool = True
-    allow_rf_change: bool = False
-    allow_internal: bool = False
-
-    def limits_text(self) -> str:
-        words = [f"--batch-size {self.batch_size}"]
-        if self.max_batch_bytes is not None:
-            words.append(f"--max-batch-bytes {human_bytes(self.max_batch_bytes)}")
-        if self.max_moves_per_broker is not None:
-            words.append(f"--max-moves-per-broker {self.max_moves_per_broker}")
-        return ", ".join(words)
 
 
 @dataclass(frozen=True)
-class Written:
+class ReportRequest:
+    plans: Sequence[Path]
+    """Plan files, folders of plans, Spark plan folders, as ``plan validate`` takes them."""
+    out: Path
+    """The HTML file to write."""
+    force: bool = False
+    """Replace an existing regular file."""
+    settings: ReportSettings = ReportSettings()
+    allow_rf_change: bool = False
+    allow_internal: bool = False
+
+
+@dataclass(frozen=True)
+class Reported:
+    """The page written: its path, the plans drawn on it, how many of them are invalid."""
+
     path: Path
     plans: int
     invalid: int
 
 
 class Reporter:
-    """Figures of each verdict of a run against one cluster, with its sizes and capacities."""
+    """Figures of a verdict against the cluster it was reached against (with its sizes); the
+    settings are read and checked when this is made, before any cluster is read."""
 
-    def __init__(self, request: ReportRequest, snapshot: ClusterSnapshot,
-                 warn: Callable[[str], None]) -> None:
-        self.request, self.snapshot = request, snapshot
-        self.sizes = partition_sizes(request.sizes, snapshot, warn)
-        self.capacities: Capacities | None = (None if request.capacity is None
-                                              else read_capacities(request.capacity))
+    def __init__(self, settings: ReportSettings) -> None:
+        self.rack_aware = settings.rack_aware
+        self.capacities: Capacities | None = (None if settings.capacity is None
+                                              else read_capacities(settings.capacity))
+        self.rate = None if settings.throttle is None else parse_rate(settings.throttle)
+        max_batch_bytes = (None if settings.max_batch_bytes is None
+                           else parse_bytes(settings.max_batch_bytes, "--max-batch-bytes"))
+        self.limits = model.limits(settings.batch_size, settings.max_znode_bytes,
+                                   max_batch_bytes, settings.max_moves_per_broker)
+        words = [f"--batch-size {settings.batch_size}"]
+        if max_batch_bytes is not None:
+            words.append(f"--max-batch-bytes {human_bytes(max_batch_bytes)}")
+        if settings.max_moves_per_broker is not None:
+            words.append(f"--max-moves-per-broker {settings.max_moves_per_broker}")
+        self.limits_text = ", ".join(words)
 
-    def figures(self, verdict: Verdict) -> figures.PlanFigures:
-        report, request, snapshot = verdict.report, self.request, self.snapshot
+    def figures(self, verdict: Verdict, snapshot: ClusterSnapshot, sizes: PartitionSizes | None
+                ) -> figures.PlanFigures:
+        report = verdict.report
         judged = figures.verdict_of(report)
         plan = report.plan
         if plan is None:
@@ -107,76 +125,74 @@ class Reporter:
         if isinstance(plan, ElectionPlan):
             return figures.election(verdict.plan, plan, snapshot, judged)
         if isinstance(plan, DeletionPlan):
-            return figures.deletion(verdict.plan, plan, snapshot, self.sizes, judged)
+            return figures.deletion(verdict.plan, plan, snapshot, sizes, judged)
         assert isinstance(plan, ReassignmentPlan)
-        stats = validating.stats_of(plan, snapshot, self.sizes, rack_aware=request.rack_aware,
+        stats = validating.stats_of(plan, snapshot, sizes, rack_aware=self.rack_aware,
                                     capacities=self.capacities)
         changed, _ = changed_moves(plan, snapshot)
-        transfers = model.transfers(changed, snapshot, self.sizes)
-        limits = model.limits(request.batch_size, request.max_znode_bytes,
-                              request.max_batch_bytes, request.max_moves_per_broker)
+        transfers = model.transfers(changed, snapshot, sizes)
         notes = []
         if len(transfers) <= COMPOSE_LIMIT:
-            composed = schedule.compose(transfers, limits)
+            composed = schedule.compose(transfers, self.limits)
         else:
-            composed = schedule.consecutive(transfers, limits)
+            composed = schedule.consecutive(transfers, self.limits)
             notes.append(f"{len(transfers):,} partitions to move: the batches shown are "
                          f"consecutive slices of the plan (composing more than "
                          f"{COMPOSE_LIMIT:,} takes too long for a report); reassign --dry-run "
                          "shows the composed batches a run submits, never slower than these")
         return figures.reassignment(verdict.plan, plan, snapshot, stats, transfers, composed,
-                                    judged, sized=self.sizes is not None, rate=request.throttle,
-                                    limits=request.limits_text(), notes=notes)
+                                    judged, sized=sizes is not None, rate=self.rate,
+                                    limits=self.limits_text, notes=notes)
 
 
-def report(request: ReportRequest, snapshot: Callable[[], ClusterSnapshot], out: Path,
-           force: bool, warn: Callable[[str], None]) -> Written:
-    """Validate and draw every plan of ``request`` on one page written to ``out``."""
+def report(request: ReportRequest, source: ClusterSource, warn: Warn) -> Reported:
+    """Validate and draw every plan of ``request`` on one page written to ``request.out``,
+    against the cluster ``source`` names (read once; with its partition sizes: bytes, and with
+    a throttle each batch's predicted duration)."""
     page = page_module()
-    files.check_target(out, force)
-    loaded: list[ClusterSnapshot] = []
-
-    def cluster() -> ClusterSnapshot:
-        loaded.append(snapshot())
-        return loaded[0]
-
-    verdicts = validating.validate_plans(_validate_request(request), cluster)
-    drawn: list[figures.PlanFigures] = []
-    reporter: Reporter | None = None
-    for verdict in verdicts:
-        reporter = reporter or Reporter(request, loaded[0], warn)
-        drawn.append(reporter.figures(verdict))
-    title = (f"kadmin plan report: {drawn[0].name}" if len(drawn) == 1
-             else f"kadmin plan report: {len(drawn)} plans")
-    files.atomic_write_bytes(out, page.render(drawn, title).encode(),  # type: ignore[attr-defined]
-                             force=force)
-    return Written(out, len(drawn), sum(not f.verdict.valid for f in drawn))
+    if request.settings.max_batch_bytes is not None and source.sizes is None:
+        raise InvalidInput("--max-batch-bytes needs partition sizes: give --sizes FILE")
+    files.check_target(request.out, request.force)
+    reporter = Reporter(request.settings)
+    chosen = validating.plan_paths(request.plans)
+    with files.gc_paused():
+        snapshot = read_cluster(source, warn)
+        sizes = partition_sizes(source.sizes, snapshot, warn)
+        drawn = [reporter.figures(verdict, snapshot, sizes) for verdict in validating.verdicts_of(
+            chosen, snapshot, validating.ValidateRequest(
+                tuple(request.plans), None, request.allow_rf_change, request.allow_internal))]
+        title = (f"kadmin plan report: {drawn[0].name}" if len(drawn) == 1
+                 else f"kadmin plan report: {len(drawn)} plans")
+        html = page.render(drawn, title)  # type: ignore[attr-defined]
+    files.atomic_write_bytes(request.out, html.encode(), force=request.force)
+    return Reported(request.out, len(drawn), sum(not f.verdict.valid for f in drawn))
 
 
-def _validate_request(request: ReportRequest) -> validating.ValidateRequest:
-    return validating.ValidateRequest(tuple(request.plans), None, request.allow_rf_change,
-                                      request.allow_internal)
-
-
-def report_each(verdicts: Iterable[Verdict], folder: Path,
-                snapshot: Callable[[], ClusterSnapshot | None],
-                warn: Callable[[str], None]) -> Iterator[Verdict]:
-    """``plan validate --report DIR``: ``verdicts`` passed on as they come, the report of each
-    written to ``folder`` first (``<plan path>.html``, its folders joined by ``__``); a report
-    replaces only a regular file of that name. ``snapshot`` is the run's cluster (read once)."""
+def validate_with_reports(request: validating.ValidateRequest, folder: Path,
+                          source: ClusterSource, warn: Warn) -> Iterator[Verdict]:
+    """``plan validate --report DIR``: the verdicts of :func:`validating.validate_plans`, as they
+    come, the report of each written to ``folder`` first (``<plan path>.html``, its folders
+    joined by ``__``); a report replaces only a regular file of that name. The cluster (which
+    the reports need) is read once, for the verdicts and the reports. The inputs are checked
+    before anything is read."""
     page = page_module()
+    if not source.given:
+        raise InvalidInput("--report needs the cluster: give --cluster FILE or -z")
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         raise InvalidInput(f"--report {folder}: not a folder (name a folder, new or existing)")
-    reporter: Reporter | None = None
+    return _reported(page, request, folder, source, warn)
+
+
+def _reported(page: object, request: validating.ValidateRequest, folder: Path,
+              source: ClusterSource, warn: Warn) -> Iterator[Verdict]:
+    chosen = validating.plan_paths(request.plans)
+    snapshot = read_cluster(source, warn)
+    sizes = partition_sizes(source.sizes, snapshot, warn)
+    reporter = Reporter(ReportSettings())
     names: set[str] = set()
-    for verdict in verdicts:
-        if reporter is None:
-            cluster = snapshot()
-            if cluster is None:
-                raise InvalidInput("--report needs the cluster: give --cluster FILE or -z")
-            reporter = Reporter(ReportRequest(()), cluster, warn)
+    for verdict in validating.verdicts_of(chosen, snapshot, request):
         name = _report_name(verdict.plan, names)
-        html = page.render([reporter.figures(verdict)],  # type: ignore[attr-defined]
+        html = page.render([reporter.figures(verdict, snapshot, sizes)],  # type: ignore[attr-defined]
                            f"kadmin plan report: {verdict.plan}")
         files.atomic_write_bytes(folder / name, html.encode(), force=True)
         yield verdict

@@ -45,7 +45,7 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
         out_path, rollback_path = files.plan_paths(kind.value, Path("plans"),
                                                    datetime.now(timezone.utc))
     else:
-        rollback_path = files.sibling(out_path, ".rollback.json")
+        rollback_path = files.rollback_of(out_path)
     writes = [(out_path, plan_file(plan))]
     if rollback is not None:  # the two files, or neither: a plan must not lose its rollback
         writes.append((rollback_path, plan_file(rollback)))

@@ -31,6 +31,7 @@ from kadmin.operations.folder import MANIFEST_FILE
 from kadmin.operations.generate import Output, Progress, SparkRun
 from kadmin.operations.planfiles import write_plan
 from kadmin.operations.selection import TopicSelection, select_topics
+from kadmin.operations.source import ClusterSource, Warn, partition_sizes, read_cluster
 from kadmin.sizes import moved_bytes
 
 
@@ -145,12 +146,14 @@ class Rebalanced:
     their capacity."""
 
 
-def rebalance(snapshot: ClusterSnapshot, request: RebalanceRequest,
-              sizes: Mapping[TopicPartition, int] | None, output: Output) -> Rebalanced:
-    """``plan rebalance``: the plan of ``request`` over ``snapshot``, written with its rollback
-    unless nothing moves."""
+def rebalance(request: RebalanceRequest, source: ClusterSource, output: Output, warn: Warn
+              ) -> Rebalanced:
+    """``plan rebalance``: the plan of ``request`` over the cluster ``source`` names (and its
+    partition sizes), written with its rollback unless nothing moves."""
     request.check()
     with files.gc_paused():  # millions of acyclic tuples and dicts: the collector only slows it
+        snapshot = read_cluster(source, warn, states=False)
+        sizes = partition_sizes(source.sizes, snapshot, warn)
         selected = select_topics(snapshot, request.topics, default_all=True)
         if request.by_bytes and sizes is None:
             raise InvalidInput("--balance bytes needs partition sizes: give --sizes FILE (or a "
@@ -241,6 +244,7 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
     from kadmin.spark.rebalance import run_rebalance  # pyspark starts a JVM: only here
 
     request.check()
+    plans.check_znode_limit(run.max_znode_bytes, run.jute_maxbuffer)
     manifest = run_rebalance(cluster_dir, out_dir, request, master=run.master,
                              batch_size=run.batch_size, max_znode_bytes=run.max_znode_bytes,
                              force=run.force, verbose=run.verbose,

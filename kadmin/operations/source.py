@@ -3,17 +3,29 @@ ZooKeeper connection with this invocation's security options, and partition size
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from kazoo.client import KazooClient
 
 from kadmin import sizes, snapshots
 from kadmin.model import ClusterSnapshot, InvalidInput
 from kadmin.zk import reader, security, session
+
+
+class Warn(Protocol):
+    """Where an operation sends a warning: one line, and the items it names (sampled by the
+    caller, a line each)."""
+
+    def __call__(self, line: str, details: Iterable[str] = ()) -> None: ...
+
+
+def no_warnings(line: str, details: Iterable[str] = ()) -> None:
+    """A :class:`Warn` for callers that show no warnings."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,8 @@ class ClusterSource:
     connection: Connection = Connection(None)
     skip_unreadable: bool = False
     """With -z: go on without the znodes that cannot be decoded (each named in a warning)."""
+    sizes: Path | None = None
+    """``--sizes FILE``: partition sizes (kafka-log-dirs.sh --describe) fitted to the cluster."""
 
     @property
     def given(self) -> bool:
@@ -72,27 +86,18 @@ def connected(connection: Connection) -> Iterator[KazooClient]:
         yield client
 
 
-@dataclass(frozen=True)
-class Loaded:
-    """A cluster as read: the snapshot, and (with ``skip_unreadable``) the znodes skipped
-    because they cannot be decoded, as (path, reason), for the caller to name."""
-
-    snapshot: ClusterSnapshot
-    skipped: tuple[tuple[str, str], ...] = ()
-
-
-def load_cluster(source: ClusterSource, *, states: bool = True) -> Loaded:
+def read_cluster(source: ClusterSource, warn: Warn, *, states: bool = True) -> ClusterSnapshot:
     """The snapshot from ``--cluster`` or read live from ``-z``; exactly one must be given.
     ``states=False`` skips reading the per-partition states live (one znode each) when only the
     assignment matters; a snapshot is always read whole, states checked too.
 
     A znode read live that cannot be decoded stops the command (exit 1, naming it), because
     whatever it plans or writes would be made as if that topic, broker or state did not exist;
-    ``skip_unreadable`` goes on without them and returns them in ``skipped``."""
+    ``skip_unreadable`` goes on without them, each named in one warning."""
     if source.cluster is not None and source.connection.zookeeper:
         raise InvalidInput("give either --cluster FILE or -z/--zookeeper, not both")
     if source.cluster is not None:
-        return Loaded(snapshots.read_snapshot(source.cluster))
+        return snapshots.read_snapshot(source.cluster)
     if not source.connection.zookeeper:
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
     with connected(source.connection) as client:
@@ -101,10 +106,19 @@ def load_cluster(source: ClusterSource, *, states: bool = True) -> Loaded:
         raise reader.unreadable_error(
             live.unreadable, "nothing was planned or written (--skip-unreadable goes on without "
                              "them)")
-    return Loaded(live.snapshot, tuple(live.unreadable))
+    if live.unreadable:
+        warn(f"skipped {len(live.unreadable)} znode(s) that cannot be decoded "
+             "(--skip-unreadable):", (f"{path}: {reason}" for path, reason in live.unreadable))
+    return live.snapshot
 
 
-def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Callable[[str], None]
+def optional_cluster(source: ClusterSource, warn: Warn, *, states: bool = True
+                     ) -> ClusterSnapshot | None:
+    """:func:`read_cluster` when ``--cluster`` or ``-z`` is given, else None (offline)."""
+    return read_cluster(source, warn, states=states) if source.given else None
+
+
+def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Warn
                     ) -> sizes.PartitionSizes | None:
     """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
     partitions counted as the median and those ignored go to ``warn``, a line each."""

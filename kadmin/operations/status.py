@@ -4,7 +4,7 @@ its capacity (and with partition sizes, the part of it in use)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from kadmin.balance.replicas import replica_counts
 from kadmin.balance.weighted import topic_bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import ClusterSnapshot, TopicPartition
-from kadmin.operations.source import Connection, connected
+from kadmin.operations.source import Connection, Warn, connected, no_warnings
 from kadmin.zk import config, reader
 
 
@@ -52,15 +52,22 @@ def of(live: reader.LiveCluster, throttles: config.Throttles | None = None,
                   (*live.unreadable, *throttles.unreadable), throttles.in_force, held, use)
 
 
-def status(connection: Connection, sizes_path: Path | None = None,
-           capacity: Path | None = None, warn: Callable[[str], None] = lambda line: None
-           ) -> Status:
-    """The cluster read live. ``sizes_path`` (``kafka-log-dirs.sh --describe``) adds the bytes
-    on each broker, its gaps going to ``warn`` a line each; ``capacity`` (a capacity file,
-    read before connecting) adds each broker's capacity, its share of the replicas, and with
-    sizes the part of its capacity in use."""
+@dataclass(frozen=True)
+class StatusRequest:
+    connection: Connection
+    sizes: Path | None = None
+    """``kafka-log-dirs.sh --describe`` output: adds the bytes on each broker."""
+    capacity: Path | None = None
+    """A capacity file: adds each broker's capacity, its share of the replicas, and with sizes
+    the part of its capacity in use."""
+
+
+def status(request: StatusRequest, warn: Warn = no_warnings) -> Status:
+    """The cluster read live, with the request's sizes (their gaps going to ``warn`` a line
+    each) and capacities (the file read before connecting)."""
+    sizes_path, capacity = request.sizes, request.capacity
     capacities = None if capacity is None else read_capacities(capacity)
-    with connected(connection) as client:
+    with connected(request.connection) as client:
         live = reader.read_cluster(client)
         throttled = config.read_throttles(client)
     snapshot = live.snapshot

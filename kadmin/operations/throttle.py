@@ -9,7 +9,9 @@ from functools import partial
 
 from kadmin import throttles
 from kadmin.model import InvalidInput
+from kadmin.operations.selection import split_ints
 from kadmin.operations.source import Connection, connected
+from kadmin.units import parse_rate
 from kadmin.zk import config, reader
 
 
@@ -20,19 +22,33 @@ def show(connection: Connection) -> config.Throttles:
         return config.read_throttles(client)
 
 
-def clear(connection: Connection, *, everything: bool = False) -> list[str]:
+@dataclass(frozen=True)
+class ClearRequest:
+    connection: Connection
+    everything: bool = False
+    """Every replication throttle, whoever set it (default: only kadmin's entries)."""
+
+
+@dataclass(frozen=True)
+class Cleared:
+    changed: Sequence[str]
+    """The configs changed."""
+
+
+def clear(request: ClearRequest) -> Cleared:
     """Remove the throttle entries kadmin added (its record in /kadmin/throttles), or with
-    ``everything`` every replication throttle; other config keys stay. Returns the configs
-    changed. A config znode or record that cannot be decoded is left alone and named in an
-    OperationFailed once the others are cleared (``everything`` goes through records)."""
-    with connected(connection) as client:
-        if everything:
+    ``everything`` every replication throttle; other config keys stay. A config znode or record
+    that cannot be decoded is left alone and named in an OperationFailed once the others are
+    cleared (``everything`` goes through records)."""
+    with connected(request.connection) as client:
+        if request.everything:
             entities = config.read_throttles(client).entities()
             edit: config.Edit = throttles.remove_all
         else:
             entities = config.recorded_entities(client)
             edit = throttles.remove_own
-        return config.update(client, dict.fromkeys(entities, edit), skip_unreadable=True)
+        return Cleared(config.update(client, dict.fromkeys(entities, edit),
+                                     skip_unreadable=True))
 
 
 @dataclass(frozen=True)
@@ -45,12 +61,23 @@ class RateChange:
     """The configs that changed."""
 
 
-def set_rate(connection: Connection, rate: int, brokers: Sequence[int]) -> RateChange:
-    """Set the leader and follower replication rate on ``brokers`` (none: every broker kadmin
+@dataclass(frozen=True)
+class SetRateRequest:
+    connection: Connection
+    rate: str
+    """Bytes/s as typed (``100MB``)."""
+    brokers: str | None = None
+    """Broker ids as typed (None: every broker kadmin throttled)."""
+
+
+def set_rate(request: SetRateRequest) -> RateChange:
+    """Set the leader and follower replication rate on the brokers (none: every broker kadmin
     throttled), recorded so that the batch's cleanup (or throttle clear) puts the previous rate
     back."""
+    rate = parse_rate(request.rate, "--throttle")
+    brokers = split_ints(request.brokers, "--brokers")
     value = str(rate)
-    with connected(connection) as client:
+    with connected(request.connection) as client:
         if brokers:
             live = reader.read_cluster(client, topics=(), states=False).snapshot.brokers
             unknown = [b for b in brokers if b not in live]

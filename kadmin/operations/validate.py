@@ -11,7 +11,7 @@ moving one partition: they cannot run at once).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +28,16 @@ from kadmin.model import (
 )
 from kadmin.operations.folder import MANIFEST_FILE, batch_files, plan_folder
 from kadmin.operations.planfiles import load_reassignment
+from kadmin.operations.source import (
+    ClusterSource,
+    Warn,
+    optional_cluster,
+    partition_sizes,
+    read_cluster,
+)
 from kadmin.verdicts import Verdict
 
-NOT_PLANS = (".journal.json",)
+NOT_PLANS = (files.JOURNAL_SUFFIX,)
 """Files of a folder of plans that are not plans: the journals ``kadmin reassign`` keeps next
 to the plan it runs."""
 
@@ -104,13 +111,19 @@ def _plans_in(folder: Path) -> Iterator[Path]:
             yield entry
 
 
-def validate_plans(request: ValidateRequest,
-                   snapshot: Callable[[], ClusterSnapshot | None]) -> Iterator[Verdict]:
+def validate_plans(request: ValidateRequest, source: ClusterSource, warn: Warn
+                   ) -> Iterator[Verdict]:
     """A verdict per plan of ``request.plans`` (as :func:`plan_paths` expands them), lazily:
-    one plan is read, checked, placed and let go before the next. The cluster ``snapshot``
-    reads is read once, after the paths are known to name plans."""
+    one plan is read, checked, placed and let go before the next. The cluster ``source`` names
+    (if any) is read once, after the paths are known to name plans."""
     chosen = plan_paths(request.plans)
-    cluster = snapshot()
+    yield from verdicts_of(chosen, optional_cluster(source, warn), request)
+
+
+def verdicts_of(chosen: Sequence[Path], cluster: ClusterSnapshot | None,
+                request: ValidateRequest) -> Iterator[Verdict]:
+    """:func:`validate_plans` over plans already found (:func:`plan_paths`) and a cluster
+    already read (None: offline), for callers that use that cluster again."""
     moved = verdicts.MovedBy() if len(chosen) > 1 else None
     for path in chosen:
         with files.gc_paused():  # a million entries and their values hold no reference cycles
@@ -153,17 +166,26 @@ def _unprefixed(message: str, name: str) -> str:
     return message.removeprefix(f"{name}: ")
 
 
-def stats(plan: Path, snapshot: ClusterSnapshot,
-          sizes: Mapping[TopicPartition, int] | None, *, rack_aware: bool = True,
-          capacity: Path | None = None) -> plans.PlanStats:
-    """Per-broker figures of a reassignment plan (file or folder) over ``snapshot``. A partition
-    or broker the cluster lacks would be counted as if it existed, so the plan is checked
-    against the cluster; a replication factor change is only shown. The lower bound is the
-    one ``plan rebalance`` prints (racks unless ``rack_aware`` is off; ``capacity``, a
-    capacity file, for brokers of different sizes)."""
-    capacities = None if capacity is None else read_capacities(capacity)
-    found, _ = load_reassignment(plan, snapshot, allow_rf_change=True)
-    return stats_of(found, snapshot, sizes, rack_aware=rack_aware, capacities=capacities)
+@dataclass(frozen=True)
+class StatsRequest:
+    plan: Path
+    """A reassignment plan file or folder."""
+    rack_aware: bool = True
+    capacity: Path | None = None
+    """A capacity file, for brokers of different sizes."""
+
+
+def stats(request: StatsRequest, source: ClusterSource, warn: Warn) -> plans.PlanStats:
+    """Per-broker figures of a reassignment plan (file or folder) over the cluster ``source``
+    names (with its partition sizes: bytes too). A partition or broker the cluster lacks would
+    be counted as if it existed, so the plan is checked against the cluster; a replication
+    factor change is only shown. The lower bound is the one ``plan rebalance`` prints (racks
+    unless ``rack_aware`` is off; ``capacity`` for brokers of different sizes)."""
+    snapshot = read_cluster(source, warn, states=False)
+    sizes = partition_sizes(source.sizes, snapshot, warn)
+    capacities = None if request.capacity is None else read_capacities(request.capacity)
+    found, _ = load_reassignment(request.plan, snapshot, allow_rf_change=True)
+    return stats_of(found, snapshot, sizes, rack_aware=request.rack_aware, capacities=capacities)
 
 
 def stats_of(plan: ReassignmentPlan, snapshot: ClusterSnapshot,

@@ -33,6 +33,7 @@ from kadmin.model import (
 from kadmin.sandbox import Sandbox
 from kadmin.zk import admin, codec, paths
 from kadmin.zk.session import ZkSettings, session
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.zk
 
@@ -108,13 +109,6 @@ class Watcher:
         while not self._queue.empty():
             self.updates.append(self._queue.get_nowait())
         return value
-
-
-def _eventually(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 60
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached within 60 s"
-        time.sleep(0.05)
 
 
 def _controller(client: KazooClient, broker: int) -> None:
@@ -509,7 +503,7 @@ def test_wait_rides_out_session_expiry(zk_connect: str, zk: KazooClient, other: 
     thief.stop()
     thief.close()
     # kazoo reconnects with a new session that has none of the old watches; the waiter re-reads
-    _eventually(lambda: zk.connected and zk.client_id[0] != session_id)
+    eventually(lambda: zk.connected and zk.client_id[0] != session_id, "a new session")
     other.delete(paths.REASSIGN_PARTITIONS)
 
     assert waiter.result() == ()

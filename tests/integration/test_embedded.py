@@ -18,7 +18,7 @@ from kazoo.client import KazooClient
 from kadmin import embedded
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.model import OperationFailed
-from tests.helpers import KadminProcesses
+from tests.helpers import KadminProcesses, eventually
 
 pytestmark = pytest.mark.zk
 
@@ -91,7 +91,10 @@ def test_restart_from_a_short_lived_thread_keeps_the_server(
     worker = threading.Thread(target=own_zk_server.restart)
     worker.start()
     worker.join()
-    time.sleep(0.5)
+    # the kernel sends the parent-death signal while the thread exits, before the thread
+    # leaves /proc: once it has left, a JVM that got the signal can answer nothing more
+    eventually(lambda: not Path(f"/proc/self/task/{worker.native_id}").exists(),
+               "the forking thread gone from the kernel")
     assert own_zk_server.running
     assert embedded.is_serving("127.0.0.1", own_zk_server.port)
 

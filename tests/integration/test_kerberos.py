@@ -27,6 +27,7 @@ from kazoo.client import KazooClient
 from kadmin.embedded import EmbeddedZooKeeper, free_port
 from kadmin.model import Broker, ClusterSnapshot, PartitionState, TopicAssignment
 from kadmin.sandbox import SimulatedController, controller_of, load_cluster
+from tests.helpers import run_kadmin
 
 pytestmark = pytest.mark.zk
 
@@ -227,10 +228,8 @@ def kadmin(setup: Kerberized, folder: Path, *args: str, cache: Path | None = Non
            sasl: Path | None = None, config: Path | None = None
            ) -> subprocess.CompletedProcess[str]:
     """``python -m kadmin --zk-sasl-file SASL ARGS`` with the realm's Kerberos environment."""
-    run = subprocess.run(
-        [sys.executable, "-m", "kadmin", "--zk-sasl-file", str(sasl or setup.sasl), *args],
-        cwd=folder, env=setup.realm.env(cache or setup.cache, config), capture_output=True,
-        text=True, timeout=TIME_LIMIT)
+    run = run_kadmin("--zk-sasl-file", str(sasl or setup.sasl), *args, cwd=folder,
+                     env=setup.realm.env(cache or setup.cache, config), timeout=TIME_LIMIT)
     for text in (run.stdout, run.stderr):
         assert MASTER_PASSWORD not in text
         assert "Traceback" not in text and "internal error" not in text, text
@@ -275,9 +274,8 @@ def test_every_command_works_authenticated(kerberized: Kerberized, tmp_path: Pat
 def test_an_anonymous_session_is_refused_by_the_server(kerberized: Kerberized,
                                                        tmp_path: Path) -> None:
     env = kerberized.realm.env(kerberized.cache)
-    run = subprocess.run([sys.executable, "-m", "kadmin", "status", "-z",
-                          f"localhost:{kerberized.port}"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=TIME_LIMIT)
+    run = run_kadmin("status", "-z", f"localhost:{kerberized.port}", cwd=tmp_path, env=env,
+                     timeout=TIME_LIMIT)
     assert run.returncode == 1 and "not authorized" in run.stderr, run.stderr
 
 

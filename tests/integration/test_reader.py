@@ -24,6 +24,7 @@ from kadmin.model import (
 from kadmin.zk import codec, paths, reader
 from kadmin.zk.reader import InFlight
 from kadmin.zk.session import ZkSettings, session
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.zk
 
@@ -351,7 +352,8 @@ def test_a_read_survives_the_server_restarting_midway(own_zk_server: EmbeddedZoo
 
         def restart_in_the_background() -> None:
             restart.start()
-            time.sleep(0.2)  # requests in flight when the server goes
+            # the requests sent so far are in flight when the connection goes
+            eventually(lambda: not client.connected, "the connection lost")
 
         pull_the_plug(client, 2500, restart_in_the_background)
         try:

@@ -26,7 +26,7 @@ from kadmin.model import (
 )
 from kadmin.sandbox import read_events
 from kadmin.zk import codec, config, paths
-from tests.helpers import kill_when_submitted
+from tests.helpers import kill_when_submitted, write_plan
 
 pytestmark = pytest.mark.zk
 
@@ -48,13 +48,6 @@ def write_sizes(path: Path, cluster: ClusterSnapshot) -> Path:
         "logDir": "/data", "error": None, "partitions": [
             {"partition": f"{t}-{p}", "size": s, "offsetLag": 0, "isFuture": False}
             for t, parts in cluster.sizes.items() for p, s in parts.items()]}]}]}))
-    return path
-
-
-def write_plan(path: Path, moves: tuple[PartitionMove, ...]) -> Path:
-    path.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": m.topic, "partition": m.partition, "replicas": list(m.replicas)}
-        for m in moves]}))
     return path
 
 

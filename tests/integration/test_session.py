@@ -23,6 +23,7 @@ from kadmin.zk.session import (
     retrying,
     session,
 )
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.zk
 
@@ -156,7 +157,8 @@ def test_retrying_rides_out_a_server_restart(own_zk_server: EmbeddedZooKeeper) -
         client.create("/survivor", b"1")
         down = threading.Thread(target=own_zk_server.restart, kwargs={"down_for": 1.5})
         down.start()
-        time.sleep(0.3)  # the server is down now; the read below must wait for it
+        # the server is down once the session has lost its connection; the read must wait
+        eventually(lambda: not client.connected, "the connection lost")
         try:
             assert retrying()(client.get, "/survivor")[0] == b"1"
         finally:

@@ -4,14 +4,13 @@ every command that reads a snapshot folder, the Spark planners included."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kadmin import files, snapshots
+from tests.helpers import run_kadmin
 
 CLUSTER = Path(__file__).resolve().parent.parent / "corpus" / "cluster.json"
 
@@ -33,9 +32,7 @@ def long_line_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def kadmin(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KADMIN_")}
-    return subprocess.run([sys.executable, "-m", "kadmin", *args], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return run_kadmin(*args, cwd=folder, timeout=600)
 
 
 EXPECTED = "kadmin: error: {snap}/topics.jsonl:2: line longer than 64 MB, over the limit for " \

@@ -22,6 +22,7 @@ from kazoo.client import KazooClient
 from kadmin.model import LIST_LIMIT, Broker, ClusterSnapshot
 from kadmin.sandbox import Sandbox
 from kadmin.zk import codec, paths
+from tests.helpers import write_plan
 
 pytestmark = pytest.mark.zk
 
@@ -105,7 +106,7 @@ def test_a_reassign_with_an_unreadable_record_stops_before_anything_and_leaves_n
         box: Sandbox, zk: KazooClient, kadmin: Run, tmp_path: Path) -> None:
     throttle_two_brokers(kadmin, box)
     zk.set(paths.throttle_record("brokers/4"), b"garbage")
-    plan = write_plan(tmp_path)
+    plan = write_plan(tmp_path / "move.json", {("orders", 0): [3, 2]})
     before = sorted(p.name for p in tmp_path.iterdir())
     run = kadmin("reassign", "--plan", plan.name, "-z", box.connect_string, "--timeout", "30")
     assert run.code == 1, run.err
@@ -114,18 +115,11 @@ def test_a_reassign_with_an_unreadable_record_stops_before_anything_and_leaves_n
     assert not zk.exists(paths.REASSIGN_PARTITIONS)
 
 
-def write_plan(folder: Path) -> Path:
-    plan = folder / "move.json"
-    plan.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": "orders", "partition": 0, "replicas": [3, 2]}]}))
-    return plan
-
-
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
 def test_a_reassign_refused_by_an_unreadable_config_leaves_no_rollback(
         case: str, box: Sandbox, zk: KazooClient, kadmin: Run, tmp_path: Path) -> None:
     zk.set(paths.config("topics/orders"), BAD_CONFIGS[case])
-    plan = write_plan(tmp_path)
+    plan = write_plan(tmp_path / "move.json", {("orders", 0): [3, 2]})
     before = sorted(p.name for p in tmp_path.iterdir())
     run = kadmin("reassign", "--plan", plan.name, "-z", box.connect_string, "--throttle", "1MB",
                  "--timeout", "30")

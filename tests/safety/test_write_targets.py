@@ -16,7 +16,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import pytest
 
 from kadmin import files, snapshots
 from kadmin.model import InvalidInput
+from tests.helpers import run_kadmin
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 CLUSTER = CORPUS / "cluster.json"
@@ -180,15 +180,10 @@ def test_appending_to_a_regular_file_keeps_what_it_held(tmp_path: Path) -> None:
 # --- the commands -------------------------------------------------------------------------------
 
 
-def run_kadmin(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def kadmin_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``python -m kadmin`` in ``folder`` with a time limit: a pipe opened for writing would
     block, and the test must fail rather than hang."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KADMIN_")}
-    try:
-        return subprocess.run([sys.executable, "-m", "kadmin", *args], cwd=folder, env=env,
-                              capture_output=True, text=True, timeout=TIME_LIMIT)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"kadmin {' '.join(args)} did not end within {TIME_LIMIT} s")
+    return run_kadmin(*args, cwd=folder, timeout=TIME_LIMIT)
 
 
 def assert_refused(run: subprocess.CompletedProcess[str], name: str, message: str) -> None:
@@ -223,7 +218,7 @@ def test_every_output_option_refuses_an_odd_target(command: str, odd: tuple[Path
 
 def assert_refused_run(folder: Path, args: list[str], name: str, message: str
                        ) -> subprocess.CompletedProcess[str]:
-    run = run_kadmin(folder, *args)
+    run = kadmin_in(folder, *args)
     assert_refused(run, name, message)
     return run
 
@@ -247,7 +242,7 @@ def test_the_dev_null_of_the_report_is_refused_as_root_too(tmp_path: Path) -> No
     """The case of the report: as root, ``--out /dev/null --force`` turned /dev/null into a
     regular file and wrote /dev/null.rollback.json."""
     shutil.copyfile(CLUSTER, tmp_path / "cluster.json")
-    run = run_kadmin(tmp_path, "plan", "rebalance", "--cluster", "cluster.json", "--out",
+    run = kadmin_in(tmp_path, "plan", "rebalance", "--cluster", "cluster.json", "--out",
                      "/dev/null", "--force")
     assert_refused(run, "/dev/null", "is a device")
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
@@ -258,12 +253,12 @@ def test_a_snapshot_folder_replaces_only_a_snapshot_folder(tmp_path: Path) -> No
     shutil.copyfile(CLUSTER, tmp_path / "cluster.json")
     snap = ["cluster", "snapshot", "--cluster", "cluster.json", "--format", "dir", "--force",
             "--out"]
-    assert run_kadmin(tmp_path, *snap, "snap").returncode == 0
-    assert run_kadmin(tmp_path, *snap, "snap").returncode == 0  # its own: replaced
+    assert kadmin_in(tmp_path, *snap, "snap").returncode == 0
+    assert kadmin_in(tmp_path, *snap, "snap").returncode == 0  # its own: replaced
     home = tmp_path / "home"
     make_folder(home)
     before = fingerprint(tmp_path)
-    assert_refused(run_kadmin(tmp_path, *snap, "home"), "home",
+    assert_refused(kadmin_in(tmp_path, *snap, "home"), "home",
                    "is a folder without brokers.json")
     assert fingerprint(tmp_path) == before
 
@@ -276,7 +271,7 @@ def test_a_spark_output_folder_replaces_only_a_spark_output_folder(tmp_path: Pat
     make_folder(home)
     before = fingerprint(tmp_path)
     for command in ("plan", "rebalance"):
-        run = run_kadmin(tmp_path, "spark", command, "--cluster", "snap", "--all-topics",
+        run = kadmin_in(tmp_path, "spark", command, "--cluster", "snap", "--all-topics",
                          "--out", "home", "--force")
         assert_refused(run, "home", "is a folder without manifest.json")
     assert fingerprint(tmp_path) == before
@@ -287,7 +282,7 @@ def test_sandbox_record_refuses_before_anything_starts(odd: tuple[Path, str],
                                                        tmp_path: Path) -> None:
     target, message = odd
     shutil.copyfile(CLUSTER, tmp_path / "cluster.json")
-    run = run_kadmin(tmp_path, "sandbox", "--cluster", "cluster.json", "--port", "0",
+    run = kadmin_in(tmp_path, "sandbox", "--cluster", "cluster.json", "--port", "0",
                      "--record", target.name)
     assert_refused(run, target.name, message)
     assert "connect string" not in run.stdout  # nothing started

@@ -355,7 +355,7 @@ def test_a_snapshot_folder_with_an_endless_line_fails_naming_file_and_line(
     with (folder / "states.jsonl").open("wb") as handle:  # a line of 8 MB of NULs, no newline
         handle.write(b'{"topic":"t","states":')
         handle.truncate(8 * files.MB)
-    monkeypatch.setattr(files, "MAX_JSONL_LINE", files.MB)
+    monkeypatch.setattr(files.reading, "MAX_JSONL_LINE", files.MB)
     with pytest.raises(InvalidInput) as info:
         snapshots.read_snapshot(folder)
     assert str(info.value) == (f"{folder / 'states.jsonl'}:1: line longer than 1 MB, over the "

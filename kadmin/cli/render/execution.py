@@ -1,0 +1,209 @@
+"""What ``reassign``, ``verify``, ``elect`` and ``topics delete`` show: a dry run's schedule,
+the progress of a run (a rich bar, or JSON lines), and its end."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kadmin.cli.common import err, out, write_stdout
+from kadmin.cli.render import cell, print_json
+from kadmin.cli.render.plan import plan_stats
+from kadmin.events import (
+    BatchDone,
+    BatchResumed,
+    BatchSubmitted,
+    Event,
+    ExecutionPlanned,
+    Finished,
+    HealthWait,
+    ThrottleCleared,
+    ThrottleSet,
+    TimedOut,
+    Waiting,
+    event_to_json,
+)
+from kadmin.executor import Outcome
+from kadmin.model import OperationFailed, and_more, sample_of
+from kadmin.operations.execute import ReassignDryRun
+from kadmin.schedule import load_of
+from kadmin.units import human_bytes, human_duration
+
+
+def dry_run(dry: ReassignDryRun, as_json: bool) -> None:
+    """A reassignment's dry run: the schedule it would follow, then the plan's stats."""
+    schedule(dry, as_json)
+    plan_stats(dry.stats, as_json)
+
+
+def schedule(dry: ReassignDryRun, as_json: bool) -> None:
+    """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
+    sizes and a throttle, the modelled duration next to the lower bound."""
+    scheduled, throttle, predicted = dry.scheduled, dry.throttle, dry.predicted
+    timed = throttle is not None and scheduled.sized
+    rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
+            for i, b in enumerate(scheduled.batches, start=1)]
+    views = scheduled.transfers
+    if as_json:
+        print_json({
+            "batches": [{
+                "batch": i, "partitions": len(b),
+                "bytes": sum(t.work for t in views[i - 1]) if scheduled.sized else None,
+                "busiest_broker": load_of(views[i - 1])[1],
+                "predicted_seconds": None if p is None else p.seconds,
+                "lower_bound_seconds": None if p is None else p.lower_bound_seconds,
+                "first": str(b[0].tp), "last": str(b[-1].tp)} for i, b, p in rows],
+            "partitions": sum(map(len, views)),
+            "bytes": sum(t.work for v in views for t in v) if scheduled.sized else None,
+            "busiest_broker": load_of(t for v in views for t in v)[1],
+            "predicted_seconds": None if predicted is None else predicted.seconds,
+            "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
+            "throttle": throttle})
+        return
+    table = Table(title=f"{len(rows)} batch(es)")
+    for column in ("batch", "partitions", *(("bytes",) if scheduled.sized else ()),
+                   "busiest broker", *(("predicted",) if timed else ()), "first", "last"):
+        table.add_column(column)
+    shown = sample_of(rows)
+    for i, b, p in shown.items:
+        view = views[i - 1]
+        table.add_row(str(i), str(len(b)),
+                      *((human_bytes(sum(t.work for t in view)),) if scheduled.sized else ()),
+                      str(load_of(view)[1] if view else "-"),
+                      *((human_duration(p.seconds),) if p is not None else ()),
+                      cell(str(b[0].tp)), cell(str(b[-1].tp)))
+    if shown.rest:
+        table.add_row(and_more(shown.rest))
+    out.print(table)
+    every = [t for view in views for t in view]
+    busiest = load_of(every)[1]
+    plan_line = (f"plan: {len(every)} partition(s) in {len(rows)} batch(es)"
+                 + (f", {human_bytes(sum(t.work for t in every))} to copy" if scheduled.sized
+                    else "")
+                 + ("" if busiest is None else f", busiest broker {busiest}"))
+    if predicted is not None:
+        out.print(f"{plan_line}; predicted {human_duration(predicted.seconds)} at "
+                  f"{human_bytes(predicted.rate)}/s (lower bound "
+                  f"{human_duration(predicted.lower_bound_seconds)}, "
+                  f"{predicted.seconds / predicted.lower_bound_seconds:.2f}x)"
+                  if predicted.lower_bound_seconds else f"{plan_line}; nothing to copy",
+                  markup=False, soft_wrap=True)
+    else:
+        out.print(plan_line + ("; give --throttle RATE for the predicted duration"
+                               if scheduled.sized else ""), markup=False, soft_wrap=True)
+
+
+@contextmanager
+def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
+    """A sink for executor events: JSON lines on stdout, or a rich progress bar on stderr."""
+    if as_json:
+        def emit_json(event: Event) -> None:
+            write_stdout([json.dumps(event_to_json(event)) + "\n"])
+        yield emit_json
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[amount]}"),
+                   TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err,
+                   transient=False)
+    task = bar.add_task("starting", total=None, note="", amount="")
+    sized = False  # with partition sizes the bar counts bytes, else partitions
+
+    def count(done: int, total: float | None) -> None:
+        bar.update(task, completed=done, total=total,
+                   amount=f"{human_bytes(done)}/{human_bytes(total or 0)}" if sized
+                   else f"{done}/{total}")
+
+    def emit(event: Event) -> None:
+        # shown from the first event on: a run refused before it (bad input, conflict)
+        # leaves only its error on the terminal, not an empty bar
+        nonlocal sized
+        if not bar.live.is_started:
+            bar.start()
+        if isinstance(event, ExecutionPlanned):
+            resumed = ", resuming an earlier run" if event.resumed else ""
+            unit = "topic(s)" if event.operation == "delete" else "partition(s)"
+            data = "" if event.bytes_total is None else f", {human_bytes(event.bytes_total)} to copy"
+            bar.console.print(
+                f"{event.operation}: {event.total} {unit}, {event.unchanged} need nothing, "
+                f"{event.already_done} already done, {event.batches} batch(es) to run"
+                f"{data}{resumed}", markup=False)
+            sized = event.bytes_total is not None
+            bar.update(task, description=event.operation)
+            if sized:
+                count(0, event.bytes_total)
+            else:
+                count(event.already_done, event.total)
+        elif isinstance(event, BatchSubmitted | BatchResumed):
+            verb = "resumed" if isinstance(event, BatchResumed) else "submitted"
+            data = (f", {human_bytes(event.bytes)}"
+                    if isinstance(event, BatchSubmitted) and event.bytes is not None else "")
+            bar.update(task, note=f"batch {event.batch}/{event.batches} {verb} "
+                                  f"({event.size}{data})")
+        elif isinstance(event, HealthWait):
+            bar.update(task, note=f"before batch {event.batch}: waiting while "
+                                  f"{event.under_replicated} under-replicated and {event.offline} "
+                                  f"offline partition(s)"
+                                  + (f" and {event.unreadable} with an unreadable state znode"
+                                     if event.unreadable else "")
+                                  + " outside the plan recover "
+                                  f"({', '.join(event.sample)})")
+        elif isinstance(event, ThrottleSet):
+            bar.console.print(f"batch {event.batch}: throttle {human_bytes(event.rate)}/s set on "
+                              f"{event.brokers} broker(s), {event.topics} topic(s)", markup=False)
+        elif isinstance(event, ThrottleCleared):
+            bar.console.print(f"batch {event.batch}: kadmin's throttles removed from "
+                              f"{event.entities} config(s)", markup=False)
+        elif isinstance(event, Waiting):
+            note = "waiting"
+            if not event.connected:
+                note = "ZooKeeper connection lost, reconnecting"
+            elif event.controller is None:
+                note = "no controller elected, waiting for one"
+            if sized and event.bytes_done is not None:
+                count(event.bytes_done, event.bytes_total)
+                note += _byte_note(event)
+            else:
+                count(event.done, event.total)
+            bar.update(task, note=f"batch {event.batch}: {event.remaining} left, {note}")
+        elif isinstance(event, BatchDone):
+            if sized and event.bytes_done is not None:
+                count(event.bytes_done, bar.tasks[0].total)
+            else:
+                count(event.done, event.total)
+            bar.update(task, note=f"batch {event.batch}/{event.batches} done")
+        elif isinstance(event, TimedOut):
+            bar.update(task, note=f"timed out with {event.remaining} still in flight")
+        elif isinstance(event, Finished):
+            bar.update(task, note="done" if event.ok else f"{event.failed} failed")
+
+    try:
+        yield emit
+    finally:
+        if bar.live.is_started:
+            bar.stop()
+
+
+def _byte_note(event: Waiting) -> str:
+    """``; batch 1.2 GB/3 GB, 50 MB/s, ETA batch 36s, plan 5m10s``."""
+    rate = "rate unknown yet" if event.rate is None else f"{human_bytes(event.rate)}/s"
+    eta = ("" if event.eta is None or event.batch_eta is None else
+           f", ETA batch {human_duration(event.batch_eta)}, plan {human_duration(event.eta)}")
+    return (f"; batch {human_bytes(event.batch_bytes_done or 0)}/"
+            f"{human_bytes(event.batch_bytes_total or 0)}, {rate}{eta}")
+
+
+def finish(outcome: Outcome, timeout: float | None, as_json: bool = False) -> None:
+    """Exit code and summary line; with --json stdout carries only the JSON events. A timeout
+    names one line per partition still in flight, the count the progress reported."""
+    if outcome.timed_out:
+        raise OperationFailed(
+            f"{outcome.operation}: timed out after {timeout:g}s (--timeout); "
+            f"{len(outcome.failures)} still in flight (the znode is left for the controller; "
+            "run the same command again to keep waiting)", details=outcome.failures)
+    if outcome.failures:
+        raise OperationFailed(f"{outcome.operation}: {len(outcome.failures)} of {outcome.total} "
+                              "failed", details=outcome.failures)
+    (err if as_json else out).print(f"{outcome.operation}: all {outcome.total} done", markup=False)

@@ -1,0 +1,70 @@
+"""``kadmin topics delete``: topics deleted through /admin/delete_topics."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kadmin import plans
+from kadmin.cli.common import (
+    AllowInternalOpt,
+    Connection,
+    DryRunOpt,
+    JsonOpt,
+    JuteMaxBufferOpt,
+    MaxZnodeBytesOpt,
+    PlanOpt,
+    TimeoutOpt,
+    connects,
+    out,
+)
+from kadmin.cli.render.execution import finish, progress
+from kadmin.model import DeletionPlan, OperationFailed, listed
+from kadmin.operations import execute as executing
+
+app = typer.Typer(help="Topic operations.", no_args_is_help=True)
+
+
+@app.command("delete")
+@connects
+def delete_topics(
+    zk: Connection,
+    names: Annotated[list[str] | None, typer.Argument(help="Topics to delete.")] = None,
+    plan_path: PlanOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    allow_internal: AllowInternalOpt = False,
+    allow_reassigning: Annotated[bool, typer.Option(
+        "--allow-reassigning",
+        help="Queue the deletion even while a reassignment moves some of the topics' "
+             "partitions (the controller then deletes them once the move ends).")] = False,
+    timeout: TimeoutOpt = None,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
+    dry_run: DryRunOpt = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Delete topics through /admin/delete_topics and wait until they are gone.
+
+    The markers go in one transaction, or in several when they would pass --max-znode-bytes
+    (thousands of topics).
+
+    Example: kadmin topics delete old-events tmp-1 -z zk1:2181 --yes
+    """
+    request = executing.DeleteRequest(zk, tuple(names or ()), plan_path, allow_internal,
+                                      allow_reassigning, timeout, max_znode_bytes,
+                                      jute_maxbuffer, dry_run)
+
+    def confirmed(plan: DeletionPlan) -> bool:
+        return yes or typer.confirm(f"Delete {len(plan.topics)} topic(s) and all their data: "
+                                    f"{listed(plan.topics)}?", err=True)
+
+    with progress(json_output) as emit:
+        outcome = executing.delete_topics(request, emit, confirmed)
+    if outcome is None:
+        raise OperationFailed("deletion not confirmed; nothing was written")
+    if isinstance(outcome, executing.DeletionDryRun):
+        out.print(f"would delete {len(outcome.plan.topics)} topic(s) in {outcome.transactions} "
+                  f"transaction(s): {listed(outcome.plan.topics)}", markup=False)
+        return
+    finish(outcome, timeout, json_output)

@@ -1,0 +1,87 @@
+"""``kadmin sandbox``: a rehearsal cluster (an embedded ZooKeeper loaded with a cluster, and
+kadmin's simulated controller) started from a snapshot or a synthetic cluster, with partition
+sizes; the caller keeps it running as long as it likes."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from kadmin import synthetic
+from kadmin.model import ClusterSnapshot, TopicPartition
+from kadmin.operations.source import Warn, partition_sizes
+from kadmin.sandbox import Sandbox, ScaledClock
+from kadmin.snapshots import read_snapshot
+from kadmin.units import parse_rate
+
+
+@dataclass(frozen=True)
+class SandboxRequest:
+    cluster: Path | None = None
+    """A snapshot to load; None: a synthetic cluster of the counts below."""
+    brokers: int = 6
+    racks: int = 3
+    topics: int = 20
+    partitions: int = 12
+    replication_factor: int = 3
+    port: int = 2181
+    latency: float = 0.05
+    """Simulated seconds for one partition to catch up."""
+    parallelism: int = 100
+    record: Path | None = None
+    """Append every controller action to this JSON-lines file."""
+    sizes: Path | None = None
+    bandwidth: str = "100MB"
+    """Bytes/s each broker sends and receives when not throttled, as typed."""
+    time_scale: float = 1.0
+    """Simulated seconds per real second."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A sandbox's cluster, sizes and all, and its brokers' bandwidth (bytes/s), before it
+    starts."""
+
+    snapshot: ClusterSnapshot
+    bandwidth: int
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(sum(p.values()) for p in self.snapshot.sizes.values())
+
+
+def prepare(request: SandboxRequest, warn: Warn) -> Prepared:
+    """Everything the sandbox of ``request`` needs read and checked before it starts."""
+    bandwidth = parse_rate(request.bandwidth, "--broker-bandwidth")
+    return Prepared(sized_cluster(request, warn), bandwidth)
+
+
+@contextmanager
+def running(request: SandboxRequest, prepared: Prepared) -> Iterator[Sandbox]:
+    """The sandbox of ``request``, up for the block and stopped after it."""
+    with Sandbox(prepared.snapshot, port=request.port, latency=request.latency,
+                 parallelism=request.parallelism, record_path=request.record,
+                 bandwidth=prepared.bandwidth, clock=ScaledClock(request.time_scale)) as box:
+        yield box
+
+
+def sized_cluster(request: SandboxRequest, warn: Warn) -> ClusterSnapshot:
+    """The snapshot with partition sizes: --sizes, else the snapshot's own, else (for a
+    generated cluster) a synthetic long-tailed distribution."""
+    if request.cluster is not None:
+        snapshot = read_snapshot(request.cluster)
+    else:
+        snapshot = synthetic.synthetic_cluster(
+            brokers=request.brokers, topics=request.topics, partitions=request.partitions,
+            replication_factor=request.replication_factor, racks=request.racks)
+        if request.sizes is None:
+            return dataclasses.replace(snapshot, sizes=synthetic.synthetic_sizes(snapshot))
+    found = partition_sizes(request.sizes, snapshot, warn)
+    if found is None:
+        return snapshot
+    complete = {t: {p: found[TopicPartition(t, p)] for p in partitions}
+                for t, partitions in snapshot.topics.items()}  # the median where unknown
+    return dataclasses.replace(snapshot, sizes=complete)
