@@ -12,6 +12,9 @@ java_major() {
   java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1
 }
 
+say() { echo "tools/install.sh: $*" >&2; }  # a line per step: pip is quiet for a minute or so
+
+say "checking for Java 17+ (PySpark and the embedded ZooKeeper run on it)"
 if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ] 2>/dev/null; then
   echo "tools/install.sh: installing a Java 17 runtime (needed by PySpark and ZooKeeper)" >&2
   if command -v apt-get >/dev/null 2>&1; then
@@ -22,6 +25,8 @@ if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ] 2>/dev/null; 
     echo "tools/install.sh: no apt-get here; install a JDK 17+ and set JAVA_HOME" >&2
     exit 1
   fi
+else
+  say "Java $(java_major) found"
 fi
 
 PIP=(python3 -m pip install --quiet --disable-pip-version-check)
@@ -66,8 +71,10 @@ else
 fi
 # pip's own output is shown only when it fails; a system Python that its distribution manages
 # (PEP 668: Debian 12, Ubuntu 23.04 and later) refuses every install, which needs saying plainly
+say "pip install ${TARGET[*]} into $(command -v python3) (a minute or two: PySpark is large)"
 if [ "${TARGET[*]}" = "-e .[test,kerberos]" ]; then
   if "${PIP[@]}" "${TARGET[@]}" >/dev/null 2>&1; then
+    say "done: $(python3 -m kadmin --version)"
     exit 0
   fi
   echo "tools/install.sh: the kerberos module did not build; the Kerberos test will skip" >&2
@@ -87,3 +94,4 @@ EOF
   fi
   exit 1
 fi
+say "done: $(python3 -m kadmin --version)"

@@ -918,7 +918,10 @@ def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
              ) -> np.ndarray | bool | None:
     """An integral optimum (HiGHS): the dual simplex alone when every window is fixed (a
     network matrix: its basic optimum is integral), branch and bound otherwise or when the
-    simplex's answer is fractional. False when there is none; None out of time."""
+    simplex's answer is fractional. False when there is none; None out of time (also when
+    ``seconds`` is already spent: HiGHS takes no negative time limit)."""
+    if seconds <= 0:
+        return None
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, linprog, milp
     from scipy.sparse import vstack

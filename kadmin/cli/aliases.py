@@ -26,13 +26,17 @@ OLD_SPELLINGS: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 """Command (its words after ``kadmin``) -> option -> the old names of that option."""
 
 
-def add_old_spellings(root: Any) -> None:
-    """Give every renamed option of ``root`` (the Click command Typer builds from the app) a
-    hidden copy under its old names, and leave hidden arguments out of the usage lines."""
-    _hide_arguments(root)
+def add_old_spellings(top: Any, name: str) -> None:
+    """Give every renamed option of ``top`` (the Click command Typer builds for the command
+    ``name`` after ``kadmin``) a hidden copy under its old names, and leave hidden arguments
+    out of the usage lines."""
+    _hide_arguments(top)
     for path, renamed in OLD_SPELLINGS.items():
-        command = root
-        for word in path.split():
+        first, *rest = path.split()
+        if first != name:
+            continue
+        command = top
+        for word in rest:
             command = command.commands[word]
         for new, old in renamed.items():
             option = next(p for p in command.params if new in p.opts)

@@ -7,6 +7,7 @@ there are several) and an exit code: 1 failed, 2 invalid input (Click's usage er
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from contextlib import suppress
@@ -14,47 +15,97 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from kadmin.cli import (
-    cluster,
-    demo,
-    elect,
-    plan,
-    reassign,
-    sandbox,
-    spark,
-    status,
-    throttle,
-    topics,
-    verify,
-    zk,
-)
+from kadmin import __version__
 from kadmin.cli.aliases import add_old_spellings
 from kadmin.cli.common import OutputClosed, err, use_verbose
 from kadmin.model import KadminError, and_more
 from kadmin.operations.source import use_security_options
 from kadmin.zk.security import SecuritySources
 
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "status": ("kadmin.cli.status", "status",
+               "Controller, live brokers, partition health, admin work in progress and the "
+               "spread per broker."),
+    "reassign": ("kadmin.cli.reassign", "reassign",
+                 "Execute a reassignment plan in batches and wait until the controller has "
+                 "finished."),
+    "verify": ("kadmin.cli.verify", "verify",
+               "Report each partition of a plan as complete, in progress, not started or "
+               "failed."),
+    "elect": ("kadmin.cli.elect", "elect",
+              "Run a preferred replica election and report the partitions still not led by "
+              "their preferred replica."),
+    "sandbox": ("kadmin.cli.sandbox", "sandbox",
+                "Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka "
+                "controller, to rehearse plans."),
+    "demo": ("kadmin.cli.demo", "demo",
+             "The main job end to end on a sandbox cluster that just got a new broker."),
+    "plan": ("kadmin.cli.plan", "app", "Generate, validate and inspect plan files."),
+    "cluster": ("kadmin.cli.cluster", "app", "Read a cluster."),
+    "topics": ("kadmin.cli.topics", "app", "Topic operations."),
+    "zk": ("kadmin.cli.zk", "app", "Embedded ZooKeeper."),
+    "spark": ("kadmin.cli.spark", "app", "Plan at scale with PySpark."),
+    "throttle": ("kadmin.cli.throttle", "app", "Replication throttles: show, set, clear."),
+}
+"""Every command: name -> (its module, the Typer app or function there, its one-line help).
+A command's module is imported when that command runs or shows its help, never for another
+one: ``kadmin --help`` and ``kadmin plan validate`` do not pay for kazoo, numpy or Spark."""
+
+_GROUPS = frozenset(name for name, (_, attribute, _) in COMMANDS.items() if attribute != name)
+"""The commands that are groups of commands (their module's Typer app): ``plan``, ``cluster``..."""
+
+
+def load_command(name: str) -> Any:
+    """The Click command of ``name`` (one of :data:`COMMANDS`), its module imported now, with
+    the old spellings of its renamed options (hidden)."""
+    module, attribute, short_help = COMMANDS[name]
+    found = getattr(importlib.import_module(module), attribute)
+    if isinstance(found, typer.Typer):
+        command = typer.main.get_group(found)
+    else:
+        single = typer.Typer(rich_markup_mode=None)
+        single.command(name)(found)
+        command = typer.main.get_command(single)
+    command.name, command.short_help = name, short_help
+    add_old_spellings(command, name)
+    return command
+
+
+class LazyCommands(TyperGroup):
+    """The root command: lists :data:`COMMANDS` from the table, loads one when it is used."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(load_command(cmd_name), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        width = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, _shortened(short, width))
+                                for name, (_, _, short) in COMMANDS.items()])
+
+
+def _shortened(text: str, width: int) -> str:
+    """``text`` cut at a word to fit ``width``, as Click shortens a command's help."""
+    return text if len(text) <= width else text[:width - 3].rsplit(" ", 1)[0] + "..."
+
+
 app = typer.Typer(
     name="kadmin",
+    cls=LazyCommands,
     help="Plan, validate and execute Kafka admin operations (partition reassignment, preferred "
          "replica election, topic deletion) through ZooKeeper.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
-app.add_typer(plan.app, name="plan")
-app.add_typer(cluster.app, name="cluster")
-app.add_typer(topics.app, name="topics")
-app.add_typer(zk.app, name="zk")
-app.add_typer(spark.app, name="spark")
-app.add_typer(throttle.app, name="throttle")
-app.command("status")(status.status)
-app.command("reassign")(reassign.reassign)
-app.command("verify")(verify.verify)
-app.command("elect")(elect.elect)
-app.command("sandbox")(sandbox.sandbox)
-app.command("demo")(demo.demo)
 
 _SECURITY = "ZooKeeper security (every command that connects)"
 
@@ -64,6 +115,12 @@ def _pem_file(flag: str, envvar: str, help: str) -> Any:
     # so a stale KADMIN_ZK_CA never stops a command that works offline.
     return typer.Option(flag, envvar=envvar, show_envvar=True, rich_help_panel=_SECURITY,
                         help=help)
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"kadmin {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -97,16 +154,21 @@ def zookeeper_security(
     verbose: Annotated[bool, typer.Option(
         "--verbose", help="Say on stderr what kadmin notices on the way, such as a ZooKeeper "
                           "server before 3.6 that makes it read znode by znode.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print kadmin's version and exit.")] = False,
 ) -> None:
     use_security_options(SecuritySources(auth_file, sasl_file, tls, ca, cert, key, acl))
     use_verbose(verbose)
 
 
-def command_tree() -> Any:
-    """The Click command Typer builds from ``app``, with the old spellings of renamed options
-    (hidden): what ``kadmin`` runs, and what tests walk."""
+def command_tree(*, every_command: bool = True) -> Any:
+    """The Click command Typer builds from ``app``: what ``kadmin`` runs, each command loaded
+    when used, or (``every_command``, what tests walk) with every command loaded."""
     root = typer.main.get_command(app)
-    add_old_spellings(root)
+    if every_command:
+        for name in COMMANDS:
+            root.get_command(None, name)
     return root
 
 
@@ -129,8 +191,12 @@ def _usage_error(error: Exception) -> str | None:
     ctx = getattr(error, "ctx", None)
     where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
     if type(error).__name__ == "NoArgsIsHelpError":  # a group without its command
-        text = str(message()).strip()  # empty when Typer has printed the help already
-        return text or f"kadmin: error: missing command{where}"
+        return f"kadmin: error: missing command{where}"
+    option = getattr(error, "option_name", None)
+    if type(error).__name__ == "NoSuchOption" and option in ROOT_OPTIONS and ctx is not None:
+        return (f"kadmin: error: {option} is an option of kadmin itself: it goes before the "
+                f"command (kadmin {option}{' ...' if option in _GLOBAL_OPTIONS_WITH_VALUE else ''}"
+                f" {ctx.command_path.removeprefix('kadmin ')} ...)")
     return f"kadmin: error: {' '.join(str(message()).split())}{where}"
 
 
@@ -158,7 +224,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _main(argv: list[str] | None) -> None:
     try:
-        code = command_tree().main(args=argv, prog_name="kadmin", standalone_mode=False)
+        code = command_tree(every_command=False).main(args=argv, prog_name="kadmin",
+                                                      standalone_mode=False)
     except KadminError as error:
         sys.exit(report(error))
     except KeyboardInterrupt:  # outside the command (Click maps one inside it to exit 130)
@@ -168,6 +235,14 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(1)
     except (OutputClosed, BrokenPipeError):
         raise  # not an error: see main
+    except ModuleNotFoundError as error:
+        library = (error.name or "").split(".")[0]
+        if library not in _EXTRAS:
+            raise
+        words = " ".join(command_words(sys.argv[1:] if argv is None else argv))
+        err.print(f"kadmin: error: {words or 'this command'} needs {library}, which the plain "
+                  f"install leaves out: pip install 'kadmin[{_EXTRAS[library]}]'", markup=False)
+        sys.exit(1)
     except Exception as error:  # the last line of defence of the error contract
         usage = _usage_error(error)
         if usage is not None:
@@ -191,13 +266,18 @@ _RESUMING = {"reassign": "run the same command again to resume",
 """What Ctrl-C leaves behind for the commands that change the cluster as they go; every other
 command writes its files whole or not at all, so an interrupted one wrote nothing."""
 
+_EXTRAS = {"scipy": "plan", "pyspark": "spark"}
+"""The extras that bring a library a command may need: the plain install (the pre-commit hook's)
+leaves them out."""
+
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--zk-auth-file", "--zk-sasl-file", "--zk-ca",
                                         "--zk-cert", "--zk-key"})
+ROOT_OPTIONS = _GLOBAL_OPTIONS_WITH_VALUE | {"--zk-tls", "--zk-acl", "--verbose", "--version"}
+"""The options of ``kadmin`` itself, which go before the command."""
 
 
-def interrupted_line(argv: list[str]) -> str:
-    """The one line for Ctrl-C: what the interrupted command left, and whether running it
-    again resumes (only ``reassign`` and ``elect`` do)."""
+def command_words(argv: list[str]) -> list[str]:
+    """The command's words in ``argv`` (``plan rebalance``), the root's options skipped."""
     words: list[str] = []
     args = iter(argv)
     for arg in args:
@@ -208,9 +288,15 @@ def interrupted_line(argv: list[str]) -> str:
                 break
         else:
             words.append(arg)
-            if len(words) == 2:
+            if len(words) == 2 or arg not in _GROUPS:
                 break
-    command = " ".join(words)
+    return words
+
+
+def interrupted_line(argv: list[str]) -> str:
+    """The one line for Ctrl-C: what the interrupted command left, and whether running it
+    again resumes (only ``reassign`` and ``elect`` do)."""
+    command = " ".join(command_words(argv))
     for name, advice in _RESUMING.items():
         if command == name or command.startswith(name + " "):
             return f"kadmin: interrupted; {advice}"

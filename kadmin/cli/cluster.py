@@ -24,7 +24,8 @@ from kadmin.cli.common import (
 from kadmin.cli.render import summary
 from kadmin.operations import snapshot as snapshotting
 
-app = typer.Typer(help="Read a cluster.", no_args_is_help=True)
+app = typer.Typer(help="Read a cluster.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
 class SnapshotFormat(str, Enum):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -125,6 +127,19 @@ JuteMaxBufferOpt = Annotated[int, typer.Option(
 ClusterOpt = Annotated[Path | None, typer.Option(
     "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+ServingJsonOpt = Annotated[bool, typer.Option(
+    "--json", help="Once serving, print one JSON line: the connect string, the process ids "
+                   "(kadmin's, ZooKeeper's) and how to stop; nothing else on stdout.")]
+
+
+def print_serving(connect_string: str, zookeeper_pid: int | None) -> None:
+    """The one line ``--json`` of a command that serves until stopped prints once it serves:
+    what a script needs to use it and to stop it, without reading the text."""
+    me = os.getpid()
+    write_stdout([json.dumps({"connect_string": connect_string,
+                              "pids": {"kadmin": me, "zookeeper": zookeeper_pid},
+                              "stop": f"kill -TERM {me} (or Ctrl-C): ZooKeeper stops with it"})
+                  + "\n"])
 SkipUnreadableOpt = Annotated[bool, typer.Option(
     "--skip-unreadable",
     help="With -z: go on without the znodes kadmin cannot decode, each named on stderr (without "

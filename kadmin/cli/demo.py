@@ -9,6 +9,7 @@ import typer
 
 from kadmin.cli.common import (
     BrokerCountOpt,
+    ForceOpt,
     LatencyMsOpt,
     LatencyOpt,
     ParallelismOpt,
@@ -19,6 +20,7 @@ from kadmin.cli.common import (
     latency_seconds,
     named_output,
     out,
+    print_serving,
 )
 from kadmin.cli.render.execution import progress
 from kadmin.cli.render.plan import validation_report
@@ -41,15 +43,26 @@ def demo(
         "--batch-size", min=1, help="Partitions per znode when the plan runs.")] = 60,
     out_dir: Annotated[Path, typer.Option("--out", "-o", parser=named_output,
                                           help="Folder the plans go to.")] = Path("plans"),
+    force: ForceOpt = False,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print one JSON line once the sandbox is up (the connect string, the "
+                       "process ids, how to stop) and no story; the exit code says whether "
+                       "every step succeeded.")] = False,
 ) -> None:
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
     validation, its execution with progress and a preferred replica election at the end, and the
     status showing the new broker carrying its share and every topic even."""
     request = DemoRequest(brokers, racks, topics, partitions, replication_factor,
-                          latency_seconds(latency, latency_ms), parallelism, batch_size, out_dir)
+                          latency_seconds(latency, latency_ms), parallelism, batch_size, out_dir,
+                          force)
     failed = False
     for heading, result in run_demo(request, lambda: progress(as_json=False)):
+        if json_output:
+            if isinstance(result, Started):
+                print_serving(result.connect_string, result.zookeeper_pid)
+            failed = failed or (isinstance(result, Executed) and not result.ok)
+            continue
         if heading is not None:
             out.rule(heading)
         if isinstance(result, Started):

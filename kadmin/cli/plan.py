@@ -56,7 +56,6 @@ from kadmin.cli.render.plan import demoted, generated, plan_stats, verdicts
 from kadmin.cli.render.rebalance import rebalanced
 from kadmin.model import DeletionPlan, ElectionPlan, InvalidInput, PlanKind
 from kadmin.operations import generate as generating
-from kadmin.operations import plan_report as reporting
 from kadmin.operations import validate as validating
 from kadmin.operations.demote import DemoteRequest, demote_brokers
 from kadmin.operations.generate import DeletionRequest, GenerateRequest, Output
@@ -64,12 +63,26 @@ from kadmin.operations.rebalance import RebalanceRequest, rebalance
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
 from kadmin.reports import ReportFormat
 
-app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True)
+app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
-PlanFilesArgument = Annotated[list[Path], typer.Argument(
+PlanFilesArgument = Annotated[list[Path] | None, typer.Argument(
     help="Plan files; folders of plans (their *.json, journals aside) and `kadmin spark` output "
          "folders (or their manifest.json) too.", show_default=False)]
+PlanFilesOpt = Annotated[list[Path] | None, typer.Option(
+    "--plan", help="A plan, as the arguments are (may be given more than once).",
+    show_default=False)]
+
+
+def plans_named(arguments: list[Path] | None, options: list[Path] | None, command: str,
+                purpose: str) -> tuple[Path, ...]:
+    """The plans of ``plan validate`` and ``plan report``: the arguments, then each --plan."""
+    named = (*(arguments or []), *(options or []))
+    if not named:
+        raise InvalidInput(f"no plan given: name the plans to {purpose} (kadmin plan {command} "
+                           "FILE ... or --plan FILE)")
+    return named
 
 
 class Balance(str, Enum):
@@ -115,7 +128,8 @@ def generate(
 @connects
 def validate(
     zk: Connection,
-    plan_files: PlanFilesArgument,
+    plan_files: PlanFilesArgument = None,
+    plan_options: PlanFilesOpt = None,
     kind: Annotated[PlanKind | None, typer.Option(
         "--kind", help="The kind every plan must be (default: detected for each).")] = None,
     cluster: ClusterOpt = None,
@@ -143,10 +157,15 @@ def validate(
     if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
         raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
                            f"{report_format.value}")
-    request = validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal)
+    request = validating.ValidateRequest(
+        plans_named(plan_files, plan_options, "validate", "check"), kind, allow_rf_change,
+        allow_internal)
     source = cluster_source(cluster, zk, skip_unreadable)
-    found = (validating.validate_plans(request, source, warn) if report_dir is None
-             else reporting.validate_with_reports(request, report_dir, source, warn))
+    if report_dir is None:
+        found = validating.validate_plans(request, source, warn)
+    else:  # imported here: the reports need the scheduler (numpy), plain validation does not
+        from kadmin.operations import plan_report as reporting
+        found = reporting.validate_with_reports(request, report_dir, source, warn)
     if verdicts(found, ReportFormat.JSON if json_output else report_format, strict=strict):
         raise typer.Exit(2)
 
@@ -318,10 +337,11 @@ def plan_demote(
 @connects
 def plan_report(
     zk: Connection,
-    plan_files: PlanFilesArgument,
     out_path: Annotated[Path, typer.Option(
         "--out", "-o", parser=named_output,
         help="The HTML file to write: one page, every plan a section, opened offline.")],
+    plan_files: PlanFilesArgument = None,
+    plan_options: PlanFilesOpt = None,
     cluster: ClusterOpt = None,
     sizes_path: SizesOpt = None,
     capacity: CapacityOpt = None,
@@ -348,12 +368,14 @@ def plan_report(
     Example: kadmin plan report plans/x.json --cluster cluster.json --sizes log-dirs.txt
     --throttle 50MB --out x.html
     """
+    from kadmin.operations import plan_report as reporting  # numpy: not for plan validate
+
     settings = reporting.ReportSettings(
         capacity, throttle, batch_size, max_znode_bytes, max_batch_bytes, max_moves_per_broker,
         rack_aware=not disable_rack_aware)
     written = reporting.report(
-        reporting.ReportRequest(tuple(plan_files), out_path, force, settings, allow_rf_change,
-                                allow_internal),
+        reporting.ReportRequest(plans_named(plan_files, plan_options, "report", "draw"),
+                                out_path, force, settings, allow_rf_change, allow_internal),
         cluster_source(cluster, zk, skip_unreadable, sizes_path), warn)
     summary(f"{written.path}: {written.plans} plan(s), {written.invalid} invalid",
             {"report": str(written.path), "plans": written.plans, "invalid": written.invalid},

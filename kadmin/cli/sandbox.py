@@ -17,12 +17,14 @@ from kadmin.cli.common import (
     PortOpt,
     RackCountOpt,
     RfOpt,
+    ServingJsonOpt,
     SizesOpt,
     TopicCountOpt,
     latency_seconds,
     named_output,
     number,
     out,
+    print_serving,
     warn,
 )
 from kadmin.operations import sandbox as sandboxes
@@ -53,6 +55,7 @@ def sandbox(
         "--time-scale", parser=number(1e-3, unit=""),
         help="Simulated seconds per real second: 3600 rehearses an hour of copying in a "
              "second.")] = 1.0,
+    json_output: ServingJsonOpt = False,
 ) -> None:
     """Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka controller, to
     rehearse plans. Runs until Ctrl-C or SIGTERM.
@@ -69,17 +72,21 @@ def sandbox(
     prepared = sandboxes.prepare(request, warn)
     snapshot, bandwidth = prepared.snapshot, prepared.bandwidth
     with until_stop_signal(), sandboxes.running(request, prepared) as box:
-        with held():  # a stop now must not cut a line in two (see held)
-            out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} "
-                      f"topic(s), {snapshot.partition_count} partition(s), "
-                      f"{human_bytes(prepared.total_bytes)}; controller {box.controller_id}; "
-                      f"{human_bytes(bandwidth)}/s per broker, time x{time_scale:g}",
-                      markup=False)
-            out.print(f"connect string: {box.connect_string}", markup=False)
-            out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)",
-                      markup=False)
         server = box.server
         assert server is not None, "the sandbox command always runs its own ZooKeeper"
+        with held():  # a stop now must not cut a line in two (see held)
+            if json_output:
+                print_serving(box.connect_string, server.pid)
+            else:
+                out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} "
+                          f"topic(s), {snapshot.partition_count} partition(s), "
+                          f"{human_bytes(prepared.total_bytes)}; controller {box.controller_id}; "
+                          f"{human_bytes(bandwidth)}/s per broker, time x{time_scale:g}",
+                          markup=False)
+                out.print(f"connect string: {box.connect_string}", markup=False)
+                out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)",
+                          markup=False)
         sleep_while(lambda: server.running)
         raise server.failure("the sandbox's ZooKeeper stopped unexpectedly")
-    out.print("sandbox stopped", markup=False)
+    if not json_output:
+        out.print("sandbox stopped", markup=False)

@@ -59,7 +59,8 @@ def needs_pyspark() -> Iterator[None]:
                               f"({SPARK_EXTRA_HINT})") from None
 
 
-app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True)
+app = typer.Typer(help="Plan at scale with PySpark.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 ClusterDirOpt = Annotated[Path, typer.Option(
     "--cluster", help="Snapshot folder (brokers.json, topics.jsonl); see `kadmin cluster "

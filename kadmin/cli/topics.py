@@ -16,14 +16,16 @@ from kadmin.cli.common import (
     MaxZnodeBytesOpt,
     PlanOpt,
     TimeoutOpt,
+    TopicsOpt,
     connects,
     out,
 )
 from kadmin.cli.render.execution import finish, progress
 from kadmin.model import DeletionPlan, OperationFailed, listed
 from kadmin.operations import execute as executing
+from kadmin.operations.selection import split_names
 
-app = typer.Typer(help="Topic operations.", no_args_is_help=True)
+app = typer.Typer(help="Topic operations.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("delete")
@@ -31,6 +33,7 @@ app = typer.Typer(help="Topic operations.", no_args_is_help=True)
 def delete_topics(
     zk: Connection,
     names: Annotated[list[str] | None, typer.Argument(help="Topics to delete.")] = None,
+    topics: TopicsOpt = None,
     plan_path: PlanOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     allow_internal: AllowInternalOpt = False,
@@ -50,8 +53,10 @@ def delete_topics(
     (thousands of topics).
 
     Example: kadmin topics delete old-events tmp-1 -z zk1:2181 --yes
+    (or --topics old-events,tmp-1)
     """
-    request = executing.DeleteRequest(zk, tuple(names or ()), plan_path, allow_internal,
+    names = [*(names or []), *(split_names(topics, "--topics") if topics is not None else [])]
+    request = executing.DeleteRequest(zk, tuple(names), plan_path, allow_internal,
                                       allow_reassigning, timeout, max_znode_bytes,
                                       jute_maxbuffer, dry_run)
 

@@ -46,5 +46,8 @@ def verify(
     if not result.ok:
         raise OperationFailed(
             f"the plan is not complete yet: {counts['in_progress']} in progress, "
-            f"{counts['not_started']} not started; wait, or run 'kadmin reassign --plan "
-            f"{plan_path}' to submit the rest")
+            f"{counts['not_started']} not started; "
+            + (f"wait, or run 'kadmin reassign --plan {plan_path}' to submit the rest"
+               if result.not_started else
+               "every partition is submitted: wait for the controller (kadmin status shows "
+               "what still moves)"))

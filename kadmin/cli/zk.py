@@ -7,11 +7,12 @@ from typing import Annotated
 
 import typer
 
-from kadmin.cli.common import out
+from kadmin.cli.common import ServingJsonOpt, out, print_serving
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.stop_signals import held, until_stop_signal
 
-app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True)
+app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True,
+                   rich_markup_mode=None)
 
 
 @app.command()
@@ -20,6 +21,7 @@ def serve(
     = 2181,
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", help="Keep the data here (default: a temporary folder).")] = None,
+    json_output: ServingJsonOpt = False,
 ) -> None:
     """Run ZooKeeper on 127.0.0.1 until Ctrl-C or SIGTERM. Needs Java 17+.
 
@@ -30,6 +32,9 @@ def serve(
     # removed (by leaving the with block), exit 0
     with until_stop_signal(), EmbeddedZooKeeper(port=port, data_dir=data_dir) as server:
         with held():  # a stop now must not cut the line in two (see held)
-            out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)",
-                      markup=False)
+            if json_output:
+                print_serving(server.connect_string, server.pid)
+            else:
+                out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)",
+                          markup=False)
         server.serve_forever()

@@ -114,8 +114,11 @@ def require_valid(plan: ReassignmentPlan | ElectionPlan | DeletionPlan, snapshot
         plan, snapshot, allow_rf_change=settings.allow_rf_change,
         allow_internal=settings.allow_internal) if p.severity is Severity.ERROR)
     if errors.total:
+        # named by what it does: the topics of `topics delete a b` and `elect --topics` are no plan
+        what = ("reassignment" if isinstance(plan, ReassignmentPlan) else
+                "election" if isinstance(plan, ElectionPlan) else "deletion")
         raise InvalidInput(
-            f"the plan does not fit the live cluster ({errors.total:,} error(s)); nothing was "
+            f"the {what} does not fit the live cluster ({errors.total:,} error(s)); nothing was "
             "written", details=errors.items, more=errors.rest)
 
 

@@ -45,8 +45,11 @@ from kadmin.health_gate import HealthGate
 from kadmin.model import (
     ClusterSnapshot,
     ElectionPlan,
+    InvalidInput,
     PartitionMove,
+    PlanKind,
     ReassignmentPlan,
+    Replicas,
     TopicPartition,
 )
 from kadmin.sizes import moved_bytes
@@ -344,14 +347,30 @@ class _Run:
         sizes, snapshot = self.sizes, self.snapshot
         return lambda m: weigh_move(sizes, snapshot, m)
 
+    def _rollback_replicas(self) -> dict[TopicPartition, Replicas]:
+        """The replicas the rollback file holds (kept from before the first run), or none when
+        it cannot be read."""
+        try:
+            rollback = plans.parse_plan(files.read_json(self.paths.rollback), PlanKind.REASSIGN)
+        except (InvalidInput, OSError):
+            return {}
+        assert isinstance(rollback, ReassignmentPlan)
+        return {m.tp: m.replicas for m in rollback.moves}
+
     def _record(self, **changes: object) -> None:
         self.journal = self.journal.update(self.paths.journal, **changes)
 
     def _elect(self) -> Outcome:
-        """Preferred leaders of the partitions whose first replica the plan changes (those
-        already at their target when this run began count too: their first replica before is
-        no longer known here, and the election skips partitions led by their preferred one)."""
+        """Preferred leaders of the partitions whose first replica the plan changes. For those
+        already at their target when this run began (moved by an earlier run it resumes), the
+        first replica before is the rollback file's, the assignment before the first run; a
+        partition it does not know counts as changed (the election skips partitions led by their
+        preferred replica)."""
         before = {m.tp: self.snapshot.settled_replicas(m.tp) for m in self.plan.moves}
+        original = self._rollback_replicas()
+        for m in self.plan.moves:
+            if before[m.tp] == m.replicas:
+                before[m.tp] = original.get(m.tp)
         changed = tuple(m.tp for m in self.plan.moves
                         if not before[m.tp] or before[m.tp] == m.replicas
                         or before[m.tp][0] != m.replicas[0])  # type: ignore[index]

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kadmin import executor, plans, synthetic
+from kadmin import executor, files, plans, synthetic
 from kadmin.events import Event
 from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind
 from kadmin.operations import status as statuses
@@ -43,6 +43,8 @@ class DemoRequest:
     parallelism: int = 25
     batch_size: int = 60
     out_dir: Path = Path("plans")
+    force: bool = False
+    """Replace the demo's plan and rollback files if they exist (the file rules of every plan)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Started:
 
     connect_string: str
     new_broker: int
+    zookeeper_pid: int | None = None
 
 
 @dataclass(frozen=True)
@@ -89,12 +92,16 @@ def grown_cluster(request: DemoRequest) -> ClusterSnapshot:
 def run_demo(request: DemoRequest, progress: Progress) -> Iterator[Step]:
     """The story, step by step. Its executions report to ``progress``; the caller learns from
     the :class:`Executed` steps whether each succeeded."""
+    plan_path = request.out_dir / "demo-reassign.json"
+    for path in (plan_path, files.sibling(plan_path, ".rollback.json")):
+        files.check_target(path, request.force)  # before anything starts, not at step 3
     snapshot = grown_cluster(request)
     new = max(snapshot.brokers)
     with Sandbox(snapshot, port=0, latency=request.latency,
                  parallelism=request.parallelism) as box:
         yield (f"1. sandbox cluster: broker {new} just joined",
-               Started(box.connect_string, new))
+               Started(box.connect_string, new,
+                       None if box.server is None else box.server.pid))
         with session.session(session.ZkSettings(connect=box.connect_string)) as client:
             yield None, statuses.of(reader.read_cluster(client))
             settings = executor.ExecutionSettings(batch_size=request.batch_size, timeout=600)
@@ -108,8 +115,7 @@ def run_demo(request: DemoRequest, progress: Progress) -> Iterator[Step]:
             live = reader.read_cluster(client).snapshot
             plan, rollback, figures = rebalanced_plan(live, sorted(live.topics),
                                                       RebalanceRequest(topic_spread=1))
-            path = write_plan(plan, PlanKind.REASSIGN, request.out_dir / "demo-reassign.json",
-                              True, rollback)
+            path = write_plan(plan, PlanKind.REASSIGN, plan_path, request.force, rollback)
             assert path is not None  # a file, not stdout
             yield ("3. plan rebalance --topic-spread 1 (every topic even, fewest moves)",
                    dataclasses.replace(figures, written=path))
@@ -117,11 +123,11 @@ def run_demo(request: DemoRequest, progress: Progress) -> Iterator[Step]:
             yield ("4. plan validate (against the live cluster)",
                    Validated(plans.validate(plans.plan_document(plan), None, live), path))
 
-            files = executor.PlanFiles(path)
-            files.journal.unlink(missing_ok=True)
+            plan_files = executor.PlanFiles(path)
+            plan_files.journal.unlink(missing_ok=True)
             with progress() as emit:
                 outcome = executor.execute_reassignment(
-                    client, plan, files, dataclasses.replace(settings, elect=True), emit)
+                    client, plan, plan_files, dataclasses.replace(settings, elect=True), emit)
             yield ("5. reassign --elect (the new preferred leaders take over at the end)",
                    Executed("reassignment and election", outcome.ok))
 

@@ -193,7 +193,8 @@ def delete_topics(request: DeleteRequest, emit: Emit, confirm: Callable[[Deletio
     """Topic deletion, checked against the cluster first; ``confirm`` is asked after the check
     (None when it says no: nothing was written)."""
     if bool(request.names) == (request.plan is not None):
-        raise InvalidInput("give topic names or --plan FILE (one of them)")
+        raise InvalidInput("give topic names (as arguments or --topics a,b) or --plan FILE "
+                           "(one of them)")
     plans.check_znode_limit(request.max_znode_bytes, request.jute_maxbuffer)
     plan = (load_plan(request.plan, PlanKind.DELETION) if request.plan
             else plans.deletion_plan_for(list(request.names)))

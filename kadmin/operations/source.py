@@ -8,13 +8,16 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
-
-from kazoo.client import KazooClient
+from typing import TYPE_CHECKING, Protocol
 
 from kadmin import sizes, snapshots
 from kadmin.model import ClusterSnapshot, InvalidInput
-from kadmin.zk import reader, security, session
+from kadmin.zk import security
+
+if TYPE_CHECKING:  # kazoo is imported when a command connects: offline commands start without
+    from kazoo.client import KazooClient
+
+    from kadmin.zk import session
 
 
 class Warn(Protocol):
@@ -68,6 +71,7 @@ def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
                 session_timeout: float = 30.0) -> session.ZkSettings:
     """The settings of a connection, credential files read: a bad connect string is an input
     error before any I/O."""
+    from kadmin.zk import session
     if not zookeeper:
         raise InvalidInput("no ZooKeeper given: use -z/--zookeeper host:port[/chroot] "
                            "or set KADMIN_ZOOKEEPER")
@@ -81,6 +85,7 @@ def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
 @contextmanager
 def connected(connection: Connection) -> Iterator[KazooClient]:
     """A ZooKeeper session, its settings (and credential files) read once."""
+    from kadmin.zk import session
     with session.session(zk_settings(connection.zookeeper, connection.connect_timeout,
                                      connection.session_timeout)) as client:
         yield client
@@ -100,6 +105,7 @@ def read_cluster(source: ClusterSource, warn: Warn, *, states: bool = True) -> C
         return snapshots.read_snapshot(source.cluster)
     if not source.connection.zookeeper:
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
+    from kadmin.zk import reader
     with connected(source.connection) as client:
         live = reader.read_cluster(client, states=states)
     if live.unreadable and not source.skip_unreadable:

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import chain
 
-from kadmin.balance.bound import lower_bound
 from kadmin.balance.capacity import over_capacity
 from kadmin.balance.metrics import Balance, balance
 from kadmin.balance.scope import racks
@@ -138,6 +137,7 @@ def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot, rack_aware
         rack_of = racks(snapshot.brokers, targets, rack_aware)
     except InvalidInput:  # a target without a rack: plan rebalance would balance without racks
         rack_of = None
+    from kadmin.balance.bound import lower_bound  # the solvers: only when stats are asked for
     return (lower_bound(table.replicas, after, targets, rack_of,
                         None if weights is None else {b: weights[b] for b in targets}),
             balance(table.replicas, table.topic_of, table.topics, targets),

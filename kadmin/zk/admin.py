@@ -146,7 +146,7 @@ def _creation_acl(calls: ZkCalls, path: str) -> list[ACL] | None:
         acls = calls.acls(parent)
     world_writable = any(a.id == ANYONE_ID_UNSAFE and a.perms & Permissions.CREATE
                          for a in acls or ())
-    return None if world_writable else list(security.KAFKA_ACL)
+    return None if world_writable else list(security.kafka_acl())
 
 
 def _with_retries(client: KazooClient, what: str, call: Callable[[ZkCalls], T]) -> T:

@@ -8,23 +8,24 @@ Errors name the file, variable or option and never quote a credential.
 from __future__ import annotations
 
 import os
-import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
-
-import puresasl
-import puresasl.client
-from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
+from typing import TYPE_CHECKING, Any
 
 from kadmin import files
 from kadmin.model import InvalidInput, OperationFailed
 
-KAFKA_ACL: tuple[ACL, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
-"""What Kafka puts on its znodes with ``zookeeper.set.acl=true``: every right for the
-principal that created the znode, read for everyone."""
+if TYPE_CHECKING:
+    from kazoo.security import ACL
+
+def kafka_acl() -> tuple[ACL, ...]:
+    """What Kafka puts on its znodes with ``zookeeper.set.acl=true``: every right for the
+    principal that created the znode, read for everyone. (kazoo is imported here, when a
+    command connects: commands that work offline start without it.)"""
+    from kazoo.security import CREATOR_ALL_ACL, READ_ACL_UNSAFE
+    return (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class ZkSecurity:
     cert: Path | None = None
     key: Path | None = None
     acl: bool = False
-    """Create every znode with :data:`KAFKA_ACL`. Without it kadmin still does so under a
+    """Create every znode with :func:`kafka_acl`. Without it kadmin still does so under a
     parent that is not world-writable (see ``admin``)."""
 
     @property
@@ -75,7 +76,7 @@ def client_options(security: ZkSecurity) -> dict[str, Any]:
         "verify_certs": True,
         # what ZooKeeper's own Java client does (zookeeper.ssl.hostnameVerification)
         "check_hostname": security.tls,
-        "default_acl": list(KAFKA_ACL) if security.acl else None,
+        "default_acl": list(kafka_acl()) if security.acl else None,
     }
 
 
@@ -84,6 +85,10 @@ def preflight(security: ZkSecurity) -> None:
     connection that never comes up: TLS files it cannot load (and an encrypted key, for which
     OpenSSL would prompt on the terminal), a SASL mechanism this machine cannot run (GSSAPI
     without the kerberos module)."""
+    import ssl
+
+    import puresasl
+    import puresasl.client
     if security.tls:
         for path in (security.ca, security.cert, security.key):
             if path is not None:

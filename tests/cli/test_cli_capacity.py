@@ -145,3 +145,22 @@ def test_rebalance_counts_the_topics_not_selected_against_capacity(kadmin, tmp_p
         "brokers, more than the 5 GB capacity of the 3 target broker(s): no plan fits them; "
         "add brokers or capacity"]
     assert not Path(tmp_path / "q.json").exists()
+
+
+@pytest.mark.zk
+def test_the_status_hint_holds_where_racks_keep_brokers_uneven(kadmin, start_sandbox):
+    """Rack b's one broker must hold a replica of every partition: the spread stays 4 and
+    plan rebalance moves nothing. The hint says as much, not that rebalance evens them out."""
+    lists = [(0, 2), (0, 2), (0, 2), (2, 0), (1, 2), (1, 2), (1, 2), (2, 1)]
+    box = start_sandbox(ClusterSnapshot(
+        {b: Broker(b, f"kafka-{b}", 9092, rack) for b, rack in ((0, "a"), (1, "a"), (2, "b"))},
+        {"t": dict(enumerate(lists))}))
+    status = kadmin("status", "-z", box.connect_string)
+    assert status.code == 0, status.err
+    words = " ".join(re.sub(r"[│┌┐└┘├┤┬┴┼─]", " ", status.out).split())  # the table's cells
+    assert ("replicas 4, preferred leaders 1, leaders 1, worst topic 4 (t) (kadmin plan "
+            "rebalance evens them out as far as racks allow, or says why nothing can move)"
+            ) in words
+    planned = kadmin("plan", "rebalance", "-z", box.connect_string, "--out", "-")
+    assert planned.code == 0, planned.err
+    assert planned.err.startswith("nothing to move: ") or planned.out.startswith("nothing to move: ")

@@ -156,3 +156,27 @@ def test_plan_stats_shows_each_brokers_used_share_of_its_capacity(kadmin, tmp_pa
     assert run.code == 0, run.err
     assert "used" in run.out and "25%" in run.out  # broker 3: 1 GB of 4 GB
     assert "warning: above capacity after the plan: broker 0 2 GB of 500 MB" in run.out
+
+
+def test_topic_spread_and_racks_tell_one_story(kadmin, tmp_path):
+    """Rack b's one broker holds a replica of every partition: no plan balances the brokers,
+    so the moves the topic goal is measured against only even them as far as racks allow (the
+    rack line's rack-free bound is what would balance them)."""
+    lists = [[0, 2], [0, 2], [0, 2], [2, 0], [1, 2], [1, 2], [1, 2], [2, 1]]
+    doc = {"version": 1,
+           "brokers": {"0": {"rack": "a"}, "1": {"rack": "a"}, "2": {"rack": "b"},
+                       "3": {"rack": "a"}},
+           "topics": {"t": {str(p): r for p, r in enumerate(lists)},
+                      "u": {str(p): [p % 2, 2] for p in range(6)}}}
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    run = kadmin("plan", "rebalance", "--cluster", "c.json", "--topic-spread", "1", "--out",
+                 "p.json")
+    assert run.code == 0, run.err
+    lines = run.out.splitlines()
+    goal = next(x for x in lines if x.startswith("topic spread 1 is out of reach"))
+    assert goal.endswith(": 4 move(s) at least, 0 over the 4 that even the brokers alone as far "
+                         "as racks allow")
+    racks = next(x for x in lines if x.startswith("racks of unequal size"))
+    assert "balanced across racks: no" in racks
+    assert "below the rack-free bound 7, which balances every broker" in racks
+    assert "that balance the brokers alone" not in run.out

@@ -9,14 +9,15 @@ import pytest
 
 
 def _option_help(text: str, option: str) -> str:
-    """The help of ``option`` in Typer's boxed --help, its lines joined."""
+    """The help of ``option`` in --help (the option's line, then its indented lines), joined."""
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if re.search(rf"\s{option}\s", line))
-    words = []
-    for line in lines[start:]:
-        if line is not lines[start] and re.search(r"│\s+--", line):
+    start = next(i for i, line in enumerate(lines) if re.match(rf"\s+(-\w, )?{option}\b", line))
+    first = lines[start].strip().split("  ", 1)
+    words = [first[1] if len(first) > 1 else ""]
+    for line in lines[start + 1:]:
+        if not line.strip() or re.match(r"\s{1,4}-", line):
             break
-        words.append(line.strip("│ ").split("  ")[-1].strip())
+        words.append(line.strip())
     return " ".join(w for w in words if w)
 
 

@@ -3,6 +3,7 @@ entry point: one line naming the problem and where the help is, exit 2, nothing 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,20 @@ import pytest
      "kadmin: error: No such option: --bogus"),
     (["elect", "--topics"], "kadmin: error: Option '--topics' requires an argument"),
     (["plan", "validate"],
-     "kadmin: error: Missing argument"),
+     "kadmin: error: no plan given: name the plans to check (kadmin plan validate FILE ... or "
+     "--plan FILE)"),
+    (["topics", "delete", "-z", "127.0.0.1:1"],
+     "kadmin: error: give topic names (as arguments or --topics a,b) or --plan FILE"),
+    # kadmin's own options after the command: where they go
+    (["status", "-z", "127.0.0.1:1", "--zk-tls"],
+     "kadmin: error: --zk-tls is an option of kadmin itself: it goes before the command "
+     "(kadmin --zk-tls status ...)"),
+    (["plan", "validate", "p.json", "--zk-ca", "ca.pem"],
+     "kadmin: error: --zk-ca is an option of kadmin itself: it goes before the command "
+     "(kadmin --zk-ca ... plan validate ...)"),
+    (["reassign", "--plan", "p.json", "--verbose"],
+     "kadmin: error: --verbose is an option of kadmin itself: it goes before the command "
+     "(kadmin --verbose reassign ...)"),
     (["topics", "delete", "t", "--max-znode-bytes", "10"],
      "kadmin: error: Invalid value for '--max-znode-bytes': "),
     (["plan"], "kadmin: error: missing command (see 'kadmin plan --help')"),
@@ -107,3 +121,23 @@ def test_printable_escapes_what_is_not_printable_only() -> None:
     assert printable("plans/réassign 1.json") == "plans/réassign 1.json"
     assert printable("a\nb\tc\r\x00\x1b\x7f\x85\u202e\u2028\U000e0001") == (
         "a\\nb\\tc\\r\\x00\\x1b\\x7f\\x85\\u202e\\u2028\\U000e0001")
+
+
+def test_plan_validate_takes_the_plan_as_argument_or_as_plan(kadmin, tmp_path: Path) -> None:
+    """One word per idea: `--plan FILE` as on every command that reads a plan, the bare
+    argument (the command's subject) too, and both together."""
+    good = '{"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2]}]}'
+    (tmp_path / "a.json").write_text(good)
+    (tmp_path / "b.json").write_text('{"version":1,"partitions":[]}')
+    assert kadmin("plan", "validate", "--plan", "a.json").code == 0
+    both = kadmin("plan", "validate", "a.json", "--plan", "b.json", "--json")
+    assert both.code == 2
+    verdicts = {v["file"]: v["valid"] for v in map(json.loads, both.out.splitlines())}
+    assert verdicts == {"a.json": True, "b.json": False}
+
+
+def test_root_options_are_kadmins_own() -> None:
+    """The list that says where an option goes is the root command's options, exactly."""
+    from kadmin.cli.app import ROOT_OPTIONS, command_tree
+    root = command_tree(every_command=False)
+    assert {o for p in root.params for o in p.opts if o != "--help"} == ROOT_OPTIONS

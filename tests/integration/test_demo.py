@@ -3,6 +3,7 @@ would, on a real embedded ZooKeeper with the simulated controller, and the story
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,3 +54,37 @@ def test_the_demo_grows_evens_every_topic_and_hands_leadership_over(tmp_path: Pa
     assert after.shares.replica_spread <= 1 and after.shares.worst_topic_spread <= 1
     assert after.shares.leader_spread <= 1  # led as the plan prefers: the election ran
     assert not after.health.under_replicated and not after.health.offline
+
+
+@pytest.mark.parametrize("existing", ["demo-reassign.json", "demo-reassign.rollback.json"])
+def test_the_demo_replaces_its_plan_files_only_with_force(kadmin, tmp_path: Path,
+                                                          existing: str) -> None:
+    """The file rules hold for the demo too: an earlier demo's plan (or rollback) is refused by
+    name before anything starts, and replaced with --force."""
+    plans = tmp_path / "plans"
+    plans.mkdir()
+    (plans / existing).write_text("an operator's file\n")
+    run = kadmin("demo", "--topic-count", "4", "--partitions", "4", "--latency", "0.001")
+    assert run.code == 2
+    assert run.err == (f"kadmin: error: plans/{existing} already exists (use --force to "
+                       "overwrite)\n")
+    assert "1. sandbox cluster" not in run.out  # refused before the story starts
+    assert [p.name for p in plans.iterdir()] == [existing]
+    assert (plans / existing).read_text() == "an operator's file\n"
+
+    run = kadmin("demo", "--topic-count", "4", "--partitions", "4", "--latency", "0.001",
+                 "--force")
+    assert run.code == 0, run.err
+    assert json.loads((plans / "demo-reassign.json").read_text())["version"] == 1
+
+
+def test_the_demo_with_json_prints_one_line_and_no_story(kadmin, tmp_path: Path) -> None:
+    run = kadmin("demo", "--topic-count", "4", "--partitions", "4", "--latency", "0.001",
+                 "--json")
+    assert run.code == 0, run.err
+    (line,) = run.out.splitlines()
+    doc = json.loads(line)
+    assert doc["connect_string"].startswith("127.0.0.1:")
+    assert set(doc["pids"]) == {"kadmin", "zookeeper"} and doc["pids"]["zookeeper"] > 0
+    assert doc["stop"].startswith("kill -TERM ")
+    assert (tmp_path / "plans" / "demo-reassign.json").is_file()  # the story ran all the same

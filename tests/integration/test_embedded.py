@@ -251,3 +251,37 @@ def test_zk_serve_on_an_unusable_data_dir_exits_2_and_leaves_nothing(
     assert serve.returncode == 2, err
     assert err.startswith("kadmin: error: ") and message in err and len(err.splitlines()) == 1
     assert [p.name for p in tmp_path.iterdir()] == ["file"]
+
+
+@pytest.mark.parametrize("command", [("zk", "serve", "--port", "0"),
+                                     ("sandbox", "--port", "0", "--broker-count", "3",
+                                      "--topic-count", "2", "--rack-count", "0")])
+def test_serving_commands_print_one_json_line_to_use_and_stop_them(
+        tmp_path: Path, command: tuple[str, ...], kadmin_process: KadminProcesses) -> None:
+    """`--json`: one line with the connect string, the process ids and how to stop, so a
+    script need not scrape the text; following its `stop` stops everything."""
+    import json
+    serving = kadmin_process(*command, "--json")
+    assert serving.stdout is not None
+    line = json.loads(serving.stdout.readline())
+    assert set(line) == {"connect_string", "pids", "stop"}
+    assert line["pids"]["kadmin"] == serving.pid
+    assert line["stop"] == f"kill -TERM {serving.pid} (or Ctrl-C): ZooKeeper stops with it"
+    zookeeper = line["pids"]["zookeeper"]
+    assert b"zookeeper" in Path(f"/proc/{zookeeper}/cmdline").read_bytes().lower()
+    client = KazooClient(hosts=line["connect_string"], timeout=30)
+    client.start(timeout=30)
+    try:
+        if command[0] == "sandbox":
+            assert sorted(client.get_children("/brokers/ids")) == ["0", "1", "2"]
+        else:
+            assert client.exists("/zookeeper") is not None
+    finally:
+        client.stop()
+        client.close()
+    os.kill(serving.pid, signal.SIGTERM)
+    out, err = serving.communicate(timeout=60)
+    assert serving.returncode == 0, err
+    assert out == ""  # the one line, nothing after it
+    assert not os.path.exists(f"/proc/{zookeeper}") or \
+        Path(f"/proc/{zookeeper}/stat").read_text().split()[2] == "Z"

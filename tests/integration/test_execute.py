@@ -83,6 +83,50 @@ def test_reassign_json_progress_events(kadmin, start_sandbox, tmp_path):
     assert events[-1]["ok"] is True
 
 
+@pytest.mark.parametrize("interval", [60.0, 0.0])
+def test_reassign_without_a_terminal_says_each_batch_on_stderr(kadmin, start_sandbox, tmp_path,
+                                                               monkeypatch, interval):
+    """Without a terminal (stderr captured here) the progress bar shows nothing until the end:
+    a line per batch submitted and done, and while waiting one per interval (a minute; 0 here
+    makes every wait event say so)."""
+    monkeypatch.setattr("kadmin.cli.render.execution.PLAIN_INTERVAL", interval)
+    box = start_sandbox(small_cluster(), latency=0.05)
+    write_plan(tmp_path / "p.json", {("topic-000000", 0): [5, 4, 3], ("topic-000000", 1): [4, 5, 3]})
+    run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--batch-size", "1",
+                 "--timeout", "120")
+    assert run.code == 0, run.err
+    lines = run.err.splitlines()
+    batch_lines = [x for x in lines if x.startswith("batch ") and ("submitted" in x or
+                                                                    x.endswith("done"))]
+    assert batch_lines == ["batch 1/2 submitted (1)", "batch 1/2 done",
+                           "batch 2/2 submitted (1)", "batch 2/2 done"]
+    waits = [x for x in lines if " left, waiting" in x]
+    assert (len(waits) >= 2) if interval == 0 else (len(waits) <= 1)
+
+
+def test_a_resumed_reassign_elect_elects_only_the_leaders_the_plan_changes(kadmin, start_sandbox,
+                                                                          tmp_path):
+    """A run that finds the plan already applied (an earlier run moved it) elects what a fresh
+    run would: the partitions whose first replica the plan changes, known from the rollback
+    file the first run wrote."""
+    box = start_sandbox(small_cluster(), latency=0.01)
+    first, second = (box.snapshot.topics["topic-000000"][p] for p in (0, 1))
+    spare = next(b for b in box.snapshot.brokers if b not in second)
+    changes_leader = [x for x in first[1:]] + [first[0]]  # the same replicas, another first
+    keeps_leader = [second[0], second[1], spare]  # a new follower, the same first replica
+    write_plan(tmp_path / "p.json", {("topic-000000", 0): changes_leader,
+                                     ("topic-000000", 1): keeps_leader})
+    run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--timeout", "120")
+    assert run.code == 0, run.err
+
+    again = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--elect", "--json",
+                   "--timeout", "120")
+    assert again.code == 0, again.err
+    events = [json.loads(line) for line in again.out.splitlines()]
+    elections = [e for e in events if e["event"] == "execution_planned" and e["operation"] == "elect"]
+    assert [e["total"] for e in elections] == [1]
+
+
 def test_reassign_dry_run_writes_nothing(kadmin, start_sandbox, tmp_path):
     box = start_sandbox(small_cluster())
     write_plan(tmp_path / "p.json", {("topic-000001", 0): [0, 1, 2]})
@@ -377,3 +421,23 @@ def test_unreachable_zookeeper_exits_1_quickly(kadmin):
 def test_missing_zookeeper_option_is_invalid_input(kadmin):
     run = kadmin("status")
     assert run.code == 2 and "KADMIN_ZOOKEEPER" in run.err
+
+
+def test_topics_delete_takes_topics_as_the_option_too_and_speaks_of_no_plan(kadmin, start_sandbox):
+    """`--topics a,b` as every other command spells a list of topics; an unknown topic names
+    the deletion, not a plan nobody gave."""
+    box = start_sandbox(small_cluster())
+    zk = box.connect_string
+    unknown = kadmin("topics", "delete", "--topics", "topic-000001,ghost", "-z", zk, "--yes")
+    assert unknown.code == 2
+    assert unknown.err.splitlines() == [
+        "kadmin: error: the deletion does not fit the live cluster (1 error(s)); nothing was "
+        "written", "  ghost: unknown topic ghost (not in /brokers/topics)"]
+    assert box.client.get_children(paths.DELETE_TOPICS) == []
+
+    run = kadmin("topics", "delete", "--topics", "topic-000001,topic-000002", "-z", zk, "--yes",
+                 "--timeout", "60")
+    assert run.code == 0, run.err
+    assert not box.client.exists(paths.topic("topic-000001"))
+    assert not box.client.exists(paths.topic("topic-000002"))
+    assert box.client.exists(paths.topic("topic-000000"))

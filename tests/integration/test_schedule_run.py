@@ -60,6 +60,29 @@ def first_json(text: str) -> dict:
     return json.JSONDecoder().raw_decode(text)[0]
 
 
+@pytest.mark.parametrize(("options", "needs", "line"), [
+    (["--throttle", "1MB"], ["--sizes"],
+     "no predicted duration: it needs --sizes FILE (the partitions' sizes)"),
+    (["--sizes", "sizes.json"], ["--throttle"], "no predicted duration: it needs --throttle RATE"),
+    ([], ["--sizes", "--throttle"], "no predicted duration: it needs --sizes FILE (the "
+                                    "partitions' sizes) and --throttle RATE"),
+])
+def test_a_dry_run_without_a_prediction_says_what_it_needs(kadmin, start_sandbox, tmp_path,
+                                                           options, needs, line):
+    cluster, moves = synthetic.synthetic_moves(sized_cluster(), "random", 20, seed=1)
+    box = start_sandbox(cluster, latency=0.0)
+    write_plan(tmp_path / "p.json", moves)
+    write_sizes(tmp_path / "sizes.json", cluster)
+    common = ["reassign", "--plan", "p.json", "-z", box.connect_string, "--dry-run", *options]
+    text = kadmin(*common)
+    assert text.code == 0, text.err
+    plan_line = next(x for x in text.out.splitlines() if x.startswith("plan: "))
+    assert plan_line.endswith("; " + line)
+    dry = first_json(kadmin(*common, "--json").out)
+    assert dry["predicted_seconds"] is None
+    assert dry["prediction_needs"] == needs
+
+
 def test_dry_run_prediction_is_the_model_of_the_batches_submitted(kadmin, start_sandbox,
                                                                   tmp_path):
     cluster, moves = synthetic.synthetic_moves(sized_cluster(), "random", 60, seed=1)

@@ -49,6 +49,19 @@ def test_a_plan_never_submitted_is_not_started_not_failed(kadmin: Run, box: Sand
         "not started: b-0, c-0, d-0"]
 
 
+def test_with_nothing_left_to_submit_verify_says_to_wait(kadmin: Run, box: Sandbox,
+                                                         tmp_path: Path) -> None:
+    write_plan(tmp_path / "p.json", {("b", 0): PLAN[("b", 0)]})
+    run = kadmin("reassign", "--plan", "p.json", "-z", box.connect_string, "--timeout", "3")
+    assert run.code == 1 and "timed out" in run.err  # b-0 stays in flight
+
+    run = kadmin("verify", "--plan", "p.json", "-z", box.connect_string)
+    assert run.code == 1, (run.out, run.err)
+    assert run.err.splitlines() == [
+        "kadmin: error: the plan is not complete yet: 1 in progress, 0 not started; every "
+        "partition is submitted: wait for the controller (kadmin status shows what still moves)"]
+
+
 def test_each_partition_in_its_state_after_an_interrupted_run(kadmin: Run, box: Sandbox,
                                                               tmp_path: Path) -> None:
     write_plan(tmp_path / "p.json", PLAN)

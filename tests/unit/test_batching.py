@@ -14,7 +14,7 @@ from kazoo.security import ACL, OPEN_ACL_UNSAFE
 from kadmin import plans
 from kadmin.model import InvalidInput, PartitionMove, TopicPartition
 from kadmin.zk import codec, paths
-from kadmin.zk.security import KAFKA_ACL
+from kadmin.zk.security import kafka_acl
 
 TOPICS = st.text("abcxyz._-", min_size=1, max_size=40)
 MOVES = st.lists(st.builds(
@@ -129,7 +129,7 @@ def multi_request_bytes(chroot: str, topics: Sequence[str], acl: Sequence[ACL]) 
     return 4 + 8 + len(ops.serialize())
 
 
-@pytest.mark.parametrize("acl", [OPEN_ACL_UNSAFE, KAFKA_ACL], ids=["open", "kafka"])
+@pytest.mark.parametrize("acl", [OPEN_ACL_UNSAFE, kafka_acl()], ids=["open", "kafka"])
 @settings(max_examples=200)
 @given(topics=st.lists(st.text(min_size=1, max_size=249), min_size=1, max_size=40, unique=True),
        chroot=st.sampled_from(["", "/kafka", "/a/much/longer/chroot/of/some/cluster"]),
@@ -139,7 +139,7 @@ def test_deletion_batches_fit_the_request_kazoo_sends(acl: Sequence[ACL], topics
     try:
         batches = plans.deletion_batches(topics, max_bytes, chroot)
     except InvalidInput:  # a single topic too long for this limit: checked below
-        assert any(multi_request_bytes(chroot, [t], KAFKA_ACL) > max_bytes - 21 for t in topics)
+        assert any(multi_request_bytes(chroot, [t], kafka_acl()) > max_bytes - 21 for t in topics)
         return
     assert flatten(batches) == topics
     for batch in batches:
@@ -152,5 +152,5 @@ def test_deletion_batches_cut_thousands_of_long_names() -> None:
     batches = plans.deletion_batches(topics, 1_000_000, "/kafka")
 
     assert len(batches) == 2 and flatten(batches) == topics
-    assert 900_000 < multi_request_bytes("/kafka", batches[0], KAFKA_ACL) <= 1_000_000
-    assert multi_request_bytes("/kafka", topics, KAFKA_ACL) > 1_048_575  # jute.maxbuffer
+    assert 900_000 < multi_request_bytes("/kafka", batches[0], kafka_acl()) <= 1_000_000
+    assert multi_request_bytes("/kafka", topics, kafka_acl()) > 1_048_575  # jute.maxbuffer

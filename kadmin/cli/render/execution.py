@@ -4,6 +4,7 @@ the progress of a run (a rich bar, or JSON lines), and its end."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -45,6 +46,7 @@ def schedule(dry: ReassignDryRun, as_json: bool) -> None:
     sizes and a throttle, the modelled duration next to the lower bound."""
     scheduled, throttle, predicted = dry.scheduled, dry.throttle, dry.predicted
     timed = throttle is not None and scheduled.sized
+    needs = [*(() if scheduled.sized else ("--sizes",)), *(() if throttle else ("--throttle",))]
     rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
             for i, b in enumerate(scheduled.batches, start=1)]
     views = scheduled.transfers
@@ -62,6 +64,7 @@ def schedule(dry: ReassignDryRun, as_json: bool) -> None:
             "busiest_broker": load_of(t for v in views for t in v)[1],
             "predicted_seconds": None if predicted is None else predicted.seconds,
             "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
+            "prediction_needs": needs,
             "throttle": throttle})
         return
     table = Table(title=f"{len(rows)} batch(es)")
@@ -93,8 +96,14 @@ def schedule(dry: ReassignDryRun, as_json: bool) -> None:
                   if predicted.lower_bound_seconds else f"{plan_line}; nothing to copy",
                   markup=False, soft_wrap=True)
     else:
-        out.print(plan_line + ("; give --throttle RATE for the predicted duration"
-                               if scheduled.sized else ""), markup=False, soft_wrap=True)
+        out.print(plan_line + "; no predicted duration: it needs "
+                  + " and ".join({"--sizes": "--sizes FILE (the partitions' sizes)",
+                                  "--throttle": "--throttle RATE"}[n] for n in needs),
+                  markup=False, soft_wrap=True)
+
+
+PLAIN_INTERVAL = 60.0
+"""Without a terminal, the seconds between two lines saying what a wait is at."""
 
 
 @contextmanager
@@ -110,6 +119,17 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
                    transient=False)
     task = bar.add_task("starting", total=None, note="", amount="")
     sized = False  # with partition sizes the bar counts bytes, else partitions
+    # without a terminal the bar shows nothing until the end: its notes become lines, one per
+    # batch event and, while waiting, one per PLAIN_INTERVAL
+    plain = not err.is_terminal
+    said = -PLAIN_INTERVAL
+
+    def note(text: str, *, waiting: bool = False) -> None:
+        nonlocal said
+        bar.update(task, note=text)
+        if plain and (not waiting or time.monotonic() - said >= PLAIN_INTERVAL):
+            said = time.monotonic()
+            bar.console.print(text, markup=False)
 
     def count(done: int, total: float | None) -> None:
         bar.update(task, completed=done, total=total,
@@ -140,16 +160,13 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
             verb = "resumed" if isinstance(event, BatchResumed) else "submitted"
             data = (f", {human_bytes(event.bytes)}"
                     if isinstance(event, BatchSubmitted) and event.bytes is not None else "")
-            bar.update(task, note=f"batch {event.batch}/{event.batches} {verb} "
-                                  f"({event.size}{data})")
+            note(f"batch {event.batch}/{event.batches} {verb} ({event.size}{data})")
         elif isinstance(event, HealthWait):
-            bar.update(task, note=f"before batch {event.batch}: waiting while "
-                                  f"{event.under_replicated} under-replicated and {event.offline} "
-                                  f"offline partition(s)"
-                                  + (f" and {event.unreadable} with an unreadable state znode"
-                                     if event.unreadable else "")
-                                  + " outside the plan recover "
-                                  f"({', '.join(event.sample)})")
+            note(f"before batch {event.batch}: waiting while {event.under_replicated} "
+                 f"under-replicated and {event.offline} offline partition(s)"
+                 + (f" and {event.unreadable} with an unreadable state znode"
+                    if event.unreadable else "")
+                 + f" outside the plan recover ({', '.join(event.sample)})", waiting=True)
         elif isinstance(event, ThrottleSet):
             bar.console.print(f"batch {event.batch}: throttle {human_bytes(event.rate)}/s set on "
                               f"{event.brokers} broker(s), {event.topics} topic(s)", markup=False)
@@ -157,25 +174,25 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
             bar.console.print(f"batch {event.batch}: kadmin's throttles removed from "
                               f"{event.entities} config(s)", markup=False)
         elif isinstance(event, Waiting):
-            note = "waiting"
+            state = "waiting"
             if not event.connected:
-                note = "ZooKeeper connection lost, reconnecting"
+                state = "ZooKeeper connection lost, reconnecting"
             elif event.controller is None:
-                note = "no controller elected, waiting for one"
+                state = "no controller elected, waiting for one"
             if sized and event.bytes_done is not None:
                 count(event.bytes_done, event.bytes_total)
-                note += _byte_note(event)
+                state += _byte_note(event)
             else:
                 count(event.done, event.total)
-            bar.update(task, note=f"batch {event.batch}: {event.remaining} left, {note}")
+            note(f"batch {event.batch}: {event.remaining} left, {state}", waiting=True)
         elif isinstance(event, BatchDone):
             if sized and event.bytes_done is not None:
                 count(event.bytes_done, bar.tasks[0].total)
             else:
                 count(event.done, event.total)
-            bar.update(task, note=f"batch {event.batch}/{event.batches} done")
+            note(f"batch {event.batch}/{event.batches} done")
         elif isinstance(event, TimedOut):
-            bar.update(task, note=f"timed out with {event.remaining} still in flight")
+            note(f"timed out with {event.remaining} still in flight")
         elif isinstance(event, Finished):
             bar.update(task, note="done" if event.ok else f"{event.failed} failed")
 

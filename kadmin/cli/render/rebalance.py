@@ -149,6 +149,9 @@ def goal_lines(r: Rebalanced) -> list[str]:
     """What the plan did for topics, racks and capacities, in the words of spec section 7."""
     lines = []
     goal = r.topic_goal
+    # where racks keep the brokers uneven, the plain bound only evens them as far as racks allow
+    balanced = ("that balance the brokers alone" if r.racks is None or r.racks.across else
+                "that even the brokers alone as far as racks allow")
     chunked = ("planned chunk by chunk, each exact for the broker counts the driver gave it: "
                "not proven the {} over the whole")
     if isinstance(goal, ChunkedGoal) and goal.certified:
@@ -165,8 +168,8 @@ def goal_lines(r: Rebalanced) -> list[str]:
             f"worst topic spread {goal.spread} ({chunked.format('least')})" if goal.asked is None
             else (f"every topic within spread {goal.asked}" if goal.reachable else
                   f"topic spread {goal.asked} was not reached: the chunks end at {goal.spread}")
-            + f": {goal.fewest} move(s), {extra} over the {goal.plain_bound} that balance the "
-              f"brokers alone ({chunked.format('fewest' if goal.reachable else 'smallest')})")
+            + f": {goal.fewest} move(s), {extra} over the {goal.plain_bound} {balanced} "
+              f"({chunked.format('fewest' if goal.reachable else 'smallest')})")
     elif goal is not None and goal.asked is not None:
         extra = (goal.fewest or 0) - goal.plain_bound
         lines.append(
@@ -174,7 +177,7 @@ def goal_lines(r: Rebalanced) -> list[str]:
              f"topic spread {goal.asked} is out of reach (racks, or partitions too few to "
              f"spread); the smallest reachable is {goal.spread}")
             + f": {goal.fewest} move(s) at {'least' if goal.exact else 'most'}, {extra} over "
-              f"the {goal.plain_bound} that balance the brokers alone"
+              f"the {goal.plain_bound} {balanced}"
             + ("" if goal.exact else " (the search ran out of time: not proven the fewest)"))
     elif goal is not None:
         lines.append(f"worst topic spread {goal.spread}: "

@@ -85,7 +85,9 @@ def _overview_rows(st: Status) -> Rows:
                      f"{shares.preferred_spread}, leaders {shares.leader_spread}, worst topic "
                      f"{shares.worst_topic_spread}"
                      + (f" ({shares.worst_topic})" if shares.worst_topic else "")
-                     + (" (kadmin plan rebalance evens them out)"
+                     # racks may keep brokers uneven: rebalance then says nothing can move
+                     + (" (kadmin plan rebalance evens them out as far as racks allow, or says "
+                        "why nothing can move)"
                         if max(shares.replica_spread, shares.preferred_spread) > 1 and not st.use
                         else ""))
     if st.use:
