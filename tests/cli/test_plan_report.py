@@ -235,3 +235,22 @@ def test_report_out_follows_the_file_rules(kadmin, tmp_path):
                  "--force")
     assert run.code == 0, run.err
     assert (tmp_path / "target.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_report_takes_plans_as_plan_validate_does(kadmin, tmp_path):
+    """--plan FILE beside the bare plans (one grammar with plan validate); none at all is one
+    line naming both ways, before anything is read or written."""
+    snapshots.write_snapshot(sized_cluster(), tmp_path / "cluster.json")
+    write_plan(tmp_path / "a.json", {("topic-000000", 0): [1, 2, 3]})
+    write_plan(tmp_path / "b.json", {("topic-000001", 0): [2, 3, 4]})
+    run = kadmin("plan", "report", "a.json", "--plan", "b.json", "--cluster", "cluster.json",
+                 "-o", "r.html", "--json")
+    assert run.code == 0, run.err
+    assert json.loads(run.out) == {"report": "r.html", "plans": 2, "invalid": 0}
+    page = (tmp_path / "r.html").read_text()
+    assert "a.json" in page and "b.json" in page
+    none = kadmin("plan", "report", "--cluster", "cluster.json", "-o", "none.html")
+    assert (none.code, none.err) == (
+        2, "kadmin: error: no plan given: name the plans to draw (kadmin plan report FILE ... "
+           "or --plan FILE)\n")
+    assert not (tmp_path / "none.html").exists()
