@@ -29,6 +29,10 @@ class ExecutionPlanned:
     eta: float | None = None
     """Seconds the schedule's model gives the batches to run (with partition sizes and a
     throttle; None otherwise)."""
+    contradicted: tuple[str, ...] = ()
+    """Partitions the journal records submitted that are neither at their target nor moving
+    (the first 100 of ``contradicted_count``): submitted again."""
+    contradicted_count: int = 0
 
 
 @dataclass(frozen=True)

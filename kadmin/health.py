@@ -20,11 +20,13 @@ class ClusterHealth:
     reassigned its original replicas (Kafka's own rule: the replicas being added do not count
     until they join)."""
     offline: tuple[TopicPartition, ...]
-    """No leader (-1), or the leader is not a live broker."""
+    """No leader (-1), the leader not a live broker, or no state read (leader unknown: those of
+    ``without_state`` too)."""
     not_preferred: tuple[TopicPartition, ...]
     """Led by a live broker that is not the preferred replica: a preferred election would move it."""
     without_state: tuple[TopicPartition, ...]
-    """No state znode (a topic being created, or a damaged tree)."""
+    """No state read (no state znode: a topic being created, or a damaged tree; or one that
+    cannot be decoded): counted offline, as nothing shows a leader."""
     reassigning: tuple[tuple[TopicPartition, Reassignment], ...] = ()
     """Partitions Kafka 2.4+ shows moving in their topic znodes, whoever started the move
     (``/admin/reassign_partitions`` or the Admin API, which writes no admin znode)."""
@@ -40,6 +42,7 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
             state = states.get(partition)
             if state is None:
                 without_state.append(tp)
+                offline.append(tp)
                 continue
             if len(set(state.isr)) < len(snapshot.settled_replicas(tp) or replicas):
                 under.append(tp)

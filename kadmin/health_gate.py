@@ -35,7 +35,7 @@ from kazoo.client import KazooClient
 from kadmin import health
 from kadmin.events import Event, HealthWait
 from kadmin.model import OperationFailed, TopicPartition, sample_of
-from kadmin.zk import admin, codec, paths, reader
+from kadmin.zk import admin, codec, paths, reader, session
 
 FULL_READ_INTERVAL = 60.0
 """Seconds between two full reads of the partition states, by default."""
@@ -63,7 +63,9 @@ class HealthGate:
             live = self._live_brokers()
 
     def _live_brokers(self) -> frozenset[str]:
-        return frozenset(self.client.get_children(paths.BROKER_IDS))
+        client = self.client
+        return frozenset(session.bounded(client, lambda: client.get_children_async(
+            paths.BROKER_IDS)))
 
     def _healthy(self, live: frozenset[str], number: int, deadline: float,
                  emit: Callable[[Event], None]) -> bool:
@@ -73,12 +75,14 @@ class HealthGate:
         read = reader.read_cluster(self.client, states=self.outside, registrations=False)
         snapshot = read.snapshot
         found = health.cluster_health(snapshot)
-        offline = [tp for tp in found.offline if self.outside(tp)]
-        under = [tp for tp in found.under_replicated if self.outside(tp) and tp not in offline]
-        # a state znode that cannot be decoded hides whether the partition has a leader: it
-        # holds the gate like an offline one (never counted healthy unseen), named as such
+        # a state znode that cannot be decoded, or none at all, hides whether the partition has
+        # a leader: it holds the gate like an offline one (never counted healthy unseen), named
+        # as such
         unknown = [tp for path, _ in read.unreadable
                    if (tp := paths.state_partition(path)) is not None and self.outside(tp)]
+        unseen = set(unknown)
+        offline = [tp for tp in found.offline if self.outside(tp) and tp not in unseen]
+        under = [tp for tp in found.under_replicated if self.outside(tp) and tp not in offline]
         if not offline and not under and not unknown:
             self._read_at, self._live = self.clock(), live
             return True
@@ -102,12 +106,15 @@ class HealthGate:
 def _unhealthy(replica_count: Mapping[TopicPartition, int], calls: admin.ZkCalls) -> int:
     """How many of the watched partitions (-> replica count) are still offline or
     under-replicated; each read arms a watch, so a change wakes the wait."""
-    alive = {int(b) for b in calls.children(paths.BROKER_IDS) if b.isdigit()}
+    alive = {broker for name in calls.children(paths.BROKER_IDS)
+             if (broker := _broker_id(name)) is not None}
     count = 0
     for tp, replicas in replica_count.items():
         data = calls.data(paths.partition_state(*tp))
         if data is None:
-            continue  # deleted meanwhile: no longer anyone's concern
+            # no state: offline while its topic exists; deleted meanwhile, no one's concern
+            count += calls.exist([paths.topic(tp.topic)])[0]
+            continue
         try:
             state = codec.decode_state(data)
         except codec.DecodeError:
@@ -115,3 +122,12 @@ def _unhealthy(replica_count: Mapping[TopicPartition, int], calls: admin.ZkCalls
             continue
         count += state.leader not in alive or len(set(state.isr)) < replicas
     return count
+
+
+def _broker_id(name: str) -> int | None:
+    """The broker a /brokers/ids child registers; None for a name that is not an id Kafka
+    writes ("007" is not broker 7: the full read reports it)."""
+    try:
+        return codec.decimal_id(name, "broker id")
+    except codec.DecodeError:
+        return None

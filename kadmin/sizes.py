@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import statistics
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -259,14 +259,22 @@ def moved_bytes(size: int, current: tuple[int, ...], target: tuple[int, ...]) ->
     return size * len(set(target) - set(current))
 
 
-def warnings(sizes: PartitionSizes) -> tuple[str, ...]:
+def warnings(sizes: PartitionSizes, topics_read: Collection[str] | None = None
+             ) -> tuple[str, ...]:
     """One line per kind of gap or oddity, each naming the first partitions and counting the
-    rest."""
+    rest. ``topics_read``: the topics of the cluster that were read (None: all of them); a
+    partition of another topic is outside what was read, not missing from the cluster."""
     out = list(sizes.notes)
     if sizes.missing:
         out.append(f"{sizes.source}: no size for {len(sizes.missing)} partition(s), counted as "
                    f"the median {sizes.median} bytes: {listed(sizes.missing)}")
-    if sizes.ignored:
-        out.append(f"{sizes.source}: {len(sizes.ignored)} partition(s) not in the cluster, "
-                   f"ignored: {listed(sizes.ignored)}")
+    absent = [tp for tp in sizes.ignored if topics_read is None or tp.topic in topics_read]
+    outside = [tp for tp in sizes.ignored if topics_read is not None
+               and tp.topic not in topics_read]
+    if absent:
+        out.append(f"{sizes.source}: {len(absent)} partition(s) not in the cluster, "
+                   f"ignored: {listed(absent)}")
+    if outside:
+        out.append(f"{sizes.source}: {len(outside)} partition(s) of topics outside the plan, "
+                   f"ignored: {listed(outside)}")
     return tuple(out)

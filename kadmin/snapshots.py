@@ -547,16 +547,19 @@ def _keys_in(member: dict[str, dict[str, Any]], states: bool) -> int:
 
 def write_snapshot(snapshot: ClusterSnapshot, path: Path, *, fmt: Literal["json", "dir"] = "json",
                    force: bool = False) -> None:
-    """Write atomically as one JSON file (a topic per line) or as a snapshot folder."""
+    """Write atomically as one JSON file (a topic per line) or as a snapshot folder, read back
+    before it is put in place: a snapshot kadmin would refuse to read is never written."""
     if fmt == "json":
-        files.atomic_write_json(path, snapshot_to_document(snapshot), force=force)
+        files.atomic_write_json(path, snapshot_to_document(snapshot), force=force,
+                                read_back=_read_back)
     elif fmt == "dir":
         write_snapshot_dir(
             path, snapshot.brokers,
             ((name, partitions, snapshot.states.get(name, {}))
              for name, partitions in sorted(snapshot.topics.items())),
             controller=snapshot.controller, controller_epoch=snapshot.controller_epoch,
-            reassigning=snapshot.reassigning, sizes=snapshot.sizes, force=force)
+            reassigning=snapshot.reassigning, sizes=snapshot.sizes, force=force,
+            read_back=_read_back)
     else:
         raise InvalidInput(f"unknown snapshot format {fmt!r} (expected json or dir)")
 
@@ -566,7 +569,7 @@ def write_snapshot_dir(path: Path, brokers: Mapping[int, Broker],
                        *, controller: int | None = None, controller_epoch: int | None = None,
                        reassigning: Mapping[str, Mapping[int, Reassignment]] | None = None,
                        sizes: Mapping[str, Mapping[int, int]] | None = None,
-                       force: bool = False) -> None:
+                       force: bool = False, read_back: files.ReadBack | None = None) -> None:
     """Write a snapshot folder from a stream of ``(topic, partitions, states)``, one topic in
     memory at a time: the way to write a cluster too big to hold (see :mod:`kadmin.synthetic`).
     Topics without states get no line in states.jsonl; that file exists only if some topic has
@@ -576,7 +579,12 @@ def write_snapshot_dir(path: Path, brokers: Mapping[int, Broker],
     files.atomic_write_dir(
         path, _dir_chunks(brokers, topics, controller, controller_epoch, reassigning or {},
                           sizes or {}),
-        marker=BROKERS_FILE, force=force)
+        marker=BROKERS_FILE, force=force, read_back=read_back)
+
+
+def _read_back(_: Path, written: Path) -> None:
+    """A snapshot as written, read as any snapshot is (:data:`files.ReadBack`)."""
+    read_snapshot(written)
 
 
 def _dir_chunks(brokers: Mapping[int, Broker],

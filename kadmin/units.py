@@ -26,7 +26,7 @@ _UNITS = {"": 1, "b": 1,
           "t": 10**12, "tb": 10**12,
           "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30,
           "ti": 2**40, "tib": 2**40}
-_AMOUNT = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*", re.IGNORECASE)
+_AMOUNT = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*", re.IGNORECASE | re.ASCII)
 
 JAVA_LONG_MAX = 2**63 - 1
 """Kafka parses throttle rates as Java longs."""
@@ -53,7 +53,23 @@ def parse_bytes(text: str, what: str, *, rate: bool = False) -> int:
     return value
 
 
-_NUMBER = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
+_NUMBER = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*", re.ASCII)
+_COUNT = re.compile(r"\s*[+-]?\d+\s*", re.ASCII)
+
+
+def parse_count(text: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """A whole number in ASCII decimal digits (``3``, ``1000``) within ``[minimum, maximum]``:
+    the rule of :func:`parse_number` for counts (``1_000``, ``١٢``, ``0x10`` and ``1e3`` are
+    refused alike); a ValueError saying what is expected otherwise."""
+    if not _COUNT.fullmatch(text):
+        raise ValueError(f"{_quoted(text)} is not a whole number (ASCII decimal digits such as 3 "
+                         "or 1000)")
+    value = int(text.strip())
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{_quoted(text)} is less than the minimum {minimum}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{_quoted(text)} is more than the maximum {maximum}")
+    return value
 
 
 def parse_number(text: str, *, minimum: float | None = None, maximum: float | None = None,

@@ -8,5 +8,7 @@ and on chunks of topics in Spark.
 ``rebalance`` runs them in order, ``factor`` changes replication factors, ``budget`` cuts partial
 plans, ``scope`` checks the target brokers, ``metrics`` reports the figures, ``demote`` is the
 leader problem with some brokers barred from leading (``kadmin plan demote``); ``quotas`` and
-``chunks`` split one quota over chunks of topics and run the rounds the Spark rebalancer runs.
+``chunks`` split one quota over chunks of topics and run the rounds the Spark rebalancer runs;
+``classes`` plans racks exactly over classes of interchangeable partitions (the fewest moves
+keeping racks, then the least worst topic spread at those moves).
 """

@@ -4,8 +4,9 @@ prints one: ``plan rebalance``, ``plan stats`` (and what ``reassign`` reports of
 Two things no plan can avoid:
 
 - **forced**: each partition must gain every replica its new list has beyond the ones it keeps
-  on a target broker: ``max(0, size_after - |current ∩ targets|)`` (replicas on drained
-  brokers, replicas added by a replication factor increase; a decrease forces nothing);
+  on a target broker: ``max(0, min(size_after, |targets|) - |current ∩ targets|)`` (replicas
+  on drained brokers, replicas added by a replication factor increase; a decrease forces
+  nothing; a partition wider than the targets keeps the rest where they are);
 - **balance**, when the plan's end state is balanced (every target broker at the floor or
   ceiling of its share, :meth:`kadmin.balance.targets.Group.bounds`; with racks of unequal
   size per rack, as :func:`kadmin.balance.targets.groups_of` says): every replica a broker
@@ -13,6 +14,11 @@ Two things no plan can avoid:
   ``max(0, end_b - now_b)``, minimised over the balanced end states. Its closed form: every
   broker below its floor takes up to it, and the ceilings beyond those that brokers holding
   at least their ceiling keep for free each cost one more.
+
+With racks, when the plan balances every broker over the whole cluster and keeps every
+partition's racks, the balance term is the fewest moves of any such plan, at any size: the
+min-cost flow over classes of partitions of :func:`kadmin.balance.classes.fewest_moves`
+(above the closed form where partitions on one replica per rack may move only inside it).
 
 With racks of unequal size (the end balanced over the whole cluster, or rack by rack when
 rack diversity allows no better) the balance term is the exact program's fewest moves with
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from kadmin.balance import classes
 from kadmin.balance.evenness import DEFAULT_LIMIT, arcs, fewest_moves_within
 from kadmin.balance.metrics import spread
 from kadmin.balance.racks import rack_level, racks_kept
@@ -47,7 +54,8 @@ def forced_moves(before: Sequence[Replicas], after: Sequence[Replicas],
                  targets: Collection[int]) -> int:
     """Replicas some partition must gain whatever the plan: see the module docstring."""
     inside = frozenset(targets)
-    return sum(max(0, len(new) - len(inside.intersection(old)))
+    most = len(inside)  # a partition holds each target once: wider ones keep the rest where they are
+    return sum(max(0, min(len(new), most) - len(inside.intersection(old)))
                for old, new in zip(before, after, strict=True))
 
 
@@ -97,6 +105,15 @@ def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],
     forced = forced_moves(before, after, targets)
     inside, groups = balance_groups(before, after, targets, rack_of, weights)
     total = sum(map(len, after))
+    kept = _racks_kept_by(before, after, targets, rack_of) if weights is None else None
+    if kept is not None and total == sum(map(len, before)):
+        whole = balance_groups(before, after, targets, None, None)[1]
+        if balanced(after, whole):
+            exact = classes.fewest_moves(PartitionTable(("",), [0] * len(before),
+                                                        list(range(len(before))), list(before)),
+                                         targets, _ranges(whole), kept)
+            if exact is not None:
+                return max(forced, exact)
     if len(groups) > 1 and total == sum(map(len, before)):
         whole = balance_groups(before, after, targets, None, weights)[1]
         for chosen in (whole, groups):  # across racks of unequal size, or rack by rack
@@ -108,6 +125,24 @@ def lower_bound(before: Sequence[Replicas], after: Sequence[Replicas],
     if not balanced(after, groups):
         return forced
     return max(forced, balance_moves(inside, groups, total))
+
+
+def _ranges(groups: Sequence[Group]) -> dict[int, tuple[int, int]]:
+    return {b: r for group in groups for b, r in group.bounds().items()}
+
+
+def _racks_kept_by(before: Sequence[Replicas], after: Sequence[Replicas],
+                   targets: Collection[int], rack_of: Mapping[int, str] | None
+                   ) -> Mapping[int, str] | None:
+    """``rack_of`` where every target has a rack and ``after`` keeps every partition's racks
+    (the rule the class program's bound holds plans to), else None."""
+    if rack_of is None or any(rack_of.get(b) is None for b in targets):
+        return None
+    served = len({rack_of[b] for b in targets})
+    for now, then in zip(before, after, strict=True):
+        if len({rack_of.get(b) for b in then} - {None}) < racks_kept(now, rack_of, served):
+            return None
+    return rack_of
 
 
 def _as_even_as_racks_allow(before: Sequence[Replicas], after: Sequence[Replicas],

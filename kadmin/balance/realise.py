@@ -23,7 +23,7 @@ relaxation is already integral, no branching) finds it with no gap.
 Partitions on the same brokers are alike, so the program is written over those classes: a
 class of ``n`` partitions is the gadget with every capacity times ``n``, and its integral flow
 splits into ``n`` valid lists (matroid base polytopes have the integer decomposition
-property; :func:`_deal` makes the split: each rack's units dealt in turn over the class, so
+property; :func:`deal` makes the split: each rack's units dealt in turn over the class, so
 each partition gets as many racks as the class's flow allows on average). The program has
 ``classes * (targets + 2 * racks + 1)`` columns (a few hundred where many partitions share
 their brokers, at most :data:`LIMIT`; beyond, None: the search's plan stands, "not proven").
@@ -36,7 +36,7 @@ once they are fixed what is left is the same flow, so the split above still hold
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from kadmin.balance.racks import racks_kept
 from kadmin.model import Replicas
@@ -98,7 +98,7 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
 
     for c, members in enumerate(keys):
         base, k, n = c * per, len(members), len(classes[members])
-        keep = racks_kept(members, rack_of, nr)
+        keep = racks_kept(tuple(members), rack_of, nr)
         if k > nb:
             return None
         node = len(rhs)
@@ -150,15 +150,24 @@ def reach(parts: Sequence[Replicas], targets: Collection[int], ends: Mapping[int
     final: dict[int, Replicas] = {}
     for c, members in enumerate(keys):
         units = {b: int(chosen[c * per + at[b]]) for b in brokers}
-        for p, end in zip(classes[members], _deal(units, len(classes[members]), racks, by_rack),
-                          strict=True):
-            if end != members:
-                added = iter(sorted(end - members))
-                final[p] = tuple(b if b in end else next(added) for b in parts[p])
+        final.update(dealt(parts, classes[members], members, units, racks, by_rack))
     return final
 
 
-def _deal(units: Mapping[int, int], n: int, racks: Sequence[str],
+def dealt(parts: Sequence[Replicas], partitions: Sequence[int], members: frozenset[int],
+          units: Mapping[int, int], racks: Sequence[str], by_rack: Mapping[str, Sequence[int]]
+          ) -> Iterator[tuple[int, Replicas]]:
+    """The new lists of a class's ``partitions`` (each on ``members``) whose ``units``
+    (brokers' counts) are dealt to them (:func:`deal`), only those that change: a replica that
+    stays keeps its place (a kept leader stays first), each new one takes the place of one
+    that leaves."""
+    for p, end in zip(partitions, deal(units, len(partitions), racks, by_rack), strict=True):
+        if end != members:
+            added = iter(sorted(end - members))
+            yield p, tuple(b if b in end else next(added) for b in parts[p])
+
+
+def deal(units: Mapping[int, int], n: int, racks: Sequence[str],
           by_rack: Mapping[str, Sequence[int]]) -> list[frozenset[int]]:
     """``units`` (brokers' counts over a class of ``n`` partitions, each at most ``n``) split
     into ``n`` lists: the units laid out rack after rack (the racks holding ``n`` or more

@@ -15,7 +15,7 @@ from itertools import count
 from operator import itemgetter
 from typing import Any
 
-from kadmin.balance import evenness
+from kadmin.balance import classes, evenness
 from kadmin.balance.bound import lower_bound
 from kadmin.balance.budget import Change, most_loaded_first
 from kadmin.balance.capacity import refuse_overfull
@@ -23,7 +23,7 @@ from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.factor import change_replication_factor
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
-from kadmin.balance.racks import RackLevel, rack_ends, rack_level, toward
+from kadmin.balance.racks import RackLevel, rack_ends, rack_level, racks_kept, toward
 from kadmin.balance.realise import reach
 from kadmin.balance.replicas import Moved, leader_kept, move_across, plan_replicas, replica_counts
 from kadmin.balance.table import PartitionTable
@@ -140,6 +140,10 @@ class RackBalance:
     above: tuple[str, ...] = ()
     """With ``spread``: the racks whose brokers end below (above) the range that balances the
     whole cluster, at best under the rule: why the cluster is not balanced."""
+    within: int | None = None
+    """Where the class program planned (:mod:`kadmin.balance.classes`): the partitions with
+    one replica on each rack they must keep, which may move only inside their racks: why the
+    racks cost moves over the rack-free bound."""
 
 
 def replica_quota(replicas: Sequence[Replicas], brokers: Collection[int],
@@ -236,6 +240,11 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
         even_topics, topic_spread = False, None
     counts = replica_counts(before) if counts is None else counts
     split = _Split.of(counts, brokers, rack_of, weights)
+    if rack_of is not None and weights is None and held.index is None and even_topics \
+            and topic_spread is None:
+        exact = _by_classes(table, brokers, split, rack_of, leaders, limits)
+        if exact is not None:
+            return exact
     wanted = split.quota(racks=True)
     ranges = split.ranges(racks=True)
     default_goal = even_topics and topic_spread is None and limits.max_moves is None
@@ -324,6 +333,42 @@ def rebalance(table: PartitionTable, brokers: Collection[int],
     return Rebalance(held.whole(final), replica_moves(before, final) if made is None else made,
                      bound, leader_changes(before, final), unplaced, partial or cut, topics=goal,
                      racks=racks, held=held.partitions, worst_topic=worst)
+
+
+def _by_classes(table: PartitionTable, brokers: Collection[int], split: _Split,
+                rack_of: Mapping[int, str], leaders: bool, limits: Limits) -> Rebalance | None:
+    """The default objective with racks, exactly, at any size the class program takes
+    (:func:`kadmin.balance.classes.plan`): every broker within its range of the whole cluster
+    with the fewest moves that keep every partition's racks (the lower bound, proven), then
+    the least worst topic spread at those moves (proven, or the bound below it), then
+    preferred leaders by reordering. None where the program does not apply (no plan balances
+    every broker without a partition losing a rack, a target without a rack, too many
+    classes) or the racks cost no move over the rack-free bound: the search (with its topic
+    certificate) and the rack-level program decide."""
+    free = split.quota(racks=False).units
+    found = classes.plan(table, brokers, split.ranges(racks=False), rack_of, beyond=free)
+    if found is None:
+        return None
+    before = table.replicas
+    served = len({rack_of[b] for b in brokers})
+    within = sum(1 for r in before if len(r) == racks_kept(r, rack_of, served)
+                 and all(b in rack_of for b in r))
+    racks = RackBalance(True, free, True, found.moves, within=within)
+    goal = TopicGoal(None, found.spread, found.moves, None, found.least == found.spread,
+                     found.least)
+    moved: Mapping[int, Replicas] = found.final
+    partial = False
+    if limits.max_moves is not None and found.moves > limits.max_moves:
+        ends = _ends({**split.inside, **split.outside}, before, moved, brokers)
+        give, take = toward(split.inside, ends, split.outside)
+        moved = cut_moves(before, moved, Quota(give, take, frozenset(), frozenset()),
+                          limits.max_moves)
+        partial = True
+    final, cut = _with_leaders(before, moved, brokers, leaders, limits)
+    worst = None if partial else evenness.worst_topic(table, moved, brokers)
+    return Rebalance(dict(final), replica_moves(before, final), found.moves,
+                     leader_changes(before, final), 0, partial or cut, topics=goal, racks=racks,
+                     worst_topic=worst)
 
 
 def _across_racks(table: PartitionTable, brokers: Collection[int], split: _Split,

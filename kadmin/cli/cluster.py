@@ -11,6 +11,7 @@ import typer
 from kadmin.cli.common import (
     ClusterOpt,
     Connection,
+    FolderSyntax,
     JsonOpt,
     SizesOpt,
     SkipUnreadableOpt,
@@ -22,6 +23,7 @@ from kadmin.cli.common import (
     write_stdout,
 )
 from kadmin.cli.render import summary
+from kadmin.model import InvalidInput
 from kadmin.operations import snapshot as snapshotting
 
 app = typer.Typer(help="Read a cluster.", no_args_is_help=True,
@@ -59,6 +61,9 @@ def snapshot(
     kadmin cluster snapshot -z zk1:2181/kafka --format dir --out snap/ --sizes log-dirs.txt
     """
     to_stdout = stdout_is_data(out_path)
+    if fmt is SnapshotFormat.JSON and isinstance(out_path, FolderSyntax):
+        raise InvalidInput(f"--out {out_path}/ names a folder: name the snapshot file (or give "
+                           "--format dir for a snapshot folder)")
     taken = snapshotting.take(
         snapshotting.SnapshotRequest(out_path, fmt.value, force),
         cluster_source(cluster, zk, skip_unreadable, sizes_path), write_stdout, warn)

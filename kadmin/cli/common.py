@@ -48,10 +48,17 @@ def write_stdout(chunks: Iterable[str]) -> None:
     reaches Click, which would turn it into exit 1."""
     try:
         for chunk in chunks:
-            sys.stdout.write(chunk)
+            # in pieces: one write of a large string that the pipe takes only in part loses
+            # the EPIPE of the rest (the reader got 64 KiB, kadmin would report success)
+            for start in range(0, len(chunk), STDOUT_PIECE):
+                sys.stdout.write(chunk[start:start + STDOUT_PIECE])
         sys.stdout.flush()
     except BrokenPipeError:
         raise OutputClosed from None
+
+
+STDOUT_PIECE = 1 << 16
+"""Characters written to stdout at a time (see :func:`write_stdout`)."""
 
 
 out = _Console(soft_wrap=True, highlight=False)
@@ -89,13 +96,43 @@ def number(minimum: float | None = None, maximum: float | None = None, unit: str
     return parse
 
 
+def count(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
+    """Typer parser for every option that takes a count: the one rule of
+    :func:`kadmin.units.parse_count` (ASCII decimal digits, within range), as :func:`number`
+    is for the rest (``1_000`` and ``١٢`` refused by both)."""
+    def parse(text: str) -> int:
+        if isinstance(text, int):  # a default Typer passes through the parser
+            return text
+        try:
+            return units.parse_count(text, minimum=minimum, maximum=maximum)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return parse
+
+
 def output_path(text: str) -> Path:
     """Typer parser for options naming a file to write: Path('') is the current folder, so an
     empty value would be taken for "." instead of a mistake. ``-`` is stdout for the options
     that say so (:func:`stdout_is_data`)."""
     if not text:
         raise typer.BadParameter("must name a file, not be empty")
+    if text != "/" and text.endswith(("/", os.sep)):
+        return FolderSyntax(text)
     return Path(text)
+
+
+class FolderSyntax(type(Path())):  # type: ignore[misc]
+    """A path typed with a trailing slash (``--out newdir/``): the operator named a folder,
+    which pathlib forgets (``Path("newdir/")`` is ``newdir``)."""
+
+
+def file_output(text: str) -> Path:
+    """:func:`output_path` for options that write one file: a name ending in ``/`` or naming
+    no file (``.``, ``/``) is refused, never written as a file of the folder's name."""
+    path = output_path(text)
+    if text != "-" and (text.endswith(("/", os.sep)) or path.name in ("", ".", "..")):
+        raise typer.BadParameter(f"{printable(text)} names a folder; name the file to write")
+    return path
 
 
 def named_output(text: str) -> Path:
@@ -117,11 +154,11 @@ SessionTimeoutOpt = Annotated[float, typer.Option(
     "--session-timeout", parser=number(1.0, MAX_ZK_SECONDS),
     help="ZooKeeper session timeout in seconds.")]
 MaxZnodeBytesOpt = Annotated[int, typer.Option(
-    "--max-znode-bytes", min=1024,
+    "--max-znode-bytes", parser=count(1024),
     help="Largest znode (or transaction of deletion markers) written; at most --jute-maxbuffer "
          "less 1 KB.")]
 JuteMaxBufferOpt = Annotated[int, typer.Option(
-    "--jute-maxbuffer", min=2048,
+    "--jute-maxbuffer", parser=count(2048),
     help="The ZooKeeper servers' jute.maxbuffer in bytes, if they run with more than the "
          "default 1048575 (-Djute.maxbuffer).")]
 ClusterOpt = Annotated[Path | None, typer.Option(
@@ -225,14 +262,15 @@ TopicsFileOpt = Annotated[Path | None, typer.Option(
     "--topics-file", help='Kafka\'s topics-to-move file {"version":1,"topics":[{"topic":"foo"}]}.')]
 AllTopicsOpt = Annotated[bool, typer.Option("--all-topics", help="Every topic of the cluster.")]
 OutOpt = Annotated[Path | None, typer.Option(
-    "--out", "-o", parser=output_path,
+    "--out", "-o", parser=file_output,
     help="Plan file to write ('-' for stdout); default plans/<kind>-<UTC time>.json.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing plan file.")]
-BatchSizeOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Partitions per znode.")]
+BatchSizeOpt = Annotated[int, typer.Option("--batch-size", parser=count(1),
+                                           help="Partitions per znode.")]
 MaxBatchBytesOpt = Annotated[str | None, typer.Option(
     "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")]
 MaxMovesPerBrokerOpt = Annotated[int | None, typer.Option(
-    "--max-moves-per-broker", min=1,
+    "--max-moves-per-broker", parser=count(1),
     help="Per batch, the most new replicas one broker receives and the most moving "
          "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
          "default: no limit). Fewer simultaneous fetches per broker, the same lower "
@@ -251,7 +289,7 @@ LeadersOpt = Annotated[bool, typer.Option(
     "--leaders/--no-leaders", help="Balance preferred leaders by reordering replica lists "
                                    "(no data moves).")]
 MaxMovesOpt = Annotated[int | None, typer.Option(
-    "--max-moves", min=0, help="A partial plan of at most N replica moves, the most loaded "
+    "--max-moves", parser=count(0), help="A partial plan of at most N replica moves, the most loaded "
                                "brokers relieved first; run again to continue.")]
 RackOpt = Annotated[bool, typer.Option("--disable-rack-aware", help="Ignore racks.")]
 CapacityOpt = Annotated[Path | None, typer.Option(
@@ -260,7 +298,7 @@ CapacityOpt = Annotated[Path | None, typer.Option(
                        "plain {\"<broker id>\": <bytes>}; shares of replicas, leaders and "
                        "bytes follow them.")]
 TopicSpreadOpt = Annotated[int | None, typer.Option(
-    "--topic-spread", min=0, help="Every selected topic ends with at most N more replicas on "
+    "--topic-spread", parser=count(0), help="Every selected topic ends with at most N more replicas on "
                                   "one broker than on another, brokers still balanced, with "
                                   "the fewest moves that allow it (printed as the lower "
                                   "bound). Default: the least spread the fewest moves allow.")]
@@ -270,7 +308,7 @@ EvenTopicsOpt = Annotated[bool, typer.Option(
          "least (the default). --no-even-topics: the fewest moves and balanced brokers only, "
          "no topic looked at (the fastest on large clusters).")]
 PriceRoundsOpt = Annotated[int, typer.Option(
-    "--price-rounds", min=0,
+    "--price-rounds", parser=count(0),
     help="With --topic-spread: rounds of Spark tasks, each about one linear program per chunk, "
          "that price the brokers' counts to bring the moves and the printed lower bound towards "
          "the exact minimum; fewer rounds plan faster on very large clusters (0: none, the "
@@ -315,23 +353,23 @@ TargetBrokersOpt = Annotated[str | None, typer.Option(
 StrategyOpt = Annotated[Strategy, typer.Option(
     "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")]
 PlacementRfOpt = Annotated[int | None, typer.Option(
-    "--replication-factor", help="Default: every partition keeps its own replica count.")]
+    "--replication-factor", parser=count(1), help="Default: every partition keeps its own replica count.")]
 StartIndexOpt = Annotated[int | None, typer.Option(
-    "--start-index", min=0, help="roundrobin: first counter value; kafka: fixedStartIndex.")]
+    "--start-index", parser=count(0), help="roundrobin: first counter value; kafka: fixedStartIndex.")]
 StartPartitionOpt = Annotated[int, typer.Option(
-    "--start-partition", min=0, help="kafka: startPartitionId.")]
+    "--start-partition", parser=count(0), help="kafka: startPartitionId.")]
 
 
 # the options of `sandbox` that `demo` shares
 BrokerCountOpt = Annotated[int, typer.Option(
-    "--broker-count", min=1, help="Synthetic cluster: how many brokers.")]
+    "--broker-count", parser=count(1), help="Synthetic cluster: how many brokers.")]
 RackCountOpt = Annotated[int, typer.Option(
-    "--rack-count", min=0, help="Synthetic cluster: how many racks (0 = none).")]
+    "--rack-count", parser=count(0), help="Synthetic cluster: how many racks (0 = none).")]
 TopicCountOpt = Annotated[int, typer.Option(
-    "--topic-count", min=1, help="Synthetic cluster: how many topics.")]
-PartitionsOpt = Annotated[int, typer.Option("--partitions", min=1, help="Partitions per topic.")]
-RfOpt = Annotated[int, typer.Option("--replication-factor", min=1, help="Replicas per partition.")]
-PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
+    "--topic-count", parser=count(1), help="Synthetic cluster: how many topics.")]
+PartitionsOpt = Annotated[int, typer.Option("--partitions", parser=count(1), help="Partitions per topic.")]
+RfOpt = Annotated[int, typer.Option("--replication-factor", parser=count(1), help="Replicas per partition.")]
+PortOpt = Annotated[int, typer.Option("--port", parser=count(0, 65535), help="0 picks a free port.")]
 LatencyOpt = Annotated[float, typer.Option(
     "--latency", parser=number(0.0),
     help="Simulated seconds for one partition to catch up.")]
@@ -339,7 +377,7 @@ LatencyMsOpt = Annotated[float | None, typer.Option(
     "--latency-ms", parser=number(0.0, unit="milliseconds"), hidden=True,
     help="--latency in milliseconds (its old spelling).")]
 ParallelismOpt = Annotated[int, typer.Option(
-    "--parallelism", min=1, help="Partitions the simulated controller moves at once.")]
+    "--parallelism", parser=count(1), help="Partitions the simulated controller moves at once.")]
 
 
 def latency_seconds(latency: float, latency_ms: float | None) -> float:

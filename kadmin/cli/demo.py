@@ -17,6 +17,7 @@ from kadmin.cli.common import (
     RackCountOpt,
     RfOpt,
     TopicCountOpt,
+    count,
     latency_seconds,
     named_output,
     out,
@@ -40,7 +41,7 @@ def demo(
     latency_ms: LatencyMsOpt = None,
     parallelism: ParallelismOpt = 25,
     batch_size: Annotated[int, typer.Option(
-        "--batch-size", min=1, help="Partitions per znode when the plan runs.")] = 60,
+        "--batch-size", parser=count(1), help="Partitions per znode when the plan runs.")] = 60,
     out_dir: Annotated[Path, typer.Option("--out", "-o", parser=named_output,
                                           help="Folder the plans go to.")] = Path("plans"),
     force: ForceOpt = False,

@@ -17,10 +17,10 @@ from kadmin.cli.common import (
     PlanOpt,
     TimeoutOpt,
     connects,
-    out,
 )
-from kadmin.cli.render.execution import finish, progress
-from kadmin.model import ElectionPlan, listed
+from kadmin.cli.render.execution import election_dry_run, finish, progress
+from kadmin.executor import ElectionDryRun
+from kadmin.model import OperationFailed
 from kadmin.operations import execute as executing
 
 
@@ -44,8 +44,11 @@ def elect(
                                      max_znode_bytes, jute_maxbuffer, timeout, dry_run)
     with progress(json_output) as emit:
         outcome = executing.elect(request, emit)
-    if isinstance(outcome, ElectionPlan):
-        out.print(f"would elect preferred leaders for {len(outcome.partitions)} partition(s): "
-                  f"{listed(outcome.partitions)}", markup=False)
+    if isinstance(outcome, ElectionDryRun):
+        election_dry_run(outcome, json_output)
+        if outcome.failures:
+            raise OperationFailed(f"elect: {len(outcome.failures)} of "
+                                  f"{len(outcome.plan.partitions)} would fail",
+                                  details=outcome.failures)
         return
     finish(outcome, timeout, json_output)

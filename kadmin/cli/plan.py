@@ -45,6 +45,7 @@ from kadmin.cli.common import (
     TopicSpreadOpt,
     cluster_source,
     connects,
+    count,
     named_output,
     one_plan,
     stdout_is_data,
@@ -121,7 +122,8 @@ def generate(
     made = generating.generate(
         GenerateRequest(TopicSelection(topics, topics_file, all_topics), brokers, options),
         cluster_source(cluster, zk, skip_unreadable), Output(out_path, force, write_stdout), warn)
-    generated(made, json_output, to_stderr=stdout_is_data(out_path))
+    # nothing to move: no plan on stdout, so the summary takes its place
+    generated(made, json_output, to_stderr=stdout_is_data(out_path) and bool(made.plan.moves))
 
 
 @app.command()
@@ -217,9 +219,10 @@ def election(
         summary("nothing to elect: the selected topics have no partitions; no plan "
                 "written", {"plan": None, "partitions": 0}, json_output,
                 to_stderr=stdout_is_data(out_path))
-    elif written:
-        summary(f"{len(plan.partitions)} partition(s); plan {written}",
-                {"plan": str(written), "partitions": len(plan.partitions)}, json_output)
+    else:
+        summary(f"{len(plan.partitions)} partition(s); plan {written or 'on stdout'}",
+                {"plan": written and str(written), "partitions": len(plan.partitions)},
+                json_output, to_stderr=stdout_is_data(out_path))
 
 
 @app.command()
@@ -240,9 +243,9 @@ def deletion(
                                Output(out_path, force, write_stdout), warn)
     plan, written = made.plan, made.path
     assert isinstance(plan, DeletionPlan)
-    if written:
-        summary(f"{len(plan.topics)} topic(s); plan {written}",
-                {"plan": str(written), "topics": len(plan.topics)}, json_output)
+    summary(f"{len(plan.topics)} topic(s); plan {written or 'on stdout'}",
+            {"plan": written and str(written), "topics": len(plan.topics)}, json_output,
+            to_stderr=stdout_is_data(out_path))
 
 
 @app.command("rebalance")
@@ -256,14 +259,14 @@ def plan_rebalance(
     brokers: BrokersOpt = None,
     remove_brokers: RemoveBrokersOpt = None,
     replication_factor: Annotated[int | None, typer.Option(
-        "--replication-factor", min=1,
+        "--replication-factor", parser=count(1),
         help="Change the replication factor of the selected topics instead: an increase keeps "
              "every replica and the leader and adds replicas on the least loaded brokers; a "
              "decrease drops followers from the most loaded.")] = None,
     leaders: LeadersOpt = True,
     max_moves: MaxMovesOpt = None,
     max_leader_changes: Annotated[int | None, typer.Option(
-        "--max-leader-changes", min=0, help="At most N partitions change preferred leader "
+        "--max-leader-changes", parser=count(0), help="At most N partitions change preferred leader "
                                             "(moving a leader's replica counts).")] = None,
     disable_rack_aware: RackOpt = False,
     topic_spread: TopicSpreadOpt = None,

@@ -20,6 +20,7 @@ from kadmin.cli.common import (
     ServingJsonOpt,
     SizesOpt,
     TopicCountOpt,
+    err,
     latency_seconds,
     named_output,
     number,
@@ -86,7 +87,12 @@ def sandbox(
                 out.print(f"connect string: {box.connect_string}", markup=False)
                 out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)",
                           markup=False)
-        sleep_while(lambda: server.running)
+        controller = box.controller
+        sleep_while(lambda: server.running and controller.record_failure is None)
+        if controller.record_failure is not None:
+            with held():
+                err.print(f"kadmin: warning: {controller.record_failure}", markup=False)
+            sleep_while(lambda: server.running)
         raise server.failure("the sandbox's ZooKeeper stopped unexpectedly")
     if not json_output:
         out.print("sandbox stopped", markup=False)

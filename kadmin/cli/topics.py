@@ -20,8 +20,9 @@ from kadmin.cli.common import (
     connects,
     out,
 )
+from kadmin.cli.render import print_json
 from kadmin.cli.render.execution import finish, progress
-from kadmin.model import DeletionPlan, OperationFailed, listed
+from kadmin.model import DeletionPlan, OperationFailed, listed, sample_of
 from kadmin.operations import execute as executing
 from kadmin.operations.selection import split_names
 
@@ -69,7 +70,14 @@ def delete_topics(
     if outcome is None:
         raise OperationFailed("deletion not confirmed; nothing was written")
     if isinstance(outcome, executing.DeletionDryRun):
-        out.print(f"would delete {len(outcome.plan.topics)} topic(s) in {outcome.transactions} "
-                  f"transaction(s): {listed(outcome.plan.topics)}", markup=False)
+        if json_output:
+            shown = sample_of(outcome.plan.topics)
+            print_json({"topics": list(shown.items), "more": shown.rest,
+                        "count": len(outcome.plan.topics),
+                        "transactions": outcome.transactions})
+        else:
+            out.print(f"would delete {len(outcome.plan.topics)} topic(s) in "
+                      f"{outcome.transactions} transaction(s): {listed(outcome.plan.topics)}",
+                      markup=False)
         return
     finish(outcome, timeout, json_output)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kadmin.cli.common import ServingJsonOpt, out, print_serving
+from kadmin.cli.common import ServingJsonOpt, count, out, print_serving
 from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.stop_signals import held, until_stop_signal
 
@@ -17,7 +17,7 @@ app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True,
 
 @app.command()
 def serve(
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0 picks a free port.")]
+    port: Annotated[int, typer.Option("--port", parser=count(0, 65535), help="0 picks a free port.")]
     = 2181,
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", help="Keep the data here (default: a temporary folder).")] = None,

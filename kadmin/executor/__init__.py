@@ -9,9 +9,14 @@
   :mod:`.delete`.
 """
 
-from kadmin.executor.common import ExecutionSettings, Outcome, PlanFiles
+from kadmin.executor.common import ExecutionSettings, Outcome, PlanFiles, run_limit
 from kadmin.executor.delete import check_deletion, execute_deletion
-from kadmin.executor.elect import execute_election
+from kadmin.executor.elect import (
+    ElectionDryRun,
+    check_election,
+    dry_run_election,
+    execute_election,
+)
 from kadmin.executor.journal import plan_fingerprint, submitted
 from kadmin.executor.reassign import (
     DryRun,
@@ -22,7 +27,7 @@ from kadmin.executor.reassign import (
 )
 from kadmin.executor.verify import Verification, verify_reassignment
 
-__all__ = ["DryRun", "ExecutionSettings", "Outcome", "PlanFiles", "Scheduled", "Verification",
-           "check_deletion", "dry_run_reassignment", "execute_deletion", "execute_election",
-           "execute_reassignment", "plan_fingerprint", "submitted", "verify_reassignment",
-           "weigh_move"]
+__all__ = ["DryRun", "ElectionDryRun", "ExecutionSettings", "Outcome", "PlanFiles", "Scheduled",
+           "Verification", "check_deletion", "check_election", "dry_run_election",
+           "dry_run_reassignment", "execute_deletion", "execute_election", "execute_reassignment",
+           "plan_fingerprint", "run_limit", "submitted", "verify_reassignment", "weigh_move"]

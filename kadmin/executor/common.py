@@ -58,6 +58,10 @@ class ExecutionSettings:
     max_moves_per_broker: int | None = None
     """Per batch, the most new replicas a broker receives and the most moving partitions it
     sends for as leader (Cruise Control's per-broker concurrency)."""
+    started: float | None = None
+    """The monotonic instant the command began, which ``timeout`` counts from (connecting and
+    the reads and checks before the first submission included); None: from the first time
+    the deadline is asked for."""
     elect: bool = False
     """After the last batch, elect the preferred leader of every partition whose first replica
     the plan changes."""
@@ -95,8 +99,30 @@ class Outcome:
         return not self.failures and not self.timed_out
 
 
+def read_back_plan(_: Path, written: Path) -> None:
+    """A plan file kadmin wrote (a rollback above all: the way back must be a plan kadmin
+    runs), read back as ``plan validate`` reads one, without the cluster
+    (:data:`kadmin.files.ReadBack`)."""
+    doc = files.read_json(written)
+    with files.gc_paused():
+        report = plans.validate(doc)
+    if not report.ok():
+        raise report.invalid(f"{written}: invalid plan")
+
+
 def deadline_of(settings: ExecutionSettings) -> float:
-    return float("inf") if settings.timeout is None else time.monotonic() + settings.timeout
+    if settings.timeout is None:
+        return float("inf")
+    return (time.monotonic() if settings.started is None else settings.started) + settings.timeout
+
+
+def run_limit(settings: ExecutionSettings) -> tuple[float, str] | None:
+    """What bounds every ZooKeeper request of a run with a --timeout (connecting included):
+    its deadline (the reads that say what is left at it have their own ``admin.AFTER_DEADLINE``);
+    None without a --timeout."""
+    if settings.timeout is None:
+        return None
+    return deadline_of(settings), f"{settings.timeout:g}s, the --timeout"
 
 
 def live(client: KazooClient, topics: Sequence[str], *, states: bool = False

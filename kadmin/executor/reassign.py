@@ -14,13 +14,16 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 
 from kazoo.client import KazooClient
 
 from kadmin import files, plans, schedule
 from kadmin.events import BatchDone, BatchResumed, ExecutionPlanned, Finished, TimedOut
 from kadmin.executor import journal as journals
+from kadmin.executor import rollback as rollbacks
 from kadmin.executor.common import (
     Emit,
     ExecutionSettings,
@@ -31,6 +34,7 @@ from kadmin.executor.common import (
     live,
     not_in_isr,
     ours_in_flight,
+    read_back_plan,
     refuse_moving,
     require_valid,
     unmoved,
@@ -44,16 +48,22 @@ from kadmin.executor.verify import verify_reassignment
 from kadmin.health_gate import HealthGate
 from kadmin.model import (
     ClusterSnapshot,
+    Conflict,
     ElectionPlan,
     InvalidInput,
+    KadminError,
+    OperationFailed,
     PartitionMove,
     PlanKind,
     ReassignmentPlan,
     Replicas,
+    Sample,
     TopicPartition,
+    sample_of,
 )
 from kadmin.sizes import moved_bytes
-from kadmin.zk import reader
+from kadmin.zk import admin, reader
+from kadmin.zk.identity import cluster_identity
 
 
 def weigh_move(sizes: Mapping[TopicPartition, int], snapshot: ClusterSnapshot,
@@ -94,6 +104,12 @@ class Scheduled:
     already_done: int
     """Partitions at their target that an earlier run submitted."""
     sized: bool
+    resumed: bool = False
+    """This run continues an earlier, unfinished one (its journal)."""
+    contradicted: Sample[TopicPartition] = dataclasses.field(
+        default_factory=lambda: Sample((), 0))
+    """Partitions the journal records submitted that the live cluster shows neither at their
+    target nor moving: submitted again, in batches of their own."""
 
     def prediction(self, rate: int) -> schedule.Prediction:
         flat = [t for batch in self.transfers for t in batch]
@@ -111,13 +127,25 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
                 in_flight: set[TopicPartition]) -> Scheduled:
     """The schedule this run follows: the journal's when it was composed with the same options,
     else the journal's submitted batches followed by a composition of the rest (or all of it,
-    without a journal). Reads the partition states of what is left (their leaders send)."""
-    found = journals.read(files_of.journal, plan)
-    submitted = found.submitted_partitions(plan) if found is not None else frozenset()
+    without a journal, or after a finished run's). Reads the partition states of what is left
+    (their leaders send).
+
+    A partition the journal records submitted that is neither at its target nor moving (the
+    cluster changed since, a rollback ran, or the controller dropped it) contradicts the journal:
+    it is listed in ``contradicted`` and composed into new batches, as if never submitted."""
+    cluster = cluster_identity(client)
+    last = journals.read(files_of.journal, plan)
+    found = journals.of_run(files_of.journal, last, cluster)
+    recorded = found.submitted_partitions(plan) if found is not None else frozenset()
     pending, _ = plans.changed_moves(plan, snapshot)
     pending_tps = {m.tp for m in pending}
+    contradicted = sample_of(m.tp for m in pending if m.tp in recorded and m.tp not in in_flight)
+    submitted = recorded - {m.tp for m in pending if m.tp not in in_flight}
     at_target = [m.tp for m in plan.moves if m.tp not in pending_tps]
-    already_done = sum(1 for tp in at_target if tp in submitted)
+    # counted as done by a run of this plan: the last run's on this cluster, finished or not
+    done_by_runs = (last.submitted_partitions(plan)
+                    if last is not None and last.cluster == cluster else frozenset())
+    already_done = sum(1 for tp in at_target if tp in done_by_runs)
     index = {m.tp: i for i, m in enumerate(plan.moves)}
     states = reader.read_states(client, pending_tps - in_flight)
     key = options_key(settings, sizes is not None)
@@ -137,7 +165,7 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
     else:
         rest = [m for m in pending if m.tp not in submitted and m.tp not in in_flight]
         composed = _compose(rest, snapshot, sizes, states, limits)
-        journal = journals.new(files_of.plan, plan, key,
+        journal = journals.new(files_of.plan, plan, cluster, key,
                                [[index[rest[i].tp] for i in b] for b in composed], kept=found)
     batches, positions, views = [], [], []
     for position in range(journal.submitted, len(journal.batches)):
@@ -151,7 +179,8 @@ def compose_run(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles
                      tuple(schedule.load_of(v)[0] for v in views),
                      schedule.lower_bound(t for v in views for t in v),
                      unchanged=len(at_target) - already_done, already_done=already_done,
-                     sized=sizes is not None)
+                     sized=sizes is not None, resumed=found is not None,
+                     contradicted=contradicted)
 
 
 def _compose(moves: Sequence[PartitionMove], snapshot: ClusterSnapshot,
@@ -176,6 +205,8 @@ def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: 
     require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in ours)), snapshot,
                   settings)
     scheduled = compose_run(client, plan, files_of, snapshot, settings, sizes, ours)
+    rollbacks.covering(files_of.rollback, plan, snapshot,
+                       {m.tp for m in plans.changed_moves(plan, snapshot)[0]})  # refused alike
     return DryRun(scheduled, plans.plan_stats(plan, snapshot, sizes))
 
 
@@ -198,14 +229,31 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
         run = _Run(client, plan, paths, settings, emit, sizes)
         try:
             return run.run()
+        except KadminError as exc:
+            _taken_back(run, paths, existed)
+            if run.submitted or isinstance(exc, Conflict):
+                raise
+            # failed before submitting: if another reassignment started meanwhile (between a
+            # check and the create, or while the gate waited on the partitions it moves), that
+            # is why, whatever the timing: a conflict, exit 3, as when it was seen first
+            busy = admin.in_progress(client, PlanKind.REASSIGN)
+            if busy is None:
+                raise
+            raise Conflict(f"{busy}; nothing of the plan was submitted") from exc
         except BaseException:
-            if not run.submitted:
-                # refused, failed or stopped before anything reached the controller: the run
-                # changed nothing, so it leaves none of its files behind either
-                for path in (paths.rollback, paths.journal):
-                    if path not in existed:
-                        path.unlink(missing_ok=True)
+            _taken_back(run, paths, existed)
             raise
+
+
+def _taken_back(run: _Run, paths: PlanFiles, existed: set[Path]) -> None:
+    """A run refused, failed or stopped before anything reached the controller changed
+    nothing, so it leaves none of the files it created behind either."""
+    if not run.submitted:
+        for path in (paths.rollback, paths.journal):
+            if path not in existed:
+                # best effort: a read-only folder must not mask the error itself
+                with suppress(OSError):
+                    path.unlink(missing_ok=True)
 
 
 class _Run:
@@ -242,11 +290,13 @@ class _Run:
                                 in_flight_tps)
         self.snapshot = snapshot
         # kept once written (by `plan generate` or the first run): a rerun after a crash must
-        # not replace the pre-change assignment with a half-applied one
-        self.new_rollback = not self.paths.rollback.exists()
-        if self.new_rollback:
-            files.atomic_write_json(self.paths.rollback, plans.plan_document(
-                plans.current_assignment(plan, snapshot)))
+        # not replace the pre-change assignment with a half-applied one; completed with the
+        # partitions this run changes that it lacks
+        rollback = rollbacks.covering(self.paths.rollback, plan, snapshot,
+                                      {m.tp for m in plans.changed_moves(plan, snapshot)[0]})
+        if rollback is not None:
+            files.atomic_write_json(self.paths.rollback, plans.plan_document(rollback),
+                                    force=True, read_back=read_back_plan)
         if not in_flight:
             clear_own_throttles(client, 0, self.emit)  # a run killed mid-batch left them
         resumed_views = () if not in_flight else (
@@ -259,12 +309,13 @@ class _Run:
             total, scheduled.unchanged + scheduled.already_done,
             [schedule.load_of(v)[0] for v in views], weights if self.sizes is not None else None,
             settings.throttle, time.monotonic())
-        earlier = scheduled.journal.submitted > 0 or self.paths.journal.exists()
         self.emit(ExecutionPlanned(
             "reassign", total, scheduled.unchanged, len(work),
-            already_done=scheduled.already_done, resumed=bool(in_flight) or earlier,
+            already_done=scheduled.already_done, resumed=bool(in_flight) or scheduled.resumed,
             bytes_total=self.account.bytes_total, bytes_done=self.account.bytes_done,
-            eta=self.account.left(time.monotonic(), after=False)))
+            eta=self.account.left(time.monotonic(), after=False),
+            contradicted=tuple(map(str, scheduled.contradicted.items)),
+            contradicted_count=scheduled.contradicted.total))
         # written with the first submission: a run refused at its first create leaves nothing
         self.journal = dataclasses.replace(
             scheduled.journal, partitions_done=scheduled.unchanged + scheduled.already_done)
@@ -358,7 +409,16 @@ class _Run:
         return {m.tp: m.replicas for m in rollback.moves}
 
     def _record(self, **changes: object) -> None:
-        self.journal = self.journal.update(self.paths.journal, **changes)
+        try:
+            self.journal = self.journal.update(self.paths.journal, **changes)
+        except KadminError as exc:
+            if not self.submitted:
+                raise
+            # the batch is the controller's now: say so, or the operator thinks nothing happened
+            raise OperationFailed(
+                f"{exc}; the batch submitted is in /admin/reassign_partitions all the same and "
+                "the controller runs it: fix the journal's place and run the same command again "
+                "to wait for it (nothing is submitted twice)") from None
 
     def _elect(self) -> Outcome:
         """Preferred leaders of the partitions whose first replica the plan changes. For those

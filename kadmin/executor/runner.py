@@ -3,6 +3,7 @@ clear. The journal and the progress accountant stay with the caller, told throug
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -14,7 +15,7 @@ from kadmin.events import BatchSubmitted, ThrottleCleared, ThrottleSet
 from kadmin.executor.common import Emit
 from kadmin.executor.journal import Throttle
 from kadmin.health_gate import HealthGate
-from kadmin.model import Conflict, NotAuthorized, PartitionMove
+from kadmin.model import Conflict, KadminError, NotAuthorized, PartitionMove
 from kadmin.zk import admin, config, reader
 
 
@@ -42,7 +43,8 @@ class BatchRunner:
             admin.submit_reassignment(self.client, batch)
         except (Conflict, NotAuthorized):  # refused: nothing was written
             self.submitted = submitted_before
-            clear_own_throttles(self.client, number, self.emit)
+            with contextlib.suppress(KadminError):  # the refusal is the news, not the cleanup
+                clear_own_throttles(self.client, number, self.emit)
             raise
         self.emit(BatchSubmitted(number, count, len(batch), batch_bytes))
 

@@ -13,6 +13,7 @@ Everything is also importable from :mod:`kadmin.files` itself.
 """
 
 from kadmin.files.atomic import (
+    ReadBack,
     atomic_dir,
     atomic_write_bytes,
     atomic_write_dir,
@@ -53,7 +54,8 @@ from kadmin.files.reading import (
 from kadmin.files.regular import open_regular, require_regular
 
 __all__ = ["DEFAULT_MAX_BYTES", "GB", "JOURNAL_SUFFIX", "MAX_JSONL_BYTES", "MAX_JSONL_LINE", "MB",
-           "ROLLBACK_SUFFIX", "CountedJson", "LocatedJson", "UnreadableJson", "atomic_dir",
+           "ROLLBACK_SUFFIX", "CountedJson", "LocatedJson", "ReadBack", "UnreadableJson",
+           "atomic_dir",
            "atomic_write_bytes", "atomic_write_dir", "atomic_write_files", "atomic_write_json",
            "check_jsonl_line", "check_jsonl_size", "check_target", "dumps_json", "exclusive",
            "gc_paused", "iter_jsonl", "journal_of", "open_append", "open_regular", "parse_json",

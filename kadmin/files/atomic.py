@@ -11,19 +11,20 @@ written: a link is never written through nor replaced (its target may be anythin
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
 from kadmin.files.layout import dumps_json
 from kadmin.files.regular import fdopen_regular, file_type
-from kadmin.model import InvalidInput, OperationFailed
+from kadmin.model import InvalidInput, KadminError, OperationFailed
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, force: bool = False) -> None:
@@ -31,13 +32,36 @@ def atomic_write_bytes(path: Path, data: bytes, *, force: bool = False) -> None:
     atomic_write_files([(path, data)], force=force)
 
 
-def atomic_write_json(path: Path, doc: object, *, force: bool = False, compact: bool = False) -> None:
+def atomic_write_json(path: Path, doc: object, *, force: bool = False, compact: bool = False,
+                      read_back: ReadBack | None = None) -> None:
     """Write ``doc`` as JSON atomically, laid out by :func:`dumps_json`."""
-    atomic_write_files([(path, dumps_json(doc, compact=compact))], force=force)
+    atomic_write_files([(path, dumps_json(doc, compact=compact))], force=force,
+                       read_back=read_back)
+
+
+ReadBack = Callable[[Path, Path], None]
+"""Reads back a file (or folder) kadmin wrote, before it is put in place: called with the name it
+gets and the temporary name that holds it now; raises a :class:`KadminError` for a defect."""
+
+
+def _read_back(read_back: ReadBack | None, path: Path, temp: Path) -> None:
+    """Run ``read_back`` on what was written for ``path``: a file kadmin would refuse to read is
+    kadmin's own defect, an internal error naming the file, and nothing is replaced."""
+    if read_back is None:
+        return
+    try:
+        read_back(path, temp)
+    except KadminError as exc:
+        named = str(temp), str(path)
+        raise OperationFailed(f"internal error: {path} as written fails kadmin's own check when "
+                              f"read back ({str(exc).replace(*named)}); nothing was replaced",
+                              details=(line.replace(*named) for line in exc.details),
+                              more=exc.more) from None
 
 
 @contextmanager
-def atomic_dir(path: Path, *, marker: str, force: bool = False) -> Iterator[Path]:
+def atomic_dir(path: Path, *, marker: str, force: bool = False,
+               read_back: ReadBack | None = None) -> Iterator[Path]:
     """Yield a hidden temp sibling of ``path`` to fill with files; when the block succeeds it is
     synced and renamed to ``path`` at once, when it fails it is removed.
 
@@ -53,6 +77,7 @@ def atomic_dir(path: Path, *, marker: str, force: bool = False) -> Iterator[Path
         temp.mkdir()
         yield temp
         _fsync_dir(temp)
+        _read_back(read_back, path, temp)
         if os.path.lexists(path):
             check_target(path, force, marker=marker)
             old = _temp_sibling(path, ".old")
@@ -67,20 +92,20 @@ def atomic_dir(path: Path, *, marker: str, force: bool = False) -> Iterator[Path
             os.rename(temp, path)
         _fsync_dir(path.parent)
     except OSError as exc:
-        raise OperationFailed(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise write_error(path, exc) from None
     finally:
         _remove(temp)
 
 
 def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, marker: str,
-                     force: bool = False) -> None:
+                     force: bool = False, read_back: ReadBack | None = None) -> None:
     """Build a folder from ``(file name, bytes)`` chunks with :func:`atomic_dir`.
 
     Chunks for different files may interleave: a generator can stream two files in one pass
     without holding either in memory (every file stays open until the end, so this suits a few
     files; many files are written one by one inside :func:`atomic_dir`).
     """
-    with atomic_dir(path, marker=marker, force=force) as temp:
+    with atomic_dir(path, marker=marker, force=force, read_back=read_back) as temp:
         handles: dict[str, BinaryIO] = {}
         try:
             for name, data in chunks:
@@ -96,12 +121,14 @@ def atomic_write_dir(path: Path, chunks: Iterable[tuple[str, bytes]], *, marker:
                 handle.close()
 
 
-def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = False) -> None:
+def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = False,
+                       read_back: ReadBack | None = None) -> None:
     """Write files that belong together (a plan and its rollback file) as one: all or none.
 
     Every file is first written to a temp sibling and synced, so a full disk fails before any
-    name appears; then each is put in place. Should that fail for one, those already put in
-    place are taken back (with ``force``, the files they replaced are restored).
+    name appears, and checked with ``read_back`` when given; then each is put in place. Should
+    that fail for one, those already put in place are taken back (with ``force``, the files
+    they replaced are restored).
     """
     for path, _ in items:
         check_target(path, force)
@@ -115,6 +142,8 @@ def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = Fal
             _make_parent(path)
             temps.append(_temp_sibling(path, ".tmp"))
             _write_synced(temps[-1], data)
+        for (path, _), temp in zip(items, temps, strict=True):
+            _read_back(read_back, path, temp)
         for (path, _), temp in zip(items, temps, strict=True):
             current = path
             backup = _backup(path) if force else None
@@ -134,7 +163,7 @@ def atomic_write_files(items: Sequence[tuple[Path, bytes]], *, force: bool = Fal
     except BaseException as exc:
         _take_back(placed)
         if isinstance(exc, OSError):
-            raise OperationFailed(f"cannot write {current}: {exc.strerror or exc}") from None
+            raise write_error(current, exc) from None
         raise
     finally:
         for temp in temps:
@@ -261,12 +290,14 @@ def _make_parent(path: Path) -> None:
     except FileExistsError:
         raise InvalidInput(f"cannot write {path}: {path.parent} is not a folder") from None
     except OSError as exc:
-        raise OperationFailed(f"cannot create folder {path.parent}: {exc.strerror or exc}") from None
+        raise write_error(path.parent, exc, "create folder") from None
 
 
 def _temp_sibling(path: Path, suffix: str) -> Path:
     """A hidden name next to ``path``: same file system (so rename is atomic), and never taken for
     a finished file by anything that lists the folder for ``*.json``."""
+    if path.name in ("", ".", ".."):
+        raise InvalidInput(f"{path} is a folder, expected a file name")
     return path.with_name(f".{path.name}.{secrets.token_hex(4)}{suffix}")
 
 
@@ -285,8 +316,23 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _remove(path: Path) -> None:
+    """Best-effort cleanup: whatever stops it (the file never made, a read-only file system)
+    must not mask the error that brought kadmin here."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        with suppress(FileNotFoundError):
+        with suppress(OSError):
             path.unlink()
+
+
+_OPERATOR_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR,
+                              errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP})
+"""Write failures that the place named causes (read-only, not permitted, not a folder): an
+input error (exit 2), the operator names another place; the rest (a full disk, an I/O error)
+fail the operation (exit 1)."""
+
+
+def write_error(path: Path, exc: OSError, verb: str = "write") -> InvalidInput | OperationFailed:
+    """The one-line error of a failed write of ``path``."""
+    kind = InvalidInput if exc.errno in _OPERATOR_ERRNOS else OperationFailed
+    return kind(f"cannot {verb} {path}: {exc.strerror or exc}")

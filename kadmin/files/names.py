@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kadmin.model import InvalidInput
+
 ROLLBACK_SUFFIX = ".rollback.json"
 """``plans/x.json`` -> ``plans/x.rollback.json``: the plan that puts back what ``x`` changes."""
 JOURNAL_SUFFIX = ".journal.json"
@@ -26,6 +28,8 @@ def plan_paths(kind: str, out_dir: Path, now: datetime) -> tuple[Path, Path]:
 def sibling(path: Path, suffix: str) -> Path:
     """``plans/x.json`` + ``.rollback.json`` -> ``plans/x.rollback.json``: files that belong to a
     plan live next to it and share its name, so they travel with it."""
+    if path.name in ("", ".", ".."):
+        raise InvalidInput(f"{path} is a folder, expected a file name")
     return path.with_name(path.name.removesuffix(".json") + suffix)
 
 

@@ -4,6 +4,7 @@ connection, the reads the run needs, and the dry runs."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from kadmin.operations.source import Connection, Warn, connected, partition_size
 from kadmin.progress_metrics import MetricsFile
 from kadmin.units import parse_bytes, parse_rate
 from kadmin.zk import reader
+from kadmin.zk.identity import cluster_identity
 
 Emit = Callable[[Event], None]
 """Where a run sends its progress events."""
@@ -76,13 +78,15 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
         health_gate=request.health_gate, health_interval=request.health_interval,
         max_batch_bytes=None if request.max_batch_bytes is None else parse_bytes(
             request.max_batch_bytes, "--max-batch-bytes"),
-        max_moves_per_broker=request.max_moves_per_broker, elect=request.elect)
+        max_moves_per_broker=request.max_moves_per_broker, elect=request.elect,
+        started=time.monotonic())  # --timeout counts from here: connecting, reads, checks
     metrics = (None if request.metrics_file is None or request.dry_run
                else MetricsFile(request.metrics_file, str(request.plan)))
     try:
-        with connected(request.connection) as client:
-            snapshot = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
-            found = partition_sizes(request.sizes, snapshot, warn)
+        with connected(request.connection, executor.run_limit(settings)) as client:
+            topics = {m.topic for m in plan.moves}
+            snapshot = reader.read_for_operation(client, topics).snapshot
+            found = partition_sizes(request.sizes, snapshot, warn, topics)
             if request.dry_run:
                 result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
                                                        snapshot, settings, found)
@@ -123,8 +127,10 @@ class Verified:
 def verify(request: VerifyRequest) -> Verified:
     """Each partition of a plan as complete, in progress, not started or failed."""
     plan, anchor = load_reassignment(request.plan)
-    submitted = executor.submitted(executor.PlanFiles(anchor).journal, plan)
+    journal = executor.PlanFiles(anchor).journal
+    executor.submitted(journal, plan, "")  # a journal kadmin cannot use stops it unconnected
     with connected(request.connection) as client:
+        submitted = executor.submitted(journal, plan, cluster_identity(client))
         return Verified(plan, executor.verify_reassignment(client, plan, submitted))
 
 
@@ -144,9 +150,10 @@ class ElectRequest:
     dry_run: bool = False
 
 
-def elect(request: ElectRequest, emit: Emit) -> executor.Outcome | ElectionPlan:
+def elect(request: ElectRequest, emit: Emit) -> executor.Outcome | executor.ElectionDryRun:
     """A preferred replica election of a plan file's partitions, else of the topics (all:
-    every partition) as the cluster has them; with ``dry_run`` the plan it would run."""
+    every partition) as the cluster has them; with ``dry_run`` what it would submit, checked
+    as the run checks."""
     if sum([request.plan is not None, request.topics is not None, request.all_topics]) != 1:
         raise InvalidInput("choose exactly one of --plan, --topics and --all-topics")
     plans.check_znode_limit(request.max_znode_bytes, request.jute_maxbuffer)
@@ -155,15 +162,15 @@ def elect(request: ElectRequest, emit: Emit) -> executor.Outcome | ElectionPlan:
     topics = split_names(request.topics, "--topics")
     settings = executor.ExecutionSettings(batch_size=request.batch_size,
                                           max_znode_bytes=request.max_znode_bytes,
-                                          timeout=request.timeout)
-    with connected(request.connection) as client:
+                                          timeout=request.timeout, started=time.monotonic())
+    with connected(request.connection, executor.run_limit(settings)) as client:
         if explicit is not None:
             plan = explicit
         else:
             snapshot = reader.read_for_operation(client, set(topics) if topics else None).snapshot
             plan = plans.election_plan_for(snapshot, list(topics) or None)
         if request.dry_run:
-            return plan
+            return executor.dry_run_election(client, plan, settings)
         return executor.execute_election(client, plan, settings, emit)
 
 
@@ -202,8 +209,9 @@ def delete_topics(request: DeleteRequest, emit: Emit, confirm: Callable[[Deletio
     settings = executor.ExecutionSettings(timeout=request.timeout,
                                           allow_internal=request.allow_internal,
                                           allow_reassigning=request.allow_reassigning,
-                                          max_znode_bytes=request.max_znode_bytes)
-    with connected(request.connection) as client:
+                                          max_znode_bytes=request.max_znode_bytes,
+                                          started=time.monotonic())
+    with connected(request.connection, executor.run_limit(settings)) as client:
         transactions = len(executor.check_deletion(client, plan, settings))
         if request.dry_run:
             return DeletionDryRun(plan, transactions)

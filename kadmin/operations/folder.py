@@ -141,15 +141,54 @@ def plan_folder(path: Path) -> Path | None:
 
 
 def batch_files(manifest: Path) -> list[Path]:
-    """The batch files a manifest lists, in order."""
+    """The batch files a manifest lists, in order: plain names of files in its folder, each
+    once, and every batch file of the folder listed (the manifest and the folder agree, or it is
+    an input error naming the file)."""
+    return list(listed_batches(manifest))
+
+
+def listed_batches(manifest: Path) -> dict[Path, int | None]:
+    """:func:`batch_files` with the partitions the manifest says each holds (None: a bare
+    name, as older manifests list them)."""
     doc = files.read_json(manifest)
     names = doc.get("batches") if isinstance(doc, dict) else None
     if not isinstance(names, list):  # empty: the cluster was already balanced
         raise InvalidInput(f"{manifest}: $.batches must list the batch files")
-    out = []
-    for entry in names:
+    out: dict[Path, int | None] = {}
+    for index, entry in enumerate(names):
         name = entry.get("file") if isinstance(entry, dict) else entry
+        where = f"{manifest}: $.batches[{index}]"
         if not isinstance(name, str):
-            raise InvalidInput(f"{manifest}: $.batches has an entry that is not a file name")
-        out.append(manifest.parent / name)
+            raise InvalidInput(f"{where} is not a file name")
+        if name in ("", ".", "..", MANIFEST_FILE) or Path(name).name != name or "\\" in name:
+            raise InvalidInput(f"{where}: {name!r} is not a batch file of the folder (a plain "
+                               "file name inside it)")
+        partitions = entry.get("partitions") if isinstance(entry, dict) else None
+        if partitions is not None and (type(partitions) is not int or partitions < 0):
+            raise InvalidInput(f"{where}.partitions: {partitions!r} is not a partition count")
+        path = manifest.parent / name
+        if path in out:
+            raise InvalidInput(f"{where}: {name} is listed twice")
+        out[path] = partitions
+    unlisted = sorted(p.name for p in _folder_batches(manifest.parent) if p not in out)
+    if unlisted:
+        raise InvalidInput(f"{manifest.parent}: {len(unlisted)} batch file(s) in the folder are "
+                           f"not in {MANIFEST_FILE} (the first {unlisted[0]}): the folder and "
+                           "its manifest disagree")
     return out
+
+
+def _folder_batches(folder: Path) -> list[Path]:
+    try:
+        return [p for p in folder.iterdir()
+                if p.name.endswith(".json") and p.name != MANIFEST_FILE
+                and not p.name.startswith(".") and not p.name.endswith(".journal.json")
+                and not p.name.endswith(".rollback.json")]
+    except OSError as exc:
+        raise InvalidInput(f"{folder}: cannot list the folder ({exc.strerror})") from None
+
+
+def check_count(batch: Path, listed: int | None, found: int) -> None:
+    """The partitions a batch file holds must be those its manifest entry counts."""
+    if listed is not None and listed != found:
+        raise InvalidInput(f"{batch}: {found} partition(s), where {MANIFEST_FILE} says {listed}")

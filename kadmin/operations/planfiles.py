@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kadmin import files, plans
+from kadmin.executor.common import read_back_plan
 from kadmin.model import (
     ClusterSnapshot,
     InvalidInput,
@@ -17,8 +18,9 @@ from kadmin.model import (
     Plan,
     PlanKind,
     ReassignmentPlan,
+    TopicPartition,
 )
-from kadmin.operations.folder import batch_files, plan_folder
+from kadmin.operations.folder import check_count, listed_batches, plan_folder
 
 STDOUT = Path("-")
 """The output path that means the plan goes to stdout, as one compact JSON line."""
@@ -49,7 +51,12 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
     writes = [(out_path, plan_file(plan))]
     if rollback is not None:  # the two files, or neither: a plan must not lose its rollback
         writes.append((rollback_path, plan_file(rollback)))
-    files.atomic_write_files(writes, force=force)
+
+    def read_back(path: Path, written: Path) -> None:
+        if path == rollback_path and rollback is not None:
+            read_back_plan(path, written)
+
+    files.atomic_write_files(writes, force=force, read_back=read_back)
     return out_path
 
 
@@ -118,11 +125,15 @@ def load_reassignment(path: Path, snapshot: ClusterSnapshot | None = None, **opt
         assert isinstance(plan, ReassignmentPlan)
         return plan, path
     moves: list[PartitionMove] = []
-    for batch in batch_files(manifest):
+    home: dict[TopicPartition, Path] = {}
+    for batch, listed in listed_batches(manifest).items():
         plan = load_plan(batch, PlanKind.REASSIGN, snapshot, **options)
         assert isinstance(plan, ReassignmentPlan)
+        check_count(batch, listed, len(plan.moves))
+        for move in plan.moves:
+            first = home.setdefault(move.tp, batch)
+            if first != batch:
+                raise InvalidInput(f"{manifest}: partition {move.tp} is in more than one batch "
+                                   f"file: {first.name} and {batch.name}")
         moves.extend(plan.moves)
-    merged = ReassignmentPlan(tuple(sorted(moves)))
-    if len({m.tp for m in merged.moves}) != len(merged.moves):
-        raise InvalidInput(f"{manifest}: a partition appears in more than one batch file")
-    return merged, manifest
+    return ReassignmentPlan(tuple(sorted(moves))), manifest

@@ -3,6 +3,7 @@ topics-to-move file, and their check against the cluster."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,16 @@ from kadmin.zk import codec
 
 
 def split_names(text: str | None, what: str) -> list[str]:
-    """``a,b , c`` -> [a, b, c]; an empty element is an input error naming the option."""
+    """``a,b , c`` -> [a, b, c]; an empty element or a name given twice is an input error
+    naming the option (as a broker id given twice is)."""
+    names = _items(text, what)
+    twice = sorted(n for n, count in Counter(names).items() if count > 1)
+    if twice:
+        raise InvalidInput(f"{what}: {', '.join(map(repr, twice[:10]))} given more than once")
+    return names
+
+
+def _items(text: str | None, what: str) -> list[str]:
     if text is None:
         return []
     names = [n.strip() for n in text.split(",")]
@@ -27,9 +37,9 @@ def split_ints(text: str | None, what: str) -> list[int]:
     ``0,01`` alike)."""
     values: list[int] = []
     seen: set[int] = set()
-    for item in split_names(text, what):
+    for item in _items(text, what):
         try:
-            value = codec.decimal_id(item, "broker id")
+            value = codec.decimal_id(item, "broker id", canonical=False)
         except codec.DecodeError:
             raise InvalidInput(f"{what}: {item!r} is not a broker id (a non-negative integer)"
                                ) from None

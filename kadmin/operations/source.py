@@ -3,7 +3,7 @@ ZooKeeper connection with this invocation's security options, and partition size
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -83,11 +83,14 @@ def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
 
 
 @contextmanager
-def connected(connection: Connection) -> Iterator[KazooClient]:
-    """A ZooKeeper session, its settings (and credential files) read once."""
+def connected(connection: Connection, run_limit: tuple[float, str] | None = None
+              ) -> Iterator[KazooClient]:
+    """A ZooKeeper session, its settings (and credential files) read once. With ``run_limit``
+    (a monotonic deadline and the limit it stands for) no request, the connect included,
+    waits past the deadline."""
     from kadmin.zk import session
     with session.session(zk_settings(connection.zookeeper, connection.connect_timeout,
-                                     connection.session_timeout)) as client:
+                                     connection.session_timeout), run_limit=run_limit) as client:
         yield client
 
 
@@ -124,12 +127,13 @@ def optional_cluster(source: ClusterSource, warn: Warn, *, states: bool = True
     return read_cluster(source, warn, states=states) if source.given else None
 
 
-def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Warn
-                    ) -> sizes.PartitionSizes | None:
+def partition_sizes(path: Path | None, snapshot: ClusterSnapshot, warn: Warn,
+                    topics_read: Collection[str] | None = None) -> sizes.PartitionSizes | None:
     """``--sizes FILE`` fitted to ``snapshot`` (else the snapshot's own sizes, else None); the
-    partitions counted as the median and those ignored go to ``warn``, a line each."""
+    partitions counted as the median and those ignored go to ``warn``, a line each
+    (``topics_read``: the topics ``snapshot`` holds, when not the whole cluster)."""
     found = sizes.resolve(path, snapshot)
     if found is not None:
-        for line in sizes.warnings(found):
+        for line in sizes.warnings(found, topics_read):
             warn(line)
     return found

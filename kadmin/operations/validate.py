@@ -26,7 +26,13 @@ from kadmin.model import (
     ReassignmentPlan,
     TopicPartition,
 )
-from kadmin.operations.folder import MANIFEST_FILE, batch_files, plan_folder
+from kadmin.operations.folder import (
+    MANIFEST_FILE,
+    batch_files,
+    check_count,
+    listed_batches,
+    plan_folder,
+)
 from kadmin.operations.planfiles import load_reassignment
 from kadmin.operations.source import (
     ClusterSource,
@@ -79,7 +85,8 @@ def plan_paths(paths: Sequence[Path]) -> list[Path]:
     seen: set[str] = set()
     out = []
     for path in found:
-        real = os.path.realpath(path)
+        # a folder and its own manifest.json name one plan
+        real = os.path.realpath(_manifest_of(path) or path)
         if real in seen or (real in in_folders and _manifest_of(path) is None):
             continue
         seen.add(real)
@@ -138,9 +145,10 @@ def _verdict(path: Path, snapshot: ClusterSnapshot | None, options: ValidateRequ
         if manifest is not None and options.kind not in (None, PlanKind.REASSIGN):
             raise InvalidInput(f"{plan}: a plan folder holds a reassignment plan, not --kind "
                                f"{options.kind.value}")
-        batches = batch_files(manifest) if manifest is not None else [path]
+        listed = listed_batches(manifest) if manifest is not None else {path: None}
     except InvalidInput as exc:
         return verdicts.unreadable(plan, _unprefixed(str(exc), plan))
+    batches = list(listed)
     sources: list[tuple[str, LocatedJson]] = []
     for batch in batches:
         try:
@@ -149,6 +157,13 @@ def _verdict(path: Path, snapshot: ClusterSnapshot | None, options: ValidateRequ
             return verdicts.unreadable(plan, _unprefixed(str(exc), str(batch)),
                                        None if manifest is None else str(batch),
                                        getattr(exc, "at", None))
+    for name, source in sources:
+        entries = source.doc.get("partitions") if isinstance(source.doc, dict) else None
+        try:
+            check_count(Path(name), listed[Path(name)],
+                        len(entries) if isinstance(entries, list) else 0)
+        except InvalidInput as exc:
+            return verdicts.unreadable(plan, _unprefixed(str(exc), name), name)
     if manifest is not None:
         report = plans.validate_batches([(name, source.doc) for name, source in sources],
                                         snapshot, allow_rf_change=options.allow_rf_change)

@@ -4,6 +4,7 @@ assignment) and diff of a reassignment, and the plans built from a cluster. Pure
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
@@ -153,11 +154,14 @@ def election_plan_for(snapshot: ClusterSnapshot, topics: Sequence[str] | None) -
 
 
 def deletion_plan_for(topics: Sequence[str]) -> DeletionPlan:
-    """The deletion plan of ``topics`` (sorted, each once); names Kafka could never have created
-    are refused here rather than left to the cluster check."""
+    """The deletion plan of ``topics`` (sorted); a name given twice and names Kafka could never
+    have created are refused here rather than left to the cluster check."""
     names = sorted(set(topics))
     if not names:
         raise InvalidInput("no topics to delete")
+    twice = sorted(n for n, count in Counter(topics).items() if count > 1)
+    if twice:  # as a broker id given twice is refused: the operator meant something else
+        raise InvalidInput(f"topic(s) given more than once: {listed(twice)}")
     bad = [problem for n in names if (problem := topic_name_problem(n)) is not None]
     if len(bad) == 1:
         raise InvalidInput(bad[0])

@@ -29,6 +29,9 @@ class ValidationReport:
     """The parsed plan, present only when there are no errors (warnings allowed)."""
     omitted_errors: int = 0
     omitted_warnings: int = 0
+    sound: Plan | None = None
+    """With errors: the entries that have none, as a plan, so that they are checked against
+    the cluster in the same run (every problem of every entry reported at once)."""
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -84,10 +87,11 @@ class Findings:
             self.kept.append(problem)
         sampler.add(problem)
 
-    def report(self, kind: PlanKind | None, plan: Plan | None) -> ValidationReport:
+    def report(self, kind: PlanKind | None, plan: Plan | None, sound: Plan | None = None
+               ) -> ValidationReport:
         return ValidationReport(kind, tuple(self.kept), plan,
                                 self.samplers[Severity.ERROR].rest,
-                                self.samplers[Severity.WARNING].rest)
+                                self.samplers[Severity.WARNING].rest, sound)
 
 
 def with_problems(report: ValidationReport, more: Iterable[Problem]) -> ValidationReport:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain, pairwise
+from dataclasses import replace
+from itertools import pairwise
 
 from kadmin.model import (
     ClusterSnapshot,
@@ -21,7 +22,7 @@ from kadmin.model import (
     Severity,
     TopicPartition,
 )
-from kadmin.plans.report import Findings, ValidationReport
+from kadmin.plans.report import Findings, ValidationReport, with_problems
 from kadmin.plans.structure import validate_document
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -75,7 +76,7 @@ def _unregistered(move: PartitionMove, snapshot: ClusterSnapshot) -> Iterator[Pr
     leadership off a broker that is down is what ``plan demote`` may do): a warning, unless the
     new first replica is the one that is down."""
     replicas = move.replicas
-    offline = [b for b in replicas if b not in snapshot.brokers]
+    offline = [b for b in dict.fromkeys(replicas) if b not in snapshot.brokers]
     current = snapshot.settled_replicas(move.tp)
     if current is not None and len(current) == len(replicas) and set(current) == set(replicas):
         if replicas[0] in offline:
@@ -157,17 +158,15 @@ def validate_against_cluster(plan: Plan, snapshot: ClusterSnapshot, *,
 
 def validate(doc: object, kind: PlanKind | None = None, snapshot: ClusterSnapshot | None = None,
              *, allow_rf_change: bool = False, allow_internal: bool = False) -> ValidationReport:
-    """The document on its own, then (when it parses and a snapshot is given) against the
-    cluster. The report carries the plan only when neither found an error."""
+    """The document on its own, then (with a snapshot) its entries without errors against the
+    cluster: every problem of every entry in one run. The report carries the plan only when
+    neither found an error."""
     report = validate_document(doc, kind)
-    if report.plan is None or snapshot is None:
+    checked = report.plan if report.plan is not None else report.sound
+    if checked is None or snapshot is None:
         return report
-    findings = Findings()
-    for problem in chain(report.problems, validate_against_cluster(
-            report.plan, snapshot, allow_rf_change=allow_rf_change,
-            allow_internal=allow_internal)):
-        findings.add(problem)
-    return findings.report(report.kind, None if findings.errors.total else report.plan)
+    return with_problems(report, validate_against_cluster(
+        checked, snapshot, allow_rf_change=allow_rf_change, allow_internal=allow_internal))
 
 
 def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapshot | None = None,
@@ -175,21 +174,32 @@ def validate_batches(docs: Sequence[tuple[str, object]], snapshot: ClusterSnapsh
     """A reassignment plan cut into batch files (a Spark planner's folder), as the one plan
     they make: each file on its own (problems named ``<file>: <path>``), a partition in two
     files, then the whole plan against the cluster."""
-    problems: list[Problem] = []
+    findings = Findings()
+    omitted: Counter[Severity] = Counter()
     moves: list[PartitionMove] = []
+    homes: list[str] = []
+    """The batch file of each of ``moves``, in the same order."""
     for name, doc in docs:
         report = validate_document(doc, PlanKind.REASSIGN)
-        problems.extend(p._replace(where=f"{name}: {p.where}", file=name)
-                        for p in report.problems)
-        if isinstance(report.plan, ReassignmentPlan):
-            moves.extend(report.plan.moves)
-    if any(p.severity is Severity.ERROR for p in problems):
-        return ValidationReport(PlanKind.REASSIGN, tuple(problems), None)
-    moves.sort()
-    problems.extend(Problem(str(a.tp), "is in more than one batch file")
-                    for a, b in pairwise(moves) if a.tp == b.tp)
-    plan = ReassignmentPlan(tuple(moves))
+        for problem in report.problems:
+            findings.add(problem._replace(where=f"{name}: {problem.where}", file=name))
+        omitted.update({Severity.ERROR: report.omitted_errors,
+                        Severity.WARNING: report.omitted_warnings})
+        # the entries without errors are checked against the cluster all the same
+        sound = report.plan if report.plan is not None else report.sound
+        if isinstance(sound, ReassignmentPlan):
+            moves.extend(sound.moves)
+            homes.extend([name] * len(sound.moves))
+    order = sorted(range(len(moves)), key=moves.__getitem__)
+    for i, j in pairwise(order):
+        if moves[i].tp == moves[j].tp:
+            findings.add(Problem(str(moves[i].tp), f"is in more than one batch file: {homes[i]} "
+                                                   f"and {homes[j]}"))
+    plan = ReassignmentPlan(tuple(moves[i] for i in order))
     if snapshot is not None:
-        problems.extend(validate_against_cluster(plan, snapshot, allow_rf_change=allow_rf_change))
-    failed = any(p.severity is Severity.ERROR for p in problems)
-    return ValidationReport(PlanKind.REASSIGN, tuple(problems), None if failed else plan)
+        for problem in validate_against_cluster(plan, snapshot, allow_rf_change=allow_rf_change):
+            findings.add(problem)
+    failed = findings.errors.total + omitted[Severity.ERROR]
+    found = findings.report(PlanKind.REASSIGN, None if failed else plan)
+    return replace(found, omitted_errors=found.omitted_errors + omitted[Severity.ERROR],
+                   omitted_warnings=found.omitted_warnings + omitted[Severity.WARNING])

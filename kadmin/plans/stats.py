@@ -118,8 +118,9 @@ def plan_stats(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
 def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot, rack_aware: bool,
                    weights: Mapping[int, int] | None) -> tuple[int, Balance, Balance]:
     """The lower bound of moves (:func:`kadmin.balance.bound.lower_bound`, the one ``plan
-    rebalance`` prints) and the balance before and after, for the plan's topics over the
-    brokers they end on, with the racks of the registered brokers unless ``rack_aware`` is
+    rebalance`` prints: over the plan's topics, or over every topic where that is higher, as
+    for a plan balancing the whole cluster) and the balance before and after, for the plan's
+    topics over the brokers they end on, with the racks of the registered brokers unless ``rack_aware`` is
     off (or some of those brokers have none)."""
     table = PartitionTable.from_topics(snapshot.topics,
                                        sorted({m.topic for m in plan.moves} & set(snapshot.topics)))
@@ -138,7 +139,19 @@ def _topic_balance(plan: ReassignmentPlan, snapshot: ClusterSnapshot, rack_aware
     except InvalidInput:  # a target without a rack: plan rebalance would balance without racks
         rack_of = None
     from kadmin.balance.bound import lower_bound  # the solvers: only when stats are asked for
-    return (lower_bound(table.replicas, after, targets, rack_of,
-                        None if weights is None else {b: weights[b] for b in targets}),
+
+    shares = None if weights is None else {b: weights[b] for b in targets}
+    bound = lower_bound(table.replicas, after, targets, rack_of, shares)
+    if len(table.topics) < len(snapshot.topics):  # a plan of the whole cluster bounds it whole
+        whole = PartitionTable.from_topics(snapshot.topics, sorted(snapshot.topics))
+        ends = list(whole.replicas)
+        at = {tp: i for i, tp in enumerate(map(whole.tp, range(len(whole))))}
+        for move in plan.moves:
+            if move.tp in at:
+                ends[at[move.tp]] = move.replicas
+        everyone = sorted({b for members in ends for b in members})
+        if everyone == targets:
+            bound = max(bound, lower_bound(whole.replicas, ends, targets, rack_of, shares))
+    return (bound,
             balance(table.replicas, table.topic_of, table.topics, targets),
             balance(after, table.topic_of, table.topics, targets))

@@ -136,9 +136,12 @@ _MOVE_REQUIRED = frozenset({"topic", "partition", "replicas"})
 _ELECTION_KEYS = frozenset({"topic", "partition"})
 
 
-def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> list[Any]:
+def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool
+                      ) -> tuple[list[Any], list[Any]]:
     """The entries of a reassignment (``with_replicas``) or election plan; returns the moves or
-    topic-partitions of the entries without problems.
+    topic-partitions of the entries without problems, and of those that can be checked against
+    a cluster all the same (a sound partition and replica ids, listed once; a broker listed
+    twice in it, say).
 
     One pass, written for speed: this loop runs once per partition of the plan. Type tests are
     ``type(x) is int`` (JSON never yields subclasses, and bool must not pass as int); an entry the
@@ -147,6 +150,7 @@ def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> l
     allowed, required = (_MOVE_KEYS, _MOVE_REQUIRED) if with_replicas else (_ELECTION_KEYS,) * 2
     seen: dict[tuple[str, int], int] = {}
     parsed: list[Any] = []
+    checkable: list[Any] = []
     c.entries = entries
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
@@ -178,13 +182,16 @@ def _check_partitions(c: _Checker, entries: list[Any], with_replicas: bool) -> l
                     # the partition is named next to the path
                     c.error(c.at(i), "listed twice" if c.findings.errors.full
                             else f"listed twice: also at {json_path(c.at(first))}")
+        placed = typed and c.errors == errors  # its topic and partition are sound
         if with_replicas:
             _check_replicas(c, i, replicas, log_dirs, typed)
         if shape_ok and c.errors == errors:
             parsed.append(PartitionMove(topic, partition, tuple(replicas), None if log_dirs is None
                                         else tuple(log_dirs)) if with_replicas
                           else TopicPartition(topic, partition))
-    return parsed
+        elif placed and with_replicas and replicas and 0 <= min(replicas) <= max(replicas) <= MAX_ID:
+            checkable.append(PartitionMove(topic, partition, tuple(replicas)))
+    return parsed, checkable
 
 
 def _check_replicas(c: _Checker, i: int, replicas: object, log_dirs: object, typed: bool) -> None:
@@ -254,23 +261,26 @@ def validate_document(doc: object, kind: PlanKind | None = None) -> ValidationRe
         # and kafka-utils ("Plan should have at least one partition"); a CI gate must not pass
         # a plan that does nothing
         c.error((list_key,), f"the plan lists no {list_key}; an empty plan does nothing")
+    checkable: list[Any] = []
     if kind is PlanKind.DELETION:
         parsed: list[Any] = _check_topics(c, entries)
     else:
-        parsed = _check_partitions(c, entries, with_replicas=kind is PlanKind.REASSIGN)
+        parsed, checkable = _check_partitions(c, entries, with_replicas=kind is PlanKind.REASSIGN)
     if c.errors:
-        return c.findings.report(kind, None)
+        sound = sorted((*parsed, *checkable))
+        return c.findings.report(kind, None, _plan(kind, sound) if sound else None)
     # every entry either parsed or produced an error: a plan must never silently lose an entry
     assert len(parsed) == len(entries)
     parsed.sort()  # (topic, partition) is unique here, so tuple order is plan order
-    plan: Plan
+    return c.findings.report(kind, _plan(kind, parsed))
+
+
+def _plan(kind: PlanKind, entries: list[Any]) -> Plan:
     if kind is PlanKind.REASSIGN:
-        plan = ReassignmentPlan(tuple(parsed))
-    elif kind is PlanKind.ELECTION:
-        plan = ElectionPlan(tuple(parsed))
-    else:
-        plan = DeletionPlan(tuple(parsed))
-    return c.findings.report(kind, plan)
+        return ReassignmentPlan(tuple(entries))
+    if kind is PlanKind.ELECTION:
+        return ElectionPlan(tuple(entries))
+    return DeletionPlan(tuple(entries))
 
 
 def parse_plan(doc: object, kind: PlanKind | None) -> Plan:

@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping
@@ -86,6 +87,9 @@ class SimulatedController:
         self._events: list[ControllerEvent] = []
         self._keep: dict[int, bytes] = {}
         self._record: IO[str] | None = None
+        self.record_failure: str | None = None
+        """Why recording stopped (a full disk, a write error), once it has: the controller
+        goes on acting, and the record holds every event up to the failed one, whole."""
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         watchers = {kind: partial(self._on_watch, kind) for kind in WATCHED}
@@ -257,9 +261,32 @@ class SimulatedController:
         with self._lock:
             self._events.append(event)
             if self._record is not None:
-                self._record.write(json.dumps(dataclasses.asdict(event), separators=(",", ":"))
-                                   + "\n")
-                self._record.flush()
+                self._append(json.dumps(dataclasses.asdict(event), separators=(",", ":")) + "\n")
+
+    def _append(self, line: str) -> None:
+        """One line of the record (the lock held). A write that fails (ENOSPC, EFBIG, EIO)
+        stops the recording, once: the part of the line that reached the file is cut off
+        again, so the record ends with a whole line, and ``record_failure`` says why."""
+        record = self._record
+        assert record is not None
+        try:
+            start: int | None = os.fstat(record.fileno()).st_size  # every line is flushed
+        except OSError:
+            start = None
+        try:
+            record.write(line)
+            record.flush()
+        except OSError as exc:
+            self._record = None
+            self.record_failure = (f"recording stopped: cannot append to {self._record_path}: "
+                                   f"{exc.strerror or exc}; the record holds every action up "
+                                   "to this one")
+            log.info("sandbox controller: %s", self.record_failure)  # the CLI says it once
+            with contextlib.suppress(OSError, ValueError):
+                record.close()  # its flush fails again: what it holds is dropped
+            if start is not None and self._record_path is not None:
+                with contextlib.suppress(OSError):
+                    os.truncate(self._record_path, start)
 
     # --- the worker -------------------------------------------------------------------------
 

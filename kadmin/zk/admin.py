@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
     ConnectionLoss,
+    KazooException,
     NodeExistsError,
     NoNodeError,
     RolledBackError,
@@ -32,7 +33,15 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import WatchedEvent
 from kazoo.security import ACL, ANYONE_ID_UNSAFE, Permissions
 
-from kadmin.model import Conflict, OperationFailed, PartitionMove, PlanKind, TopicPartition, listed
+from kadmin.model import (
+    Conflict,
+    KadminError,
+    OperationFailed,
+    PartitionMove,
+    PlanKind,
+    TopicPartition,
+    listed,
+)
 from kadmin.zk import codec, paths, security, session
 
 T = TypeVar("T")
@@ -152,10 +161,10 @@ def _creation_acl(calls: ZkCalls, path: str) -> list[ACL] | None:
 def _with_retries(client: KazooClient, what: str, call: Callable[[ZkCalls], T]) -> T:
     """Run ``call`` under the session retry policy; an outage that outlasts it is one line that
     names the znode and says when a write may have been applied anyway."""
-    until = time.monotonic() + session.DEFAULT_RETRY_SECONDS
+    until, limit = session.request_limit(client)
     calls = ZkCalls(client, until)
     try:
-        return session.retrying(until)(call, calls)
+        return session.retrying(until, limit)(call, calls)
     except session.REFUSED as exc:
         raise session.not_authorized(what, exc) from None
     except OperationFailed as exc:
@@ -200,8 +209,10 @@ def _deletions_message(queued: Sequence[str]) -> str:
             f"({_counted(sorted(queued), 'topic')})")
 
 
-def _busy(calls: ZkCalls, kind: PlanKind) -> str | None:
-    """One line naming the operation of ``kind`` in flight, or None when there is none."""
+def _busy(calls: ZkCalls, kind: PlanKind, *, decoded: bool = False) -> str | None:
+    """One line naming the operation of ``kind`` in flight, or None when there is none. With
+    ``decoded`` a znode that cannot be decoded is an OperationFailed naming it (exit 1): what
+    it holds, and so whether partitions are moving, is unknown."""
     if kind is PlanKind.DELETION:
         queued = calls.children(paths.DELETE_TOPICS)
         return _deletions_message(queued) if queued else None
@@ -212,16 +223,34 @@ def _busy(calls: ZkCalls, kind: PlanKind) -> str | None:
     try:
         what = _counted([_entry_name(e) for e in znode.decode(data)], "partition")
     except codec.DecodeError as exc:
+        if decoded:
+            raise OperationFailed(f"cannot decode {znode.path}: {exc}; what is in flight is "
+                                  "unknown, so nothing was written") from None
         what = f"unreadable content: {exc}"
     return f"{znode.operation} is already in progress in {znode.path} ({what})"
 
 
 def ensure_idle(client: KazooClient, kind: PlanKind) -> None:
-    """Refuse (Conflict, exit 3) to start while an operation of the same kind is in flight."""
+    """Refuse (Conflict, exit 3) to start while an operation of the same kind is in flight; an
+    admin znode that cannot be decoded stops it too (OperationFailed, exit 1)."""
     path = paths.DELETE_TOPICS if kind is PlanKind.DELETION else _ZNODES[kind].path
-    busy = _with_retries(client, f"reading {path}", lambda calls: _busy(calls, kind))
+    busy = _with_retries(client, f"reading {path}",
+                         lambda calls: _busy(calls, kind, decoded=True))
     if busy:
         raise Conflict(busy)
+
+
+def in_progress(client: KazooClient, kind: PlanKind) -> str | None:
+    """The line naming an operation of ``kind`` in flight, None when there is none or when
+    ZooKeeper cannot say, nor what it holds (never raises): for a run that failed before it
+    submitted anything, to tell whether a racing operation is why (a conflict, exit 3)."""
+    # often asked at a deadline that has passed: a read of its own, as those that name what
+    # is left at a deadline (AFTER_DEADLINE), on the connection it finds
+    calls = ZkCalls(client, time.monotonic() + AFTER_DEADLINE, while_connected=True)
+    try:
+        return _busy(calls, kind, decoded=True)
+    except (KadminError, KazooException):
+        return None
 
 
 # --- submitting --------------------------------------------------------------------------------

@@ -82,6 +82,15 @@ def _id(value: Any, what: str, lowest: int = 0) -> int:
 _INT = frozenset({int})
 
 
+def _distinct(ids: tuple[int, ...], what: str) -> tuple[int, ...]:
+    """``ids`` when no broker is listed twice: a replica list of Kafka's never does, and a plan,
+    snapshot or rollback made from one would be refused as soon as it is read back."""
+    if len(set(ids)) != len(ids):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise DecodeError(f"{what} {list(ids)} name broker(s) {twice} more than once")
+    return ids
+
+
 def _ids(value: Any, what: str) -> tuple[int, ...]:
     # the usual case checked by builtins alone: a list of ints from 0 to MAX_ID
     if type(value) is list and (not value or (set(map(type, value)) <= _INT
@@ -101,11 +110,19 @@ def _decimal(text: str) -> int | None:
     return None
 
 
-def decimal_id(text: str, what: str) -> int:
-    """An id spelled in decimal: a znode name, a partition key, the /controller_epoch payload."""
+def decimal_id(text: str, what: str, *, canonical: bool = True) -> int:
+    """An id spelled in decimal: a znode name, a partition key, the /controller_epoch payload.
+
+    Kafka writes ``Integer.toString``: ``canonical`` (the default, for everything read from
+    ZooKeeper) refuses any other spelling of the number ("007", "00"), which would otherwise be
+    read as another id - /brokers/ids/007 as broker 7, whose znode does not exist, and a topic
+    znode's keys "0" and "00" as one partition, the last silently winning."""
     value = _decimal(text)
     if value is None:
         raise DecodeError(f"{what} {_shown(text)} is not a non-negative integer up to {MAX_ID}")
+    if canonical and text != str(value):
+        raise DecodeError(f"{what} {_shown(text)} is not written as Kafka writes ids (the "
+                          f"decimal {value}, without leading zeros)")
     return value
 
 
@@ -186,7 +203,8 @@ def decode_topic_znode(data: bytes | None) -> TopicZnode:
     out: TopicAssignment = {}
     for key, replicas in partitions.items():
         partition = decimal_id(key, "partition id")  # first: the key is named in the next message
-        out[partition] = _ids(replicas, f"replicas of partition {partition}")
+        out[partition] = _distinct(_ids(replicas, f"replicas of partition {partition}"),
+                                   f"replicas of partition {partition}")
     adding = _changes(doc, "adding_replicas", out)
     removing = _changes(doc, "removing_replicas", out)
     reassigning: dict[int, Reassignment] = {}
@@ -213,7 +231,8 @@ def _changes(doc: dict[str, Any], key: str, partitions: TopicAssignment) -> dict
     out: dict[int, Replicas] = {}
     for text, replicas in value.items():
         partition = decimal_id(text, f"{key} partition id")
-        ids = _ids(replicas, f"{key} of partition {partition}")
+        ids = _distinct(_ids(replicas, f"{key} of partition {partition}"),
+                        f"{key} of partition {partition}")
         if not ids:
             continue
         listed = partitions.get(partition)

@@ -112,8 +112,11 @@ def update(client: KazooClient, edits: Mapping[str, Edit], *, skip_unreadable: b
                                  stop=tenacity.stop_after_attempt(_RACES),
                                  wait=tenacity.wait_random(0, 0.2), reraise=True)
     try:
-        changed, left = retrying(session.retrying(), _update_once, client, edits,
-                                 skip_unreadable)
+        # a lost connection reads and writes again (the writes are compare-and-set, so one
+        # applied before the drop is seen as done), all within one request's limit
+        until, limit = session.request_limit(client)
+        changed, left = retrying(session.retrying(until, limit), _update_once, client, edits,
+                                 skip_unreadable, until)
     except _Raced as exc:
         raise OperationFailed(f"{exc}: it changed {_RACES} times while kadmin tried to write "
                               "it; try again") from None
@@ -158,8 +161,8 @@ def _write(path: str, data: bytes, version: int | None) -> _Op:
     return _Op("create", path, data) if version is None else _Op("set", path, data, version)
 
 
-def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable: bool
-                 ) -> tuple[list[str], list[str]]:
+def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable: bool,
+                 until: float) -> tuple[list[str], list[str]]:
     """The changed entities, and one line per znode left alone because it cannot be decoded."""
     current = _read(client, list(edits))
     left = [f"{path}: {reason}" for entity, edit in edits.items()
@@ -169,7 +172,7 @@ def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable
     if left and not skip_unreadable:
         raise _unreadable_error(left, "nothing was written")
     for parent in _PARENTS:
-        client.ensure_path(parent)
+        session.reply(client.ensure_path_async(parent), until)
     groups: list[tuple[str, list[_Op]]] = []
     changed = []
     for entity, edit in edits.items():
@@ -200,7 +203,8 @@ def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable
         for _, ops in chunk:
             for op in ops:
                 op.add_to(tx)
-        _check(tx.commit(), [entity for entity, ops in chunk for _ in ops])
+        _check(session.reply(tx.commit_async(), until),
+               [entity for entity, ops in chunk for _ in ops])
     return changed, left
 
 
@@ -268,7 +272,7 @@ def _read(client: KazooClient, entities: Sequence[str]) -> dict[str, _Current]:
 
 def _children(client: KazooClient, path: str) -> list[str]:
     try:
-        return sorted(session.retrying()(client.get_children, path))
+        return sorted(session.bounded(client, lambda: client.get_children_async(path)))
     except NoNodeError:
         return []
 
@@ -293,7 +297,7 @@ def read_throttles(client: KazooClient, entities: Iterable[str] | None = None) -
         entities = sorted({*(f"topics/{t}" for t in _children(client, paths.CONFIG_TOPICS)),
                            *(f"brokers/{b}" for b in _children(client, paths.CONFIG_BROKERS)),
                            *recorded_entities(client)})
-    current = session.retrying()(_read, client, list(entities))
+    current = _read(client, list(entities))  # multiread bounds and retries each request
     in_force = [EntityThrottle(e, throttle_values(c.config), c.record, c.record_error)
                 for e, c in sorted(current.items())
                 if throttle_values(c.config) or c.record or c.record_version is not None]

@@ -211,12 +211,13 @@ def _send(client: KazooClient, ops: Iterable[Op]) -> IAsyncResult:
     return result
 
 
-def _probe(client: KazooClient) -> bool:
+def _probe(client: KazooClient, limit: tuple[float, str] | None = None) -> bool:
     """One multiRead of the chroot itself. Any answer to it (even "no node", "no access") says
     the server knows the opcode; UNIMPLEMENTED says it does not. A connection lost on the probe
-    may be chance: after a plain read succeeds, a second probe lost the same way decides."""
-    until = time.monotonic() + session.DEFAULT_RETRY_SECONDS
-    calls = session.retrying(until)
+    may be chance: after a plain read succeeds, a second probe lost the same way decides.
+    ``limit``: the request's own (:func:`session.request_limit`) when it probes for one."""
+    until, name = limit or session.request_limit(client)
+    calls = session.retrying(until, name)
     for _ in range(2):
         try:
             session.reply(_send(client, [Op("/")]), until)
@@ -302,10 +303,11 @@ def read(client: KazooClient, requests: Iterable[tuple[Op | str, T]],
         yield from _singles(client, ops)
         return
     batcher = _Batcher()
-    in_flight: deque[tuple[list[tuple[Op, T]], IAsyncResult]] = deque()
+    in_flight: deque[tuple[list[tuple[Op, T]], IAsyncResult, tuple[float, str]]] = deque()
     batches = batcher.batches(ops)
     for batch in batches:
-        in_flight.append((batch, _send(client, (op for op, _ in batch))))
+        in_flight.append((batch, _send(client, (op for op, _ in batch)),
+                          session.request_limit(client)))
         if stats is not None:
             stats.requests += 1
             stats.reads += len(batch)
@@ -323,8 +325,9 @@ def read(client: KazooClient, requests: Iterable[tuple[Op | str, T]],
 
 
 def _settle(client: KazooClient, batch: list[tuple[Op, T]], pending: IAsyncResult,
-            batcher: _Batcher, stats: ReadStats | None) -> Iterator[tuple[str, T, Any]]:
-    answer = _answer(client, batch, pending)
+            limit: tuple[float, str], batcher: _Batcher, stats: ReadStats | None
+            ) -> Iterator[tuple[str, T, Any]]:
+    answer = _answer(client, batch, pending, limit)
     if answer is None:
         yield from _singles(client, iter(batch))
         return
@@ -344,21 +347,22 @@ def _settle(client: KazooClient, batch: list[tuple[Op, T]], pending: IAsyncResul
         yield op.path, tag, value
 
 
-def _answer(client: KazooClient, batch: list[tuple[Op, T]],
-            pending: IAsyncResult) -> tuple[list[Any], int] | None:
+def _answer(client: KazooClient, batch: list[tuple[Op, T]], pending: IAsyncResult,
+            limit: tuple[float, str]) -> tuple[list[Any], int] | None:
     """The answer to one multiRead, sent again if the connection was lost; None once the
-    server turns out not to know multiRead."""
-    until = time.monotonic() + session.DEFAULT_RETRY_SECONDS
+    server turns out not to know multiRead. ``limit``: the request's, taken when it was
+    sent, so neither the wait for earlier answers nor a lost connection restarts its clock."""
+    until, name = limit
     try:
         try:
             return session.reply(pending, until)  # type: ignore[no-any-return]
         except session.RETRYABLE:
             # lost with the connection: by chance, or a server that drops it on opcode 22
             # (the probe tells, once the connection is back)
-            if _SUPPORT.get(client) is False or not _probe(client):
+            if _SUPPORT.get(client) is False or not _probe(client, limit):
                 _mark_unsupported(client)
                 return None
-            return session.retrying(until)(
+            return session.retrying(until, name)(
                 lambda: session.reply(_send(client, (op for op, _ in batch)), until))
     except UnimplementedError:
         _mark_unsupported(client)
@@ -379,35 +383,45 @@ def _singles(client: KazooClient,
         return client.get_children_async(op.path) if op.children else client.get_async(op.path)
 
     for path, (op, tag), value in pipelined(call, ((op, (op, tag)) for op, tag in requests),
-                                            SINGLES_WINDOW, key=lambda op: op.path):
+                                            SINGLES_WINDOW, key=lambda op: op.path,
+                                            limit=lambda: session.request_limit(client)):
         yield path, tag, value if op.children or op.stat else value[0]
 
 
 K = TypeVar("K")
 
 
+def _request_limit() -> tuple[float, str]:
+    """kadmin's limit for one request, from now (a caller with a client passes
+    :func:`session.request_limit` instead, which a command's --timeout can shorten)."""
+    return (time.monotonic() + session.DEFAULT_RETRY_SECONDS,
+            f"{session.DEFAULT_RETRY_SECONDS:g}s, {session.REQUEST_LIMIT}")
+
+
 def pipelined(call: Callable[[K], IAsyncResult], requests: Iterable[tuple[K, T]],
-              window: int = SINGLES_WINDOW,
-              key: Callable[[K], str] = str) -> Iterator[tuple[str, T, Any]]:
+              window: int = SINGLES_WINDOW, key: Callable[[K], str] = str,
+              limit: Callable[[], tuple[float, str]] = _request_limit
+              ) -> Iterator[tuple[str, T, Any]]:
     """Run ``call(request)`` for every ``(request, tag)`` with at most ``window`` in flight,
-    yielding ``(path, tag, value)`` in request order (``key`` gives a request's path).
+    yielding ``(path, tag, value)`` in request order (``key`` gives a request's path;
+    ``limit`` when a request must have been answered, taken as it is sent).
 
     Znodes that do not exist (or vanished since they were listed) are skipped. A request lost
     with the connection is retried on its own under :func:`session.retrying`, so a blip in the
     middle of a million reads neither fails nor restarts the whole read. Other errors (no ACL
     access, ...) fail with the znode's path.
     """
-    in_flight: deque[tuple[K, T, IAsyncResult]] = deque()
+    in_flight: deque[tuple[K, T, IAsyncResult, tuple[float, str]]] = deque()
 
     def settle() -> Iterator[tuple[str, T, Any]]:
-        request, tag, result = in_flight.popleft()
+        request, tag, result, limit = in_flight.popleft()
         try:
-            yield key(request), tag, _single_answer(call, request, key(request), result)
+            yield key(request), tag, _single_answer(call, request, key(request), result, limit)
         except NoNodeError:
             return
 
     for request, tag in requests:
-        in_flight.append((request, tag, call(request)))
+        in_flight.append((request, tag, call(request), limit()))
         if len(in_flight) >= window:
             yield from settle()
     while in_flight:
@@ -415,14 +429,15 @@ def pipelined(call: Callable[[K], IAsyncResult], requests: Iterable[tuple[K, T]]
 
 
 def _single_answer(call: Callable[[K], IAsyncResult], request: K, path: str,
-                   result: IAsyncResult) -> Any:
-    """One read's value. Bounded, like its retries: a request kazoo holds through an outage
-    would otherwise wait for as long as ZooKeeper stays away."""
-    until = time.monotonic() + session.DEFAULT_RETRY_SECONDS
+                   result: IAsyncResult, limit: tuple[float, str]) -> Any:
+    """One read's value. Bounded, like its retries, by ``limit`` (taken when it was sent): a
+    request kazoo holds through an outage would otherwise wait for as long as ZooKeeper stays
+    away."""
+    until, name = limit
     try:
         return session.reply(result, until)
     except session.RETRYABLE:
-        return session.retrying(until)(lambda: session.reply(call(request), until))
+        return session.retrying(until, name)(lambda: session.reply(call(request), until))
     except NoNodeError:
         raise
     except KazooException as error:

@@ -19,6 +19,7 @@ CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
 CONFIG_CHANGES = "/config/changes"
 CONFIG_CHANGE_PREFIX = "/config/changes/config_change_"
+CLUSTER_ID = "/cluster/id"
 
 
 def broker(broker_id: int) -> str:

@@ -172,6 +172,30 @@ def _states(client: KazooClient, partitions: Iterable[TopicPartition],
             yield tp, state
 
 
+NO_STATE = "no state znode: the partition is offline as far as ZooKeeper shows (leader unknown)"
+"""The reason given for a partition without a state znode: Kafka's controller writes one for every
+partition it created, so none means a topic still being created, or a damaged tree."""
+
+
+def _report_stateless(assignments: dict[str, TopicAssignment],
+                      states: dict[str, dict[int, PartitionState]],
+                      chosen: Callable[[TopicPartition], bool], deleting: Collection[str],
+                      decoder: _Decoder) -> None:
+    """Report each chosen partition that has no state (its znode missing: reported here; or
+    undecodable: reported already), but those of topics queued for deletion, whose state
+    znodes the controller removes first. Never counted nowhere: every reader shows it."""
+    undecodable = {path for path, _ in decoder.unreadable or ()}
+    for name in sorted(assignments):
+        if name in deleting:
+            continue
+        known = states.get(name, {})
+        for partition in sorted(assignments[name]):
+            path = paths.partition_state(name, partition)
+            if (partition not in known and path not in undecodable
+                    and chosen(TopicPartition(name, partition))):
+                decoder.report(path, NO_STATE)
+
+
 _IN_FLIGHT = (paths.REASSIGN_PARTITIONS, paths.PREFERRED_REPLICA_ELECTION, paths.DELETE_TOPICS)
 
 
@@ -216,6 +240,8 @@ def read_cluster(client: KazooClient, *, topics: Collection[str] | None = None,
                       if chosen(tp := TopicPartition(name, p)))
         for tp, state in _states(client, partitions, decoder):
             partition_states.setdefault(tp.topic, {})[tp.partition] = state
+        _report_stateless(assignments, partition_states, chosen,
+                          set(found.get(paths.DELETE_TOPICS, ())), decoder)
     else:
         for _ in read_topics():
             pass
@@ -242,16 +268,33 @@ def unreadable_error(unreadable: Sequence[tuple[str, str]], consequence: str) ->
 def read_for_operation(client: KazooClient, topics: Collection[str] | None, *,
                        states: bool = False) -> LiveCluster:
     """:func:`read_cluster` for a command about to act on ``topics``: a topic or partition state
-    znode it cannot decode stops it (the topic would look deleted, the partition leaderless),
+    znode it cannot decode (or a missing state it reads), a registration named by an id spelled
+    otherwise than Kafka spells it and an undecodable /admin/reassign_partitions stop it (exit 1,
+    named),
     before anything is written. Brokers with an unreadable registration are kept as live ids and
-    unreadable admin znodes are left to the conflict checks (they name them), so neither
-    blocks an operation they do not concern."""
+    the other admin znodes are left to the conflict checks (they name them), so neither blocks
+    an operation they do not concern."""
     live = read_cluster(client, topics=topics, states=states)
-    prefix = paths.BROKER_TOPICS + "/"
-    broken = [(path, reason) for path, reason in live.unreadable if path.startswith(prefix)]
+    broken = [(path, reason) for path, reason in live.unreadable if _stops_operation(path)]
     if broken:
         raise unreadable_error(broken, "nothing was written")
     return live
+
+
+def _stops_operation(path: str) -> bool:
+    """Whether an unreadable znode at ``path`` leaves an operation without something it must
+    know: a topic or partition state (the topic would look deleted, the partition leaderless),
+    a broker registered under a decimal name Kafka does not write ("007": broker 7 would look
+    unregistered), or
+    /admin/reassign_partitions (whether partitions are moving)."""
+    if path.startswith(paths.BROKER_TOPICS + "/") or path == paths.REASSIGN_PARTITIONS:
+        return True
+    if path.startswith(paths.BROKER_IDS + "/"):
+        # "007" may be broker 7 spelled otherwise (it must not look unregistered); "broker-x"
+        # or "²" cannot be any broker's, and a registration kept by id stops nothing
+        name = path[len(paths.BROKER_IDS) + 1:]
+        return name.isascii() and name.isdigit() and name != str(int(name))
+    return False
 
 
 def read_in_flight(client: KazooClient) -> InFlight:

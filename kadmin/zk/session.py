@@ -12,7 +12,8 @@ import re
 import select
 import threading
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,9 +188,13 @@ def reconnect_policy() -> KazooRetry:
     return KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=2.0)
 
 
-def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient:
+def connect(settings: ZkSettings, *, create_chroot: bool = False,
+            run_limit: tuple[float, str] | None = None) -> KazooClient:
     """A started client whose paths are relative to the chroot, within the connect timeout:
     the session, the server's first answer (the login) and the chroot check all count.
+    ``run_limit`` (a monotonic deadline and the limit it stands for, a command's --timeout)
+    bounds the connect too when it comes first, and every request of the client after it
+    (:func:`limit_run`).
 
     A missing chroot is an error unless ``create_chroot``: Kafka's brokers create it, so a
     missing one means a typo, and kadmin must never plan or write against an empty tree.
@@ -202,11 +207,13 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
     kerberos_failures = _kerberos_per_host(client) if settings.security.sasl else {}
     limit = f"{settings.connect_timeout:g}s, the --connect-timeout"
     until = time.monotonic() + settings.connect_timeout
+    if run_limit is not None and run_limit[0] < until:
+        until, limit = run_limit
     try:
         # Not client.start(timeout): past the timeout it stops the client and so waits for
         # kazoo's connection thread, which waits for a server that accepted the connection but
         # does not answer for as long as the session timeout.
-        if not client.start_async().wait(settings.connect_timeout):
+        if not client.start_async().wait(max(0.0, until - time.monotonic())):
             raise OperationFailed(f"cannot reach ZooKeeper at {target.hosts} within {limit}")
         calls = retrying(until, limit)
         _check_login(client, target, settings.security, calls, until, kerberos_failures)
@@ -223,6 +230,8 @@ def connect(settings: ZkSettings, *, create_chroot: bool = False) -> KazooClient
     except BaseException:
         close(client)
         raise
+    if run_limit is not None:
+        limit_run(client, *run_limit)
     return client
 
 
@@ -322,9 +331,11 @@ def close(client: KazooClient) -> None:
 
 
 @contextmanager
-def session(settings: ZkSettings, *, create_chroot: bool = False) -> Iterator[KazooClient]:
-    """``connect`` for a ``with`` block; the session ends (ephemerals go) when it closes."""
-    client = connect(settings, create_chroot=create_chroot)
+def session(settings: ZkSettings, *, create_chroot: bool = False,
+            run_limit: tuple[float, str] | None = None) -> Iterator[KazooClient]:
+    """``connect`` for a ``with`` block; the session ends (ephemerals go) when it closes.
+    ``run_limit``: see :func:`connect`."""
+    client = connect(settings, create_chroot=create_chroot, run_limit=run_limit)
     try:
         yield client
     finally:
@@ -343,6 +354,39 @@ def reply(pending: IAsyncResult, until: float) -> Any:
         raise ConnectionLoss("no reply from ZooKeeper in time") from None
 
 
+REQUEST_LIMIT = "kadmin's limit for one request"
+
+_RUN_LIMITS: weakref.WeakKeyDictionary[KazooClient, tuple[float, str]] = \
+    weakref.WeakKeyDictionary()
+"""A deadline for every request of a client, with the limit it stands for (a command's
+--timeout, counted from the command's start)."""
+
+
+def limit_run(client: KazooClient, deadline: float, limit: str) -> None:
+    """From now on no request on ``client`` waits past ``deadline`` (monotonic), retries
+    included: past it the request fails naming ``limit`` (``8s, the --timeout``)."""
+    _RUN_LIMITS[client] = (deadline, limit)
+
+
+def request_limit(client: KazooClient) -> tuple[float, str]:
+    """When a request made now must have been answered, its retries, reconnects and probes
+    included, and the limit that says so: DEFAULT_RETRY_SECONDS from now (kadmin's limit for
+    one request), or the run's deadline (:func:`limit_run`) when that comes first. Taken
+    when the request is first sent: the clock never starts again at a lost connection."""
+    until = time.monotonic() + DEFAULT_RETRY_SECONDS
+    run = _RUN_LIMITS.get(client)
+    if run is not None and run[0] < until:
+        return run
+    return until, f"{DEFAULT_RETRY_SECONDS:g}s, {REQUEST_LIMIT}"
+
+
+def bounded(client: KazooClient, call: Callable[[], IAsyncResult]) -> Any:
+    """``call()`` (a kazoo ``*_async`` call) answered within :func:`request_limit`, sent again
+    when the connection is lost; past the limit an OperationFailed naming it."""
+    until, limit = request_limit(client)
+    return retrying(until, limit)(lambda: reply(call(), until))
+
+
 def gave_up(error: OperationFailed) -> bool:
     """True for the retry policy's "no answer in time" (it chains the kazoo error)."""
     return isinstance(error.__cause__, RETRYABLE)
@@ -357,7 +401,7 @@ def retrying(deadline: float | None = None, limit: str | None = None) -> tenacit
     that ran out in the operator's words (by default DEFAULT_RETRY_SECONDS, kadmin's limit for
     one request).
     """
-    limit = limit or f"{DEFAULT_RETRY_SECONDS:g}s, kadmin's limit for one request"
+    limit = limit or f"{DEFAULT_RETRY_SECONDS:g}s, {REQUEST_LIMIT}"
     backoff = tenacity.wait_random_exponential(multiplier=0.1, min=0.1, max=2.0)
     if deadline is None:
         stop: tenacity.stop.stop_base = tenacity.stop_after_delay(DEFAULT_RETRY_SECONDS)

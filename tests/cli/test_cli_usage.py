@@ -11,8 +11,8 @@ import pytest
 
 @pytest.mark.parametrize(("args", "line"), [
     (["reassign", "--plan", "p.json", "--batch-size", "abc"],
-     "kadmin: error: Invalid value for '--batch-size': Input should be a valid integer, unable to "
-     "parse string as an integer (see 'kadmin reassign --help')"),
+     "kadmin: error: Invalid value for '--batch-size': 'abc' is not a whole number (ASCII decimal "
+     "digits such as 3 or 1000) (see 'kadmin reassign --help')"),
     (["plan", "generate", "--bogus"],
      "kadmin: error: No such option: --bogus"),
     (["elect", "--topics"], "kadmin: error: Option '--topics' requires an argument"),

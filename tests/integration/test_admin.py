@@ -172,11 +172,12 @@ def test_ensure_idle_names_what_is_in_flight(zk: KazooClient) -> None:
     }
 
 
-def test_ensure_idle_reports_an_unreadable_znode(zk: KazooClient) -> None:
+def test_ensure_idle_stops_on_an_unreadable_znode(zk: KazooClient) -> None:
+    """Not a conflict (exit 3) nor idle: what is in flight is unknown (exit 1, named)."""
     zk.create(paths.REASSIGN_PARTITIONS, b"{not json", makepath=True)
 
-    with pytest.raises(Conflict, match=r"^a reassignment is already in progress in "
-                                       r"/admin/reassign_partitions \(unreadable content: not JSON"):
+    with pytest.raises(OperationFailed, match=r"^cannot decode /admin/reassign_partitions: not "
+                                              r"JSON .*; what is in flight is unknown"):
         admin.ensure_idle(zk, PlanKind.REASSIGN)
 
 

@@ -103,7 +103,8 @@ def test_reads_every_broker_topic_and_state_version(zk: KazooClient) -> None:
 
     live = reader.read_cluster(zk)
 
-    assert live.unreadable == ()
+    # v3-0 has no state znode yet (a topic being created): reported, never counted nowhere
+    assert live.unreadable == (("/brokers/topics/v3/partitions/0/state", reader.NO_STATE),)
     assert live.snapshot.brokers == EXPECTED_BROKERS
     assert list(live.snapshot.brokers) == sorted(EXPECTED_BROKERS)
     assert live.snapshot.topics == {"v1": {0: (1, 2, 3), 1: (2, 3, 1)}, "v2": {0: (3, 4)},
@@ -114,7 +115,7 @@ def test_reads_every_broker_topic_and_state_version(zk: KazooClient) -> None:
         "v1": {0: PartitionState(1, (1, 2, 3), leader_epoch=4, controller_epoch=20),
                1: PartitionState(2, (2,), leader_epoch=0, controller_epoch=21)},
         "v2": {0: PartitionState(3, (3,))},
-    }  # v3-0 has no state znode yet (a topic being created): absent, not an error
+    }
     assert live.snapshot.controller == 3
     assert live.snapshot.controller_epoch == 20
     assert live.in_flight == InFlight(None, None, ())
@@ -133,7 +134,7 @@ def test_reassignments_in_flight_are_read_from_the_topic_znodes(zk: KazooClient)
                    b'"removing_replicas":{}}', {}))
     load(zk, nodes)
 
-    live = reader.read_cluster(zk)
+    live = reader.read_cluster(zk, states=False)  # no state znodes here
 
     assert live.unreadable == ()
     assert live.snapshot.topics["moving"] == {0: (1, 2, 5, 0), 1: (2, 3, 4), 2: (4, 5, 6)}

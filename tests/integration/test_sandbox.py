@@ -667,3 +667,41 @@ def test_a_sandbox_of_200k_partitions_loads_completely(kazoo_session: Session) -
         assert len(topics) == 200
         assert len(client.get_children(paths.partitions(topics[-1]))) == 1000
         assert state(client, topics[-1], 999) == snapshot.states[topics[-1]][999]
+
+
+# --- a record on a full disk ---------------------------------------------------------------------
+
+
+@contextmanager
+def small_disk(folder: Path) -> Iterator[Path]:
+    """A 4 KiB tmpfs mounted at ``folder`` (the test runs as root, as the suite does)."""
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(folder)], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def test_a_full_disk_stops_the_record_whole_and_the_controller_goes_on(
+        zk: KazooClient, cluster: Callable[..., SimulatedController], tmp_path: Path) -> None:
+    """The record fills the disk: recording stops once, saying why, the file ends with the last
+    whole line, and the controller keeps acting (no traceback, no retried step)."""
+    with small_disk(tmp_path / "disk") as disk:
+        record = disk / "controller.jsonl"
+        padding = b'{"kind":"padding"}\n'
+        record.write_bytes(padding * (4000 // len(padding)))  # a line more fills the disk
+        before = record.read_bytes()
+        controller = cluster(latency=0.01, record_path=record)
+        submit(zk, PartitionMove("orders", 0, (4, 5, 6)))
+        eventually(lambda: reassigning(zk) is None, "the first move done")
+        submit(zk, PartitionMove("orders", 1, (1, 5, 6)))
+        eventually(lambda: reassigning(zk) is None, "the second move done")
+
+        assert topic_doc(zk, "orders")["partitions"]["1"] == [1, 5, 6]
+        failure = controller.record_failure
+        assert failure is not None and str(record) in failure and "recording stopped" in failure
+        kept = record.read_bytes()
+        assert kept.startswith(before) and kept.endswith(b"\n")
+        assert all(json.loads(line) for line in kept.splitlines())  # whole lines only
+        assert [e.kind for e in controller.events].count("partition_reassigned") == 2

@@ -7,6 +7,11 @@ to the real server, so sessions, chroots and data are real.
 ``mode="close"`` only closes the connection, for a server (or a middlebox) that drops it without
 an answer. ``passes`` multiRead requests go through before the first is refused (a session that
 moves from a 3.6+ server to an older one of a mixed ensemble).
+
+``mode="stall"`` forwards every request, multiRead too, but only the first ``passes`` requests of
+each connection: then it stops forwarding anything the client sends (pings included) and keeps
+the connection open, for a server that stalls every new connection after a few requests. The
+client gives the connection up at its read timeout and reconnects, to the same fate.
 """
 
 from __future__ import annotations
@@ -104,8 +109,16 @@ class OldServerProxy:
         if first is None:
             return c.close()
         c.server.sendall(first)
+        forwarded = 0
         while (frame := _read_frame(c.client)) is not None:
             xid, opcode = struct.unpack_from("!ii", frame, 4)
+            if self.mode == "stall":
+                if forwarded >= self.passes:
+                    self.refused += xid > 0
+                    continue  # held, unanswered, as the connection stays open
+                forwarded += xid > 0
+                c.server.sendall(frame)
+                continue
             with c.lock:
                 if opcode == MULTI_READ and self.passes > 0:
                     self.passes -= 1

@@ -33,7 +33,16 @@ FLOAT_OPTIONS = {
     "--latency-ms": ["sandbox", "--port", "0"],
     "--time-scale": ["sandbox", "--port", "0"],
 }
-NOT_NUMBERS = ["inf", "-inf", "nan", "NaN", "Infinity", "1e999", "0x10", "1_000", "", "ten"]
+NOT_NUMBERS = ["inf", "-inf", "nan", "NaN", "Infinity", "1e999", "0x10", "1_000", "", "ten",
+               "\u0661\u0662", "\uff11\uff12", "1\u00a0"]  # Arabic-Indic, fullwidth digits
+COUNT_OPTIONS = {
+    "--batch-size": ["reassign", "--plan", "plan.json", "-z", NOWHERE],
+    "--max-moves-per-broker": ["reassign", "--plan", "plan.json", "-z", NOWHERE],
+    "--max-moves": ["plan", "rebalance", "--cluster", "c.json"],
+    "--replication-factor": ["plan", "generate", "--cluster", "c.json", "--all-topics"],
+    "--port": ["sandbox"],
+}
+NOT_COUNTS = ["1_000", "\u0661\u0662", "\uff11\uff12", "0x10", "1e3", "1.0", "", "ten"]
 
 
 @pytest.mark.parametrize("value", NOT_NUMBERS)
@@ -49,6 +58,25 @@ def test_every_numeric_option_refuses_what_is_no_finite_number_alike(
         assert " is not a number" in run.err and "a finite decimal number" in run.err, run.err
     assert len(run.err.splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", NOT_COUNTS)
+@pytest.mark.parametrize("option", sorted(COUNT_OPTIONS))
+def test_every_count_option_takes_ascii_decimal_digits_only(
+        option: str, value: str, kadmin: Run, tmp_path: Path) -> None:
+    run = kadmin(*COUNT_OPTIONS[option], f"{option}={value}")
+    assert run.code == 2, (run.out, run.err)
+    assert run.err.startswith(f"kadmin: error: Invalid value for '{option}': "), run.err
+    assert "is not a whole number (ASCII decimal digits" in run.err, run.err
+    assert len(run.err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["\u0661\u0662", "\uff11\uff12MB", "1\u00a0MB"])
+def test_rates_and_sizes_take_ascii_digits_only(value: str) -> None:
+    for parse in (units.parse_rate, lambda text, what: units.parse_bytes(text, what)):
+        with pytest.raises(InvalidInput, match="is not a byte"):
+            parse(value, "--throttle")
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [

@@ -16,7 +16,7 @@ PLAN = ReassignmentPlan(tuple(PartitionMove("t", p, (p % 3, (p + 1) % 3)) for p 
 
 def test_journal_round_trip_and_submitted_partitions(tmp_path: Path) -> None:
     path = tmp_path / "p.journal.json"
-    written = journal.new(tmp_path / "p.json", PLAN, "opts", [[4, 1], [0, 2, 3], [5]])
+    written = journal.new(tmp_path / "p.json", PLAN, "kafka:A", "opts", [[4, 1], [0, 2, 3], [5]])
     written.update(path, submitted=2, batches_done=1, in_flight=3,
                    throttle=journal.Throttle(50, ("topics/t", "brokers/0")))
     found = journal.read(path, PLAN)
@@ -24,35 +24,72 @@ def test_journal_round_trip_and_submitted_partitions(tmp_path: Path) -> None:
     assert found.batches == ((4, 1), (0, 2, 3), (5,)) and found.submitted == 2
     assert found.throttle == journal.Throttle(50, ("topics/t", "brokers/0"))
     assert found.submitted_partitions(PLAN) == {TopicPartition("t", p) for p in (0, 1, 2, 3, 4)}
-    assert journal.submitted(path, PLAN) == found.submitted_partitions(PLAN)
+    assert journal.submitted(path, PLAN, "kafka:A") == found.submitted_partitions(PLAN)
+    # the journal of a run on another cluster submitted nothing on this one
+    assert journal.submitted(path, PLAN, "kafka:B") is None
     doc = json.loads(path.read_text())
-    assert doc["version"] == 2 and doc["in_flight"] == 3 and doc["batches_submitted"] == 2
+    assert doc["cluster"] == "kafka:A" and doc["run"] == written.run
+    assert doc["version"] == 3 and doc["in_flight"] == 3 and doc["batches_submitted"] == 2
 
 
-def test_journal_of_another_plan_is_ignored_and_a_missing_one_is_none(tmp_path: Path) -> None:
+def test_journal_of_another_plan_or_truncated_is_refused_and_a_missing_one_is_none(
+        tmp_path: Path) -> None:
     path = tmp_path / "p.journal.json"
     assert journal.read(path, PLAN) is None
     other = ReassignmentPlan(PLAN.moves[:2])
-    journal.new(tmp_path / "p.json", other, "opts", [[0, 1]]).write(path)
-    assert journal.read(path, PLAN) is None
+    journal.new(tmp_path / "p.json", other, "kafka:A", "opts", [[0, 1]]).write(path)
+    with pytest.raises(InvalidInput, match=r"p\.journal\.json: the journal of another plan.*"
+                                           r"move it away and run again"):
+        journal.read(path, PLAN)
+    journal.new(tmp_path / "p.json", PLAN, "kafka:A", "opts", [[0, 1]]).write(path)
+    path.write_bytes(path.read_bytes()[:40])  # cut short by a full disk or a crash
+    with pytest.raises(InvalidInput, match=r"p\.journal\.json.*unreadable.*move it away"):
+        journal.read(path, PLAN)
+    path.write_text("[]")
+    with pytest.raises(InvalidInput, match=r"p\.journal\.json: not a kadmin journal"):
+        journal.read(path, PLAN)
+
+
+def test_a_finished_run_is_never_continued_and_another_clusters_unfinished_one_is_refused(
+        tmp_path: Path) -> None:
+    path = tmp_path / "p.journal.json"
+    started = journal.new(tmp_path / "p.json", PLAN, "kafka:A", "o", [[0, 1], [2, 3, 4, 5]])
+    unfinished = started.update(path, submitted=1, batches_done=1)
+    assert journal.of_run(path, unfinished, "kafka:A") == unfinished
+    with pytest.raises(InvalidInput, match=r"p\.journal\.json: the journal of an unfinished run "
+                                           r"of this plan on another cluster \(kafka:A; this one "
+                                           r"is kafka:B\)"):
+        journal.of_run(path, unfinished, "kafka:B")
+    finished = unfinished.update(path, submitted=2, batches_done=2)
+    assert finished.finished
+    assert journal.of_run(path, finished, "kafka:A") is None
+    assert journal.of_run(path, finished, "kafka:B") is None
+    # a new run is another run: its id differs, a resumed one keeps it
+    fresh = journal.new(tmp_path / "p.json", PLAN, "kafka:A", "o", [[0]])
+    assert fresh.run != started.run
+    assert journal.new(tmp_path / "p.json", PLAN, "kafka:A", "x", [[5]], kept=unfinished
+                       ).run == started.run
 
 
 def test_old_or_damaged_journal_is_refused_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "p.journal.json"
     sha = journal.plan_fingerprint(PLAN)
     path.write_text(json.dumps({"version": 1, "plan_sha256": sha, "submitted_through": None}))
-    with pytest.raises(InvalidInput, match=r"version 1.*move the file away"):
+    with pytest.raises(InvalidInput, match=r"version 1.*move it away"):
         journal.read(path, PLAN)
-    doc = journal.new(tmp_path / "p.json", PLAN, "o", [[0, 9]]).to_json()  # 9: not in the plan
+    path.write_text(json.dumps({"version": 2, "plan_sha256": sha}))
+    with pytest.raises(InvalidInput, match=r"version 2, which recorded no cluster.*move it away"):
+        journal.read(path, PLAN)
+    doc = journal.new(tmp_path / "p.json", PLAN, "kafka:A", "o", [[0, 9]]).to_json()  # 9: not in the plan
     path.write_text(json.dumps(doc))
     with pytest.raises(InvalidInput, match="batch entry 9 is not a partition of the plan"):
         journal.read(path, PLAN)
 
 
 def test_a_new_schedule_keeps_the_batches_already_submitted(tmp_path: Path) -> None:
-    old = journal.new(tmp_path / "p.json", PLAN, "a", [[0, 1], [2, 3], [4, 5]])
+    old = journal.new(tmp_path / "p.json", PLAN, "kafka:A", "a", [[0, 1], [2, 3], [4, 5]])
     old = journal.Journal(**{**old.__dict__, "submitted": 1, "batches_done": 1})
-    again = journal.new(tmp_path / "p.json", PLAN, "b", [[3, 2, 4], [5]], kept=old)
+    again = journal.new(tmp_path / "p.json", PLAN, "kafka:A", "b", [[3, 2, 4], [5]], kept=old)
     assert again.batches == ((0, 1), (3, 2, 4), (5,)) and again.submitted == 1
 
 

@@ -93,9 +93,11 @@ def test_batch_problems_are_placed_in_their_own_file() -> None:
     two = located(plan_text(entry("b", 0, [0]), entry("a", 0, [1]), indent="    "))
     report = plans.validate_batches([("d/1.json", one.doc), ("d/2.json", two.doc)])
     verdict = verdicts.locate("d", report, [("d/1.json", one), ("d/2.json", two)])
+    # every problem in one run: the broken entry, and the partition in two files all the same
     assert [(f.file, f.line, f.column, str(f.problem)) for f in verdict.findings] == [
         ("d/1.json", 3, 3, "d/1.json: $.partitions[1].replicas (a-1): replica list is empty; a "
-                           "partition needs at least one replica")]
+                           "partition needs at least one replica"),
+        ("d/2.json", 3, 5, "a-0: is in more than one batch file: d/1.json and d/2.json")]
     fixed = located(plan_text(entry("a", 0, [0]), entry("a", 1, [0])))
     report = plans.validate_batches([("d/1.json", fixed.doc), ("d/2.json", two.doc)])
     verdict = verdicts.locate("d", report, [("d/1.json", fixed), ("d/2.json", two)])

@@ -6,6 +6,8 @@ module per command group: :mod:`.plan` (and :mod:`.rebalance`, which ``spark reb
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from itertools import chain
 
@@ -22,13 +24,28 @@ def cell(text: str) -> Text:
     return Text(printable(text))
 
 
-def print_json(doc: object) -> None:
+def print_json(doc: object, *, to_stderr: bool = False) -> None:
     """A JSON document on stdout, encoded as it is written: never a second copy of a large
-    document in memory (rich's print_json builds and highlights the whole text first)."""
-    write_stdout(chain(_PRETTY.iterencode(doc), ["\n"]))
+    document in memory (rich's print_json builds and highlights the whole text first). A
+    string that held undecodable bytes (a file name, kept by Python as lone surrogates) is
+    written as its JSON escapes, as the text formats escape it, never as raw bytes. With
+    ``to_stderr`` (stdout carries the plan itself, ``--out -``) on stderr."""
+    chunks = map(json_escaped, _PRETTY.iterencode(doc))
+    if to_stderr:
+        sys.stderr.write("".join(chunks) + "\n")
+        sys.stderr.flush()
+        return
+    write_stdout(chain(chunks, ["\n"]))
 
 
 _PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_escaped(text: str) -> str:
+    """JSON text with every lone surrogate (an undecodable byte of a file name, as Python keeps
+    it) written as its ``\\uXXXX`` escape, which any JSON reader reads back."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def above_capacity(prefix: str, over: Sequence[tuple[int, int, int]]) -> str:
@@ -47,9 +64,9 @@ def over_capacity_doc(over: Sequence[tuple[int, int, int]]) -> list[dict[str, in
 
 def summary(line: str, doc: Mapping[str, object], as_json: bool, *,
             to_stderr: bool = False) -> None:
-    """A command's result: ``doc`` as JSON on stdout with --json, else ``line`` for a person.
-    When stdout carries the data itself (``--out -``), the line goes to stderr, never JSON."""
-    if as_json and not to_stderr:
-        print_json(doc)
+    """A command's result: ``doc`` as JSON with --json, else ``line`` for a person; on stderr
+    when stdout carries the data itself (``--out -``)."""
+    if as_json:
+        print_json(doc, to_stderr=to_stderr)
     else:
         (err if to_stderr else out).print(line, markup=False)

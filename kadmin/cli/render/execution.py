@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kadmin.cli.common import err, out, write_stdout
+from kadmin.cli.common import err, out, print_sampled, write_stdout
 from kadmin.cli.render import cell, print_json
-from kadmin.cli.render.plan import plan_stats
+from kadmin.cli.render.plan import plan_stats, plan_stats_doc
 from kadmin.events import (
     BatchDone,
     BatchResumed,
@@ -28,30 +29,38 @@ from kadmin.events import (
     Waiting,
     event_to_json,
 )
-from kadmin.executor import Outcome
-from kadmin.model import OperationFailed, and_more, sample_of
+from kadmin.executor import ElectionDryRun, Outcome
+from kadmin.model import OperationFailed, and_more, listed, sample_of
 from kadmin.operations.execute import ReassignDryRun
 from kadmin.schedule import load_of
 from kadmin.units import human_bytes, human_duration
 
 
 def dry_run(dry: ReassignDryRun, as_json: bool) -> None:
-    """A reassignment's dry run: the schedule it would follow, then the plan's stats."""
-    schedule(dry, as_json)
-    plan_stats(dry.stats, as_json)
+    """A reassignment's dry run: the journal's contradictions, the schedule it would follow,
+    then the plan's stats (with ``as_json`` one document: the schedule's fields, ``stats`` and
+    ``contradicted``)."""
+    contradicted = dry.scheduled.contradicted
+    if as_json:
+        print_json({**_schedule_doc(dry), "stats": plan_stats_doc(dry.stats),
+                    "contradicted": [str(tp) for tp in contradicted.items],
+                    "contradicted_count": contradicted.total})
+        return
+    if contradicted.total:
+        err.print(contradicted_line([str(tp) for tp in contradicted.items], contradicted.total)
+                  .replace("submitting them again", "a run submits them again"),
+                  markup=False, soft_wrap=True)
+    schedule(dry)
+    plan_stats(dry.stats, False)
 
 
-def schedule(dry: ReassignDryRun, as_json: bool) -> None:
-    """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
-    sizes and a throttle, the modelled duration next to the lower bound."""
+def _schedule_doc(dry: ReassignDryRun) -> dict[str, Any]:
     scheduled, throttle, predicted = dry.scheduled, dry.throttle, dry.predicted
-    timed = throttle is not None and scheduled.sized
     needs = [*(() if scheduled.sized else ("--sizes",)), *(() if throttle else ("--throttle",))]
     rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
             for i, b in enumerate(scheduled.batches, start=1)]
     views = scheduled.transfers
-    if as_json:
-        print_json({
+    return {
             "batches": [{
                 "batch": i, "partitions": len(b),
                 "bytes": sum(t.work for t in views[i - 1]) if scheduled.sized else None,
@@ -65,8 +74,18 @@ def schedule(dry: ReassignDryRun, as_json: bool) -> None:
             "predicted_seconds": None if predicted is None else predicted.seconds,
             "lower_bound_seconds": None if predicted is None else predicted.lower_bound_seconds,
             "prediction_needs": needs,
-            "throttle": throttle})
-        return
+            "throttle": throttle}
+
+
+def schedule(dry: ReassignDryRun) -> None:
+    """The batches a run would submit: partitions, bytes (with sizes), busiest broker and, with
+    sizes and a throttle, the modelled duration next to the lower bound."""
+    scheduled, throttle, predicted = dry.scheduled, dry.throttle, dry.predicted
+    timed = throttle is not None and scheduled.sized
+    needs = [*(() if scheduled.sized else ("--sizes",)), *(() if throttle else ("--throttle",))]
+    rows = [(i, b, None if predicted is None else predicted.batches[i - 1])
+            for i, b in enumerate(scheduled.batches, start=1)]
+    views = scheduled.transfers
     table = Table(title=f"{len(rows)} batch(es)")
     for column in ("batch", "partitions", *(("bytes",) if scheduled.sized else ()),
                    "busiest broker", *(("predicted",) if timed else ()), "first", "last"):
@@ -106,6 +125,31 @@ PLAIN_INTERVAL = 60.0
 """Without a terminal, the seconds between two lines saying what a wait is at."""
 
 
+def contradicted_line(partitions: Sequence[str], count: int) -> str:
+    """The partitions a journal records submitted that the live cluster shows neither at their
+    target nor moving."""
+    more = f" (and {count - len(partitions):,} more)" if count > len(partitions) else ""
+    return (f"reassign: the journal records {count:,} partition(s) as submitted that are neither "
+            f"at their target nor moving: {', '.join(partitions)}{more}; submitting them again")
+
+
+def election_dry_run(dry: ElectionDryRun, as_json: bool) -> None:
+    """What ``elect --dry-run`` shows: the partitions a real run would submit (those not led by
+    their preferred replica), the rest needing nothing, and those it would fail on (stderr)."""
+    total, pending = len(dry.plan.partitions), dry.pending
+    if as_json:
+        shown, failing = sample_of(pending), sample_of(dry.failures)
+        print_json({"partitions": total, "need_nothing": total - len(pending),
+                    "to_elect": [str(tp) for tp in shown.items], "to_elect_count": len(pending),
+                    "to_elect_more": shown.rest, "batches": dry.batches,
+                    "would_fail": list(failing.items), "would_fail_count": failing.total})
+        return
+    out.print(f"would elect preferred leaders for {len(pending)} partition(s) in {dry.batches} "
+              f"batch(es), {total - len(pending)} need nothing (led by their preferred replica)"
+              + (f": {listed(pending)}" if pending else ""), markup=False, soft_wrap=True)
+    print_sampled(err, dry.failures, "would fail: ")
+
+
 @contextmanager
 def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
     """A sink for executor events: JSON lines on stdout, or a rich progress bar on stderr."""
@@ -143,6 +187,9 @@ def progress(as_json: bool) -> Iterator[Callable[[Event], None]]:
         if not bar.live.is_started:
             bar.start()
         if isinstance(event, ExecutionPlanned):
+            if event.contradicted_count:
+                bar.console.print(contradicted_line(event.contradicted, event.contradicted_count),
+                                  markup=False, soft_wrap=True)
             resumed = ", resuming an earlier run" if event.resumed else ""
             unit = "topic(s)" if event.operation == "delete" else "partition(s)"
             data = "" if event.bytes_total is None else f", {human_bytes(event.bytes_total)} to copy"

@@ -7,12 +7,13 @@ import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
+from typing import Any
 
 from rich.table import Table
 
 from kadmin import files, reports
 from kadmin.cli.common import err, out, print_sampled, write_stdout
-from kadmin.cli.render import above_capacity, over_capacity_doc, print_json
+from kadmin.cli.render import above_capacity, json_escaped, over_capacity_doc, print_json
 from kadmin.model import INLINE_LIMIT, Severity, and_more, listed, sample_of
 from kadmin.operations.demote import Demoted
 from kadmin.operations.generate import Generated
@@ -66,8 +67,8 @@ def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict:
         return failed
     for verdict in counted(results):
         if report_format is ReportFormat.JSON:
-            write_stdout([json.dumps(reports.verdict_json(verdict, strict), ensure_ascii=False),
-                          "\n"])
+            write_stdout([json_escaped(json.dumps(reports.verdict_json(verdict, strict),
+                                                  ensure_ascii=False)), "\n"])
         elif report_format is ReportFormat.GITHUB:
             write_stdout(line + "\n" for line in reports.github_lines(verdict))
         else:
@@ -78,9 +79,14 @@ def verdicts(results: Iterable[Verdict], report_format: ReportFormat, *, strict:
     return failed
 
 
+def plan_stats_doc(stats: PlanStats) -> dict[str, Any]:
+    # brokers above capacity in the words of plan rebalance --json and status --json
+    return {**dataclasses.asdict(stats), "over_capacity": over_capacity_doc(stats.over_capacity)}
+
+
 def plan_stats(stats: PlanStats, as_json: bool) -> None:
-    if as_json:  # brokers above capacity in the words of plan rebalance --json and status --json
-        print_json({**dataclasses.asdict(stats), "over_capacity": over_capacity_doc(stats.over_capacity)})
+    if as_json:
+        print_json(plan_stats_doc(stats))
         return
     bound = "" if stats.lower_bound is None else f" (lower bound {stats.lower_bound})"
     moved = "" if stats.bytes_moved is None else f", {human_bytes(stats.bytes_moved)} to copy"
@@ -123,10 +129,10 @@ def generated(made: Generated, as_json: bool, *, to_stderr: bool) -> None:
     written, rf_changes = made.written, made.rf_changes
     rollback_path = str(files.rollback_of(written)) if written else None
     console = err if to_stderr else out
-    if as_json and not to_stderr:
+    if as_json:
         print_json({"plan": str(written) if written else None, "topics": made.topics,
                     "partitions": len(made.plan.moves), "unchanged": made.unchanged,
-                    "rf_changes": rf_changes, "rollback": rollback_path})
+                    "rf_changes": rf_changes, "rollback": rollback_path}, to_stderr=to_stderr)
     elif not made.plan.moves:
         console.print(f"nothing to move: all {made.unchanged} partition(s) of {made.topics} "
                       "topic(s) are already in place; no plan written", markup=False)
@@ -149,7 +155,7 @@ def demoted(figures: Demoted, as_json: bool) -> None:
               "their other replicas are on unregistered brokers, which must not lead"),
              ("dead_led", figures.dead_led,
               "led by an unregistered broker that is not demoted (demote it too to move them)"))
-    if as_json and (written or not r.leader_changes):  # else the plan went to stdout
+    if as_json:  # on stderr when the plan itself went to stdout
         print_json({
             "plan": str(written) if written else None,
             "rollback": str(rollback) if rollback else None,
@@ -164,7 +170,7 @@ def demoted(figures: Demoted, as_json: bool) -> None:
             "demoted_leaders": [{"broker": b, "leaders_before": n, "leaders_after": m}
                                 for b, (n, m) in r.demoted.items()],
             **{key: {"count": found.total, "partitions": list(found.items)}
-               for key, found, _ in stuck}})
+               for key, found, _ in stuck}}, to_stderr=not (written or not r.leader_changes))
         return
     console = out if written or not r.leader_changes else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731

@@ -26,7 +26,7 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
     r, before, after, sized = figures, figures.before, figures.after, figures.byte_figures
     written, folder = figures.written, figures.folder
     rollback = files.rollback_of(written) if written and not folder else None
-    if as_json and (written or not figures.partitions):
+    if as_json:  # on stderr when the plan itself went to stdout
         print_json({
             "plan": str(written) if written else None,
             "rollback": str(rollback) if rollback else None,
@@ -48,7 +48,8 @@ def rebalanced(figures: Rebalanced, as_json: bool) -> None:
             "topic_goal": None if r.topic_goal is None else {
                 **dataclasses.asdict(r.topic_goal), "reachable": r.topic_goal.reachable},
             "racks": None if r.racks is None else dataclasses.asdict(r.racks),
-            "over_capacity": over_capacity_doc(r.over_capacity)})
+            "over_capacity": over_capacity_doc(r.over_capacity)},
+            to_stderr=not (written or not figures.partitions))
         return
     console = out if written or not figures.partitions else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
@@ -196,6 +197,12 @@ def racks_line(racks: RackBalance, bound: int) -> str:
     """Racks of unequal size: whether every broker was balanced across them, and if not why,
     how evenly the rule let them end and what the printed lower bound is."""
     free = racks.rack_free_bound
+    if racks.within is not None:
+        return ("racks: every broker balanced, no partition on fewer racks than it had; racks "
+                f"cost {bound - free} move(s) over the rack-free bound {free}, because "
+                f"{racks.within:,} partition(s) hold one replica on each rack they must keep "
+                f"and could only move within their rack; lower bound {bound}: the fewest moves "
+                "that keep every partition's racks, proven")
     if racks.across:
         return ("racks of unequal size: every broker balanced across them, no partition on "
                 "fewer racks than it had"

@@ -1,0 +1,66 @@
+"""`plan rebalance` with racks kept exactly, and `plan stats` printing the same lower bound.
+
+The issue's cluster, small: 21 brokers in 3 racks (broker b in rack b % 3), broker 20 new,
+topics of RF 3 on three consecutive brokers of 0..19, so a tenth of the partitions span two
+racks and every other one may move only inside its racks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kadmin.model import Broker, ClusterSnapshot, PartitionState
+from kadmin.snapshots import write_snapshot
+from kadmin.synthetic import synthetic_cluster
+
+PARTITIONS, TOPICS = 1_200, 20
+
+
+def expansion(path: Path) -> Path:
+    topics = {f"t{t:02d}": {p: tuple((t + p + k) % 20 for k in range(3))
+                            for p in range(PARTITIONS // TOPICS)} for t in range(TOPICS)}
+    states = {t: {p: PartitionState(r[0], r) for p, r in parts.items()}
+              for t, parts in topics.items()}
+    brokers = {b: Broker(b, f"broker-{b}", 9092, rack=f"r{b % 3}") for b in range(21)}
+    write_snapshot(ClusterSnapshot(brokers, topics, states, 0, 1), path)
+    return path
+
+
+def test_the_bound_printed_is_the_rack_constrained_minimum_and_the_spread_the_least(
+        kadmin, tmp_path) -> None:
+    cluster = str(expansion(tmp_path / "cluster.json"))
+    run = kadmin("plan", "rebalance", "--cluster", cluster, "--out", "p.json", "--json")
+    assert run.code == 0, run.err
+    summary = json.loads(run.out)
+    racks, goal = summary["racks"], summary["topic_goal"]
+    assert summary["replica_moves"] == summary["lower_bound"] > racks["rack_free_bound"]
+    assert racks["rack_free_bound"] == 3 * PARTITIONS // 21  # broker 20 takes its floor
+    assert racks["within"] == PARTITIONS * 9 // 10  # the partitions on three racks
+    assert goal["exact"] and goal["least"] == summary["after"]["worst_topic_spread"]
+    stats = kadmin("plan", "stats", "--plan", "p.json", "--cluster", cluster, "--json")
+    assert json.loads(stats.out)["lower_bound"] == summary["lower_bound"]
+    text = kadmin("plan", "rebalance", "--cluster", cluster, "--out", "q.json")
+    bound = summary["lower_bound"]
+    assert (f"racks cost {bound - racks['rack_free_bound']} move(s) over the rack-free bound "
+            f"{racks['rack_free_bound']}, because {racks['within']:,} partition(s) hold one "
+            f"replica on each rack they must keep and could only move within their rack; lower "
+            f"bound {bound}: the fewest moves that keep every partition's racks, proven"
+            ) in text.out
+
+
+def test_stats_and_rebalance_print_one_bound_never_above_the_moves(kadmin, tmp_path) -> None:
+    """48 brokers in 3 racks; and every replica asked onto brokers 1 and 2 (RF 3: no plan
+    fits, so the bound counts what each partition can gain there, no more)."""
+    cluster = tmp_path / "c48.json"
+    write_snapshot(synthetic_cluster(brokers=48, topics=30, partitions=10, replication_factor=3,
+                                     racks=3, seed=1), cluster)
+    for extra in ((), ("--brokers", "1,2")):
+        run = kadmin("plan", "rebalance", "--cluster", str(cluster), "--out", "p.json",
+                     "--force", "--json", *extra)
+        assert run.code == 0, run.err
+        summary = json.loads(run.out)
+        assert summary["lower_bound"] <= summary["replica_moves"]
+        if not extra:
+            stats = kadmin("plan", "stats", "--plan", "p.json", "--cluster", str(cluster),
+                           "--json")
+            assert json.loads(stats.out)["lower_bound"] == summary["lower_bound"] > 0

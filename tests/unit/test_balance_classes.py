@@ -1,0 +1,129 @@
+"""The class-aggregated rack program (:mod:`kadmin.balance.classes`) held to the integer program
+of the partitions (tests/unit/balance_oracle.py): its fewest moves are the oracle's, its plan
+makes them, keeps every partition's racks and balances the brokers, and the worst topic spread
+it calls proven is the least the oracle finds at those moves (never below its bound)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from balance_oracle import fewest_moves, least_topic_spread
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from test_balance import after, check_valid
+
+from kadmin.balance import classes
+from kadmin.balance.bound import lower_bound
+from kadmin.balance.metrics import replica_moves
+from kadmin.balance.table import PartitionTable
+from kadmin.model import Replicas
+
+Cluster = tuple[list[tuple[int, Replicas]], list[int], dict[int, str]]
+
+
+def ranges(parts: list[Replicas], targets: list[int]) -> dict[int, tuple[int, int]]:
+    total = sum(map(len, parts))
+    return {b: (total // len(targets), -(-total // len(targets))) for b in targets}
+
+
+def table_of(parts: list[tuple[int, Replicas]]) -> PartitionTable:
+    """Topic ``t`` of each entry, partitions in the order given (topics named in order)."""
+    by_topic: dict[int, dict[int, Replicas]] = {}
+    for t, replicas in parts:
+        by_topic.setdefault(t, {})[len(by_topic.get(t, {}))] = replicas
+    return PartitionTable.of((f"t{t}", p) for t, p in by_topic.items())
+
+
+@st.composite
+def racked(draw: st.DrawFn) -> Cluster:
+    """Racks of equal or unequal size (a new rack among them sometimes, holding nothing),
+    replication factors up to the racks and below, brokers drained (some without a rack, some
+    in a rack with no target left), up to three topics."""
+    sizes = draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
+    rack_of: dict[int, str] = {}
+    for r, size in enumerate(sizes):
+        for _ in range(size):
+            rack_of[len(rack_of)] = f"r{r}"
+    targets = list(rack_of)
+    drained = draw(st.integers(0, 2))
+    for d in range(drained):  # drained brokers, the second without a rack
+        if d == 0:  # in a rack of targets, or in a rack leaving the cluster
+            rack_of[len(targets) + d] = f"r{draw(st.integers(0, len(sizes)))}"
+    everyone = list(range(len(targets) + drained))
+    new_rack = draw(st.booleans()) and sizes[-1] == 1
+    holders = [b for b in everyone if not (new_rack and rack_of.get(b) == f"r{len(sizes) - 1}")]
+    rf = draw(st.integers(1, min(3, len(holders))))
+    parts = draw(st.lists(st.tuples(st.integers(0, 2),
+                                    st.permutations(holders).map(lambda p: tuple(p[:rf]))),
+                          min_size=1, max_size=7))
+    return parts, targets, rack_of
+
+
+def table_and_order(parts: list[tuple[int, Replicas]]) -> tuple[PartitionTable, list[Replicas],
+                                                                  list[int]]:
+    table = table_of(parts)
+    return table, list(table.replicas), list(table.topic_of)
+
+
+@settings(max_examples=60, deadline=None)
+@given(racked())
+@example(([(0, (0, 2)), (0, (0, 2)), (0, (0,)), (0, (0, 2, 5))], [0, 1, 2, 3, 4],
+          {0: "a", 1: "a", 2: "b", 3: "b", 4: "c", 5: "d"}))  # rack d leaves with broker 5
+def test_the_fewest_moves_are_the_integer_programs(c: Cluster) -> None:
+    parts, targets, rack_of = c
+    table, replicas, _ = table_and_order(parts)
+    assert classes.fewest_moves(table, targets, ranges(replicas, targets), rack_of) == (
+        fewest_moves(replicas, targets, rack_of))
+
+
+@settings(max_examples=40, deadline=None)
+@given(racked())
+def test_the_plan_makes_them_and_its_proven_topic_spread_is_the_least(c: Cluster) -> None:
+    parts, targets, rack_of = c
+    table, replicas, topics = table_and_order(parts)
+    fewest = fewest_moves(replicas, targets, rack_of)
+    found = classes.plan(table, targets, ranges(replicas, targets), rack_of)
+    if fewest is None:
+        assert found is None
+        return
+    assert found is not None
+    new = after(replicas, found.final)
+    check_valid(replicas, new, targets, rack_of)
+    end = Counter(b for r in new for b in r)
+    assert max(end[b] for b in targets) - min(end[b] for b in targets) <= 1
+    assert found.moves == replica_moves(replicas, found.final) == fewest
+    assert lower_bound(replicas, new, targets, rack_of) == fewest  # what plan stats prints
+    least = least_topic_spread(replicas, targets, topics, fewest, rack_of)
+    assert found.least <= least <= found.spread
+    if found.least == found.spread:
+        assert found.spread == least
+
+
+def test_a_target_without_a_rack_is_left_to_the_search() -> None:
+    table = table_of([(0, (0, 1)), (0, (1, 2))])
+    assert classes.plan(table, [0, 1, 2], {0: (1, 2), 1: (1, 2), 2: (1, 2)},
+                        {0: "a", 1: "b"}) is None
+
+
+def issue_shape(partitions: int, topics: int = 20) -> PartitionTable:
+    """21 brokers in 3 racks (broker b in rack b % 3), broker 20 new, every topic RF 3 on
+    three consecutive brokers of 0..19: a tenth of the partitions span two racks only."""
+    return PartitionTable.of(
+        (f"t{t:02d}", {p: tuple((t + p + k) % 20 for k in range(3)) for p in range(
+            partitions // topics)}) for t in range(topics))
+
+
+def test_the_issue_cluster_is_planned_exactly() -> None:
+    """Every partition spanning three racks may move only inside its racks: the fewest moves
+    exceed the rack-free bound, and the topics end as even as any plan of those moves."""
+    table = issue_shape(1_200)
+    targets = list(range(21))
+    rack_of = {b: f"r{b % 3}" for b in targets}
+    found = classes.plan(table, targets, ranges(table.replicas, targets), rack_of)
+    assert found is not None
+    assert found.moves == replica_moves(table.replicas, found.final)
+    rack_free = 3 * 1_200 // 21  # broker 20 takes its floor, every other one gives
+    assert found.moves > rack_free
+    assert found.spread == found.least
+    new = after(table.replicas, found.final)
+    check_valid(table.replicas, new, targets, rack_of)
