@@ -144,6 +144,9 @@ class ClusterSnapshot:
     controller: int | None = None
     controller_epoch: int | None = None
     reassigning: Mapping[str, Mapping[int, Reassignment]] = field(default_factory=dict)
+    min_insync: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    """Each topic's ``min.insync.replicas`` and where it comes from, read live (empty: not
+    read, e.g. a snapshot file; see :mod:`kadmin.min_insync`)."""
     sizes: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
     """Measured partition sizes in bytes, topic -> partition -> bytes (``cluster snapshot
     --sizes``); empty when unknown. :func:`kadmin.sizes.snapshot_sizes` makes them a

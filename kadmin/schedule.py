@@ -21,8 +21,9 @@ the bound is measured (tests/unit/test_schedule.py, bench/bench_schedule.py), ne
 when it would ever be slower than consecutive slicing in plan order (:func:`consecutive`), that
 slicing is used instead, so composing never costs time.
 
-Order: the batches of partitions that **restore redundancy** (a replica on a broker that is not
-registered) come first, composed among themselves; the other partitions follow. The model's
+Order: the batches of partitions **at or below min.insync.replicas** (one more loss stops
+``acks=all`` producers) come first, then those that **restore redundancy** (a replica on a
+broker that is not registered), each group composed among itself; the other partitions follow. The model's
 duration does not depend on the order, so the order serves safety. Within a batch, entries are
 in plan order. Everything is deterministic: the same transfers and limits give the same batches.
 """
@@ -53,6 +54,13 @@ class Transfer:
     """The length of its entry in the reassignment znode."""
     restores: bool = False
     """A current replica is on a broker that is not registered: moving it restores redundancy."""
+    at_min_isr: bool = False
+    """Its ISR is no larger than the topic's min.insync.replicas: it goes first."""
+
+    @property
+    def urgency(self) -> int:
+        """0: at min ISR, 1: restores redundancy, 2: the rest (batches run in that order)."""
+        return 0 if self.at_min_isr else 1 if self.restores else 2
 
     @property
     def work(self) -> int:
@@ -245,20 +253,20 @@ def _schedule(transfers: Sequence[Transfer], batches: Sequence[Sequence[int]], c
 
 def compose(transfers: Sequence[Transfer], limits: Limits) -> Schedule:
     """The batches of ``transfers`` (in plan order) for the shortest modelled run, within
-    ``limits``: those that restore redundancy first, composed among themselves, then the rest.
-    Never slower by the model than :func:`consecutive`, which it returns when that is faster."""
+    ``limits``: those at min ISR first, then those that restore redundancy, each group composed
+    among itself, then the rest. Never slower by the model than :func:`consecutive`, which it
+    returns when that is faster."""
     check_limits(limits)
     _check_entries(transfers, limits)
-    restoring = [i for i, t in enumerate(transfers) if t.restores]
-    others = [i for i, t in enumerate(transfers) if not t.restores]
-    batches = [b for group in (restoring, others) if group
+    groups = [[i for i, t in enumerate(transfers) if t.urgency == u] for u in range(3)]
+    batches = [b for group in groups if group
                for b in _Composer(transfers, group, limits).run()]
     mine = _schedule(transfers, batches, composed=True)
     base = consecutive(transfers, limits)
     if base.load < mine.load:
-        # order doesn't change the duration: keep the batches that restore redundancy first
-        first = sorted(range(len(base.batches)), key=lambda k: not any(
-            transfers[i].restores for i in base.batches[k]))
+        # order doesn't change the duration: keep the most urgent batches first
+        first = sorted(range(len(base.batches)), key=lambda k: min(
+            transfers[i].urgency for i in base.batches[k]))
         return Schedule(tuple(base.batches[k] for k in first),
                         tuple(base.loads[k] for k in first), base.bound, composed=False)
     return mine

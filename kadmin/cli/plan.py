@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from kadmin import placement
+from kadmin.cli import replace
 from kadmin.cli.common import (
     RATE_FORMS,
     AllowInternalOpt,
@@ -299,6 +300,9 @@ def plan_rebalance(
     figures = rebalance(request, cluster_source(cluster, zk, skip_unreadable, sizes_path),
                         Output(out_path, force, write_stdout), warn)
     rebalanced(figures, json_output)
+
+
+app.command("replace")(replace.plan_replace)
 
 
 @app.command("demote")

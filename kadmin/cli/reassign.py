@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kadmin import plans
+from kadmin.cli import cancel as cancelling
 from kadmin.cli.common import (
     RATE_FORMS,
     AllowRfChangeOpt,
@@ -29,14 +30,18 @@ from kadmin.cli.common import (
 from kadmin.cli.render.execution import dry_run as dry_run_summary
 from kadmin.cli.render.execution import finish, progress
 from kadmin.health_gate import FULL_READ_INTERVAL
+from kadmin.model import InvalidInput
 from kadmin.operations import execute as executing
+from kadmin.operations.planfiles import load_reassignment
 
 
 @connects
 def reassign(
     zk: Connection,
-    plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file, or a "
-                                            "`kadmin spark plan` folder / manifest.")],
+    plan_path: Annotated[Path | None, typer.Option(
+        "--plan", help="Reassignment plan file, or a `kadmin spark plan` folder / manifest "
+                       "(with --cancel: only its partitions; default there: every "
+                       "reassignment in flight).")] = None,
     batch_size: BatchSizeOpt = 1000,
     max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
     jute_maxbuffer: JuteMaxBufferOpt = plans.JUTE_MAXBUFFER,
@@ -69,6 +74,13 @@ def reassign(
              "remaining, the batch, the throttle, the predicted seconds left, marked finished "
              "at the end. Replaces only a regular file; a dry run writes none.")] = None,
     json_output: JsonOpt = False,
+    cancel: cancelling.CancelOpt = False,
+    yes: cancelling.YesOpt = False,
+    rollback: cancelling.RollbackOpt = None,
+    kafka_version: cancelling.KafkaVersionOpt = None,
+    all_or_nothing: cancelling.AllOrNothingOpt = False,
+    repair_stale: cancelling.RepairStaleOpt = False,
+    stuck_after: cancelling.StuckAfterOpt = cancelling.STUCK_AFTER,
 ) -> None:
     """Execute a reassignment plan in batches and wait until the controller has finished.
 
@@ -76,7 +88,39 @@ def reassign(
     that restore redundancy run first. Interrupted runs resume the same schedule: run the same
     command again. Example:
     kadmin reassign --plan plans/reassign-x.json -z zk1:2181/kafka --throttle 50MB --timeout 3600
+
+    Stop now: kadmin reassign --cancel --plan plans/reassign-x.json -z zk1:2181/kafka
     """
+    running = {"--throttle": throttle, "--sizes": sizes_path, "--elect": elect or None,
+               "--max-batch-bytes": max_batch_bytes, "--max-moves-per-broker":
+               max_moves_per_broker, "--metrics-file": metrics_file}
+    if cancel and repair_stale:
+        raise InvalidInput("give --cancel or --repair-stale, not both")
+    if repair_stale:
+        given = [name for name, value in {**running, "--plan": plan_path, "--rollback": rollback,
+                                          "--all-or-nothing": all_or_nothing or None}.items()
+                 if value is not None]
+        if given:
+            raise InvalidInput(f"--repair-stale takes no {given[0]} (it only removes a stale "
+                               "znode)")
+        cancelling.repair(zk, kafka_version, timeout, dry_run, json_output)
+        return
+    if cancel:
+        given = [name for name, value in running.items() if value is not None]
+        if given:
+            raise InvalidInput(f"--cancel takes no {given[0]} (it only puts partitions back)")
+        plan_or_none, anchor_or_none = (None, None) if plan_path is None else load_reassignment(
+            plan_path)
+        cancelling.run(zk, plan_or_none, anchor_or_none, rollback, kafka_version,
+                       all_or_nothing, timeout, dry_run, yes, json_output)
+        return
+    only_cancel = {"--yes": yes or None, "--rollback": rollback,
+                   "--kafka-version": kafka_version, "--all-or-nothing": all_or_nothing or None}
+    given = [name for name, value in only_cancel.items() if value is not None]
+    if given:
+        raise InvalidInput(f"{given[0]} goes with --cancel")
+    if plan_path is None:
+        raise InvalidInput("which plan? give --plan FILE")
     request = executing.ReassignRequest(
         plan_path, zk, batch_size=batch_size, max_znode_bytes=max_znode_bytes,
         jute_maxbuffer=jute_maxbuffer, timeout=timeout, allow_rf_change=allow_rf_change,
@@ -89,4 +133,8 @@ def reassign(
     if isinstance(outcome, executing.ReassignDryRun):
         dry_run_summary(outcome, json_output)
         return
+    if not outcome.ok and not any("ZooKeeper did not answer" in f for f in outcome.failures):
+        # (ZooKeeper down at the deadline: no diagnosis, which would only wait to connect)
+        cancelling.report_stuck(zk, {m.topic for m in load_reassignment(plan_path)[0].moves},
+                                stuck_after)
     finish(outcome, timeout, json_output)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from kadmin.cli.cancel import version_option
 from kadmin.cli.common import (
     BrokerCountOpt,
     ClusterOpt,
@@ -28,8 +29,10 @@ from kadmin.cli.common import (
     print_serving,
     warn,
 )
+from kadmin.kafka_version import DEFAULT_SANDBOX
 from kadmin.operations import sandbox as sandboxes
-from kadmin.operations.sandbox import SandboxRequest
+from kadmin.operations.sandbox import SandboxRequest, stale_moves
+from kadmin.operations.selection import optional_ints
 from kadmin.stop_signals import held, sleep_while, until_stop_signal
 from kadmin.units import human_bytes
 
@@ -57,6 +60,22 @@ def sandbox(
         help="Simulated seconds per real second: 3600 rehearses an hour of copying in a "
              "second.")] = 1.0,
     json_output: ServingJsonOpt = False,
+    kafka_version: Annotated[str, typer.Option(
+        "--kafka-version",
+        help="The Kafka release whose controller the sandbox plays, e.g. 2.3 or 2.8: before 2.4 "
+             "a reassignment in flight lives in the controller's memory (the topic znode holds "
+             "the union of old and new replicas), from 2.4 the topic znode records it "
+             "(adding_replicas/removing_replicas) and a controller move resumes it.")
+    ] = str(DEFAULT_SANDBOX),
+    stuck_brokers: Annotated[str | None, typer.Option(
+        "--stuck-brokers",
+        help="Brokers, comma-separated, whose new replicas never catch up (never join the "
+             "ISR): a reassignment onto them never finishes.")] = None,
+    stale_reassignment: Annotated[bool, typer.Option(
+        "--stale-reassignment",
+        help="Start with a stale /admin/reassign_partitions: every partition of the first "
+             "topic, already at its target, in a znode the controller no longer acts on.")
+    ] = False,
 ) -> None:
     """Run an embedded ZooKeeper loaded with a cluster and a simulated Kafka controller, to
     rehearse plans. Runs until Ctrl-C or SIGTERM.
@@ -69,7 +88,10 @@ def sandbox(
     """
     request = SandboxRequest(cluster, brokers, racks, topics, partitions, replication_factor, port,
                              latency_seconds(latency, latency_ms), parallelism, record,
-                             sizes_path, broker_bandwidth, time_scale)
+                             sizes_path, broker_bandwidth, time_scale, version_option(kafka_version)
+                             or DEFAULT_SANDBOX,
+                             tuple(optional_ints(stuck_brokers, "--stuck-brokers") or ()),
+                             stale_reassignment)
     prepared = sandboxes.prepare(request, warn)
     snapshot, bandwidth = prepared.snapshot, prepared.bandwidth
     with until_stop_signal(), sandboxes.running(request, prepared) as box:
@@ -81,9 +103,13 @@ def sandbox(
             else:
                 out.print(f"sandbox: {len(snapshot.brokers)} broker(s), {len(snapshot.topics)} "
                           f"topic(s), {snapshot.partition_count} partition(s), "
-                          f"{human_bytes(prepared.total_bytes)}; controller {box.controller_id}; "
+                          f"{human_bytes(prepared.total_bytes)}; controller {box.controller_id} "
+                          f"(Kafka {request.kafka_version}); "
                           f"{human_bytes(bandwidth)}/s per broker, time x{time_scale:g}",
                           markup=False)
+                if stale_reassignment:
+                    out.print(f"stale /admin/reassign_partitions: {len(stale_moves(snapshot))} "
+                              f"partition(s) of {min(snapshot.topics)}", markup=False)
                 out.print(f"connect string: {box.connect_string}", markup=False)
                 out.print(f"try: kadmin status -z {box.connect_string}   (Ctrl-C to stop)",
                           markup=False)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from kadmin.cli.cancel import STUCK_AFTER, StuckAfterOpt
 from kadmin.cli.common import CapacityOpt, Connection, JsonOpt, connects, warn
 from kadmin.cli.render.status import status as show
 from kadmin.operations import status as statuses
@@ -20,11 +21,14 @@ def status(
                         "lines and all) or its JSON; adds the bytes on each broker.")] = None,
     capacity: CapacityOpt = None,
     json_output: JsonOpt = False,
+    stuck_after: StuckAfterOpt = STUCK_AFTER,
 ) -> None:
-    """Controller, live brokers, partition health and admin work in progress; with --capacity
+    """Controller, live brokers, partition health and admin work in progress (with each
+    reassignment that cannot finish, its cause and the command that repairs it); with --capacity
     each broker's capacity and share of the replicas, and with --sizes too the part of its
     capacity in use (brokers above it are named).
 
     Example: kadmin status -z zk1:2181/kafka --sizes log-dirs.txt --capacity capacity.json
     """
-    show(statuses.status(statuses.StatusRequest(zk, sizes_path, capacity), warn), json_output)
+    show(statuses.status(statuses.StatusRequest(zk, sizes_path, capacity, stuck_after), warn),
+         json_output)

@@ -127,6 +127,8 @@ def read(path: Path, plan: ReassignmentPlan) -> Journal | None:
                            f"{WAY_OUT}") from None
     if not isinstance(doc, dict):
         raise InvalidInput(f"{path}: not a kadmin journal (not a JSON object); {WAY_OUT}")
+    if doc.get("cancelled") and doc.get("plan_sha256") == plan_fingerprint(plan):
+        return None  # `reassign --cancel` put its partitions back: a rerun starts afresh
     if doc.get("version") in (1, 2):
         raise InvalidInput(
             f"{path}: a journal of an older kadmin (version {doc['version']}, which "
@@ -190,6 +192,20 @@ def _count(value: object, most: int) -> int:
     if type(value) is not int or not 0 <= value <= most:
         raise ValueError(f"count {value!r} out of range")
     return value
+
+
+def record_cancel(path: Path) -> None:
+    """``reassign --cancel`` ran: the journal at ``path`` (if any) says so, and no rerun of its
+    plan resumes its schedule."""
+    if not path.exists():
+        return
+    try:
+        doc = files.read_json(path)
+    except InvalidInput:
+        return
+    if isinstance(doc, dict):
+        doc["cancelled"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        files.atomic_write_json(path, doc, force=True)
 
 
 def submitted(path: Path, plan: ReassignmentPlan, cluster: str

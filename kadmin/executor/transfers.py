@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kadmin import schedule
+from kadmin import min_insync, schedule
 from kadmin.model import ClusterSnapshot, PartitionMove, PartitionState, TopicPartition
 from kadmin.zk import codec
 
@@ -45,7 +45,8 @@ def transfer(move: PartitionMove, snapshot: ClusterSnapshot,
         sender=sender(current, state, snapshot.brokers),
         receivers=tuple(b for b in move.replicas if b not in current),
         entry_bytes=len(codec.encode_reassignment_entry(move)),
-        restores=any(b not in snapshot.brokers for b in current))
+        restores=any(b not in snapshot.brokers for b in current),
+        at_min_isr=min_insync.at_or_below(state, snapshot.min_insync.get(tp.topic)))
 
 
 def transfers(moves: Sequence[PartitionMove], snapshot: ClusterSnapshot,

@@ -19,7 +19,7 @@ from kadmin.model import (
     sample_of,
 )
 from kadmin.operations.generate import Output
-from kadmin.operations.planfiles import write_plan
+from kadmin.operations.planfiles import refuse_below_min_insync, write_plan
 from kadmin.operations.selection import TopicSelection, select_topics
 from kadmin.operations.source import ClusterSource, Warn, read_cluster
 
@@ -63,6 +63,7 @@ def demote_brokers(request: DemoteRequest, source: ClusterSource, output: Output
         selected = select_topics(snapshot, request.topics, default_all=True)
         plan, rollback, figures = demoted_plan(snapshot, selected, request.brokers,
                                                minimal=request.minimal)
+        refuse_below_min_insync(plan, snapshot)
         written = (write_plan(plan, PlanKind.REASSIGN, output.path, output.force, rollback,
                               stdout=output.stdout) if plan.moves else None)
     return replace(figures, written=written)

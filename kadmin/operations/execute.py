@@ -5,14 +5,25 @@ connection, the reads the run needs, and the dry runs."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kadmin import executor, plans, schedule
+from kadmin import executor, min_insync, plans, schedule
 from kadmin.events import Event
 from kadmin.health_gate import FULL_READ_INTERVAL
-from kadmin.model import DeletionPlan, ElectionPlan, InvalidInput, PlanKind, ReassignmentPlan
+from kadmin.model import (
+    ClusterSnapshot,
+    DeletionPlan,
+    ElectionPlan,
+    InvalidInput,
+    PartitionState,
+    PlanKind,
+    ReassignmentPlan,
+    TopicPartition,
+    and_more,
+    sample_of,
+)
 from kadmin.operations.planfiles import load_plan, load_reassignment
 from kadmin.operations.selection import split_names
 from kadmin.operations.source import Connection, Warn, connected, partition_sizes
@@ -90,6 +101,9 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
             if request.dry_run:
                 result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
                                                        snapshot, settings, found)
+                for line in below_min_insync(plan, snapshot, reader.read_states(
+                        client, {m.tp for m in plan.moves})):
+                    warn(line)
                 rate = settings.throttle
                 predicted = (result.scheduled.prediction(rate)
                              if rate and result.scheduled.sized else None)
@@ -110,6 +124,19 @@ def _also_to(metrics: MetricsFile, emit: Emit) -> Emit:
         emit(event)
 
     return both
+
+
+def below_min_insync(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
+                     states: Mapping[TopicPartition, PartitionState]) -> list[str]:
+    """The moves that keep fewer of a partition's in-sync replicas than its topic's
+    min.insync.replicas while they run, a line each (at most LIST_LIMIT, then a count)."""
+    lines = (f"{m.tp}: {risk}" for m in plan.moves
+             if (minimum := snapshot.min_insync.get(m.topic)) is not None
+             and (current := snapshot.settled_replicas(m.tp)) is not None
+             and (risk := min_insync.kept_in_sync(current, m.replicas, states.get(m.tp),
+                                                  minimum)) is not None)
+    shown = sample_of(lines)
+    return [*shown.items, *((and_more(shown.rest),) if shown.rest else ())]
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from kadmin.model import (
     ReassignmentPlan,
 )
 from kadmin.operations.folder import MANIFEST_FILE
-from kadmin.operations.planfiles import Stdout, checked, write_plan
+from kadmin.operations.planfiles import Stdout, checked, refuse_below_min_insync, write_plan
 from kadmin.operations.selection import (
     TopicSelection,
     select_brokers,
@@ -118,6 +118,7 @@ def generate(request: GenerateRequest, source: ClusterSource, output: Output, wa
         plan, unchanged = proposed_plan(snapshot, selected,
                                         select_brokers(snapshot, request.brokers),
                                         request.options)
+        refuse_below_min_insync(plan, snapshot)
         rollback = plans.current_assignment(plan, snapshot)
         written = write_plan(plan, PlanKind.REASSIGN, output.path, output.force, rollback,
                              stdout=output.stdout) if plan.moves else None

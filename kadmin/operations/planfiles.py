@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kadmin import files, plans
+from kadmin import files, min_insync, plans
 from kadmin.executor.common import read_back_plan
 from kadmin.model import (
     ClusterSnapshot,
@@ -19,6 +19,7 @@ from kadmin.model import (
     PlanKind,
     ReassignmentPlan,
     TopicPartition,
+    sample_of,
 )
 from kadmin.operations.folder import check_count, listed_batches, plan_folder
 
@@ -88,6 +89,17 @@ def plan_file(plan: Plan) -> bytes:
                     text = text.replace(b",[", b',"replicas":[')
                     return b"".join((head, b'{"topic":"', text, b"]}", tail))
     return files.dumps_json(plans.plan_document(plan))
+
+
+def refuse_below_min_insync(plan: ReassignmentPlan, snapshot: ClusterSnapshot) -> None:
+    """A planner's refusal (exit 2, nothing written) of targets shorter than their topic's
+    min.insync.replicas, each partition named with both numbers."""
+    short = sample_of(f"{m.tp}: {why}" for m in plan.moves
+                      if (minimum := snapshot.min_insync.get(m.topic)) is not None
+                      and (why := min_insync.too_short(m.replicas, minimum)) is not None)
+    if short.total:
+        raise InvalidInput(f"{short.total} partition(s) would end below min.insync.replicas; "
+                           "nothing written", details=short.items, more=short.rest)
 
 
 def checked(plan: Plan, kind: PlanKind, snapshot: ClusterSnapshot | None, **options: bool) -> None:

@@ -29,7 +29,7 @@ from kadmin.model import (
 )
 from kadmin.operations.folder import MANIFEST_FILE
 from kadmin.operations.generate import Output, Progress, SparkRun
-from kadmin.operations.planfiles import write_plan
+from kadmin.operations.planfiles import refuse_below_min_insync, write_plan
 from kadmin.operations.selection import TopicSelection, select_topics
 from kadmin.operations.source import ClusterSource, Warn, partition_sizes, read_cluster
 from kadmin.sizes import moved_bytes
@@ -159,6 +159,7 @@ def rebalance(request: RebalanceRequest, source: ClusterSource, output: Output, 
             raise InvalidInput("--balance bytes needs partition sizes: give --sizes FILE (or a "
                                "snapshot that carries them)")
         plan, rollback, figures = rebalanced_plan(snapshot, selected, request, sizes)
+        refuse_below_min_insync(plan, snapshot)
         written = (write_plan(plan, PlanKind.REASSIGN, output.path, output.force, rollback,
                               stdout=output.stdout) if plan.moves else None)
     return replace(figures, written=written)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kadmin import synthetic
-from kadmin.model import ClusterSnapshot, TopicPartition
+from kadmin.kafka_version import DEFAULT_SANDBOX, KafkaVersion
+from kadmin.model import ClusterSnapshot, InvalidInput, PartitionMove, TopicPartition
 from kadmin.operations.source import Warn, partition_sizes
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
@@ -38,6 +39,12 @@ class SandboxRequest:
     """Bytes/s each broker sends and receives when not throttled, as typed."""
     time_scale: float = 1.0
     """Simulated seconds per real second."""
+    kafka_version: KafkaVersion = DEFAULT_SANDBOX
+    """The release whose controller it plays."""
+    stuck_brokers: tuple[int, ...] = ()
+    """Brokers whose new replicas never catch up."""
+    stale_reassignment: bool = False
+    """Start with a stale /admin/reassign_partitions (every partition of the first topic)."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +71,21 @@ def running(request: SandboxRequest, prepared: Prepared) -> Iterator[Sandbox]:
     """The sandbox of ``request``, up for the block and stopped after it."""
     with Sandbox(prepared.snapshot, port=request.port, latency=request.latency,
                  parallelism=request.parallelism, record_path=request.record,
-                 bandwidth=prepared.bandwidth, clock=ScaledClock(request.time_scale)) as box:
+                 bandwidth=prepared.bandwidth, clock=ScaledClock(request.time_scale),
+                 kafka_version=request.kafka_version,
+                 stuck_brokers=request.stuck_brokers) as box:
+        if request.stale_reassignment:
+            box.controller.leave_stale(stale_moves(prepared.snapshot))
         yield box
+
+
+def stale_moves(snapshot: ClusterSnapshot) -> list[PartitionMove]:
+    """Every partition of the first topic at the replicas it has: a reassignment that is
+    complete, in an admin znode the controller no longer acts on."""
+    if not snapshot.topics:
+        raise InvalidInput("--stale-reassignment: the cluster has no topic")
+    topic = min(snapshot.topics)
+    return [PartitionMove(topic, p, r) for p, r in sorted(snapshot.topics[topic].items())]
 
 
 def sized_cluster(request: SandboxRequest, warn: Warn) -> ClusterSnapshot:

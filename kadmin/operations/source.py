@@ -110,7 +110,7 @@ def read_cluster(source: ClusterSource, warn: Warn, *, states: bool = True) -> C
         raise InvalidInput("no cluster given: use --cluster FILE or -z/--zookeeper host:port")
     from kadmin.zk import reader
     with connected(source.connection) as client:
-        live = reader.read_cluster(client, states=states)
+        live = reader.with_min_insync(client, reader.read_cluster(client, states=states))
     if live.unreadable and not source.skip_unreadable:
         raise reader.unreadable_error(
             live.unreadable, "nothing was planned or written (--skip-unreadable goes on without "

@@ -4,6 +4,7 @@ its capacity (and with partition sizes, the part of it in use)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +15,10 @@ from kadmin.balance.replicas import replica_counts
 from kadmin.balance.weighted import topic_bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import ClusterSnapshot, TopicPartition
+from kadmin.operations import stuck as stuck_reads
 from kadmin.operations.source import Connection, Warn, connected, no_warnings
-from kadmin.zk import config, reader
+from kadmin.stuck import DEFAULT_STUCK_AFTER, Stuck, diagnose
+from kadmin.zk import codec, config, reader
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class Status:
     """With ``--sizes``: bytes on each registered broker."""
     use: tuple[BrokerUse, ...] = ()
     """With ``--capacity``: every registered broker against its capacity (empty without)."""
+    stuck: tuple[Stuck, ...] = ()
+    """Reassignments that cannot finish, each with its cause and repair."""
 
     @property
     def over_capacity(self) -> list[tuple[int, int, int]]:
@@ -60,6 +65,9 @@ class StatusRequest:
     capacity: Path | None = None
     """A capacity file: adds each broker's capacity, its share of the replicas, and with sizes
     the part of its capacity in use."""
+    stuck_after: float = DEFAULT_STUCK_AFTER
+    """Seconds a target replica may lag, while others of its request finish, before it counts
+    as stuck."""
 
 
 def status(request: StatusRequest, warn: Warn = no_warnings) -> Status:
@@ -68,6 +76,10 @@ def status(request: StatusRequest, warn: Warn = no_warnings) -> Status:
     sizes_path, capacity = request.sizes, request.capacity
     capacities = None if capacity is None else read_capacities(capacity)
     with connected(request.connection) as client:
+        try:
+            stuck_request = stuck_reads.read_request(client)[0]  # before the cluster
+        except codec.DecodeError:
+            stuck_request = None  # reported as unreadable by the read that follows
         live = reader.read_cluster(client)
         throttled = config.read_throttles(client)
     snapshot = live.snapshot
@@ -78,7 +90,8 @@ def status(request: StatusRequest, warn: Warn = no_warnings) -> Status:
     use = () if capacities is None else broker_use(
         replica_counts([r for t in snapshot.topics.values() for r in t.values()]),
         capacities.weights(sorted(snapshot.brokers)), held)
-    return of(live, throttled, held, use)
+    return dataclasses.replace(of(live, throttled, held, use), stuck=tuple(
+        diagnose(snapshot, stuck_request, request.stuck_after)))
 
 
 def held_bytes(snapshot: ClusterSnapshot, found: Mapping[TopicPartition, int]

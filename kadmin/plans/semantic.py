@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from itertools import pairwise
 
+from kadmin import min_insync
 from kadmin.model import (
     ClusterSnapshot,
     Conflict,
@@ -19,6 +20,7 @@ from kadmin.model import (
     Problem,
     Reassignment,
     ReassignmentPlan,
+    Replicas,
     Severity,
     TopicPartition,
 )
@@ -67,6 +69,22 @@ def _check_moves(plan: ReassignmentPlan, snapshot: ClusterSnapshot, allow_rf_cha
         if current is not None and len(current) != len(replicas) and not allow_rf_change:
             yield Problem(str(move.tp), f"changes the replication factor from {len(current)} to "
                                         f"{len(replicas)} (allowed with --allow-rf-change)")
+        minimum = snapshot.min_insync.get(move.topic)
+        if minimum is not None and current is not None:
+            yield from _min_insync(move, current, snapshot, minimum)
+
+
+def _min_insync(move: PartitionMove, current: Replicas, snapshot: ClusterSnapshot,
+                minimum: min_insync.MinInsync) -> Iterator[Problem]:
+    """A target shorter than the topic's min.insync.replicas (an error), and a move that keeps
+    fewer of its in-sync replicas than that while it runs (a warning)."""
+    short = min_insync.too_short(move.replicas, minimum)
+    if short is not None:
+        yield Problem(str(move.tp), short)
+        return
+    risk = min_insync.kept_in_sync(current, move.replicas, snapshot.state(move.tp), minimum)
+    if risk is not None:
+        yield Problem(str(move.tp), risk, Severity.WARNING)
 
 
 def _unregistered(move: PartitionMove, snapshot: ClusterSnapshot) -> Iterator[Problem]:

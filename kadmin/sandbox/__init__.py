@@ -1,8 +1,9 @@
 """A rehearsal cluster: a snapshot loaded into a real ZooKeeper, and a simulated Kafka controller.
 
 Operators rehearse plans against it and kadmin's integration tests use it as the controller, so
-the controller does to the three admin znodes exactly what Kafka's does (2.4-3.x, ZooKeeper
-mode; spec section 2, and ``KafkaController.scala`` where the spec is silent) - including the
+the controller does to the three admin znodes exactly what Kafka's does (2.4-3.x by default,
+or a release before 2.4 with ``kafka_version``; ZooKeeper mode, as ``KafkaController.scala``
+does it) - including the
 unkind parts: entries for unknown partitions are dropped, replicas on dead brokers wait, and an
 empty or duplicate replica list leaves the reassignment znode behind forever.
 

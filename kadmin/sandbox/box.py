@@ -14,6 +14,7 @@ from kazoo.client import KazooClient
 
 from kadmin import files, synthetic
 from kadmin.embedded import EmbeddedZooKeeper
+from kadmin.kafka_version import DEFAULT_SANDBOX, KafkaVersion
 from kadmin.model import ClusterSnapshot, InvalidInput, OperationFailed, TopicPartition
 from kadmin.sandbox.clock import ScaledClock
 from kadmin.sandbox.controller import SimulatedController
@@ -64,15 +65,18 @@ class Sandbox:
     includes the chroot; give it to kadmin as ``-z``. Partitions have ``sizes`` (default: the
     snapshot's own, else none: moves then take only ``latency``) copied at ``bandwidth``
     bytes/s per broker or the throttles set, on ``clock`` (see :class:`SimulatedController`).
+    The controller behaves as ``kafka_version``'s, whose topic znode version is the default
+    ``topic_version``.
     """
 
     def __init__(self, snapshot: ClusterSnapshot, *, port: int = 0, latency: float = 0.05,
                  parallelism: int = 100, zookeeper: str | None = None, chroot: str = "/",
                  record_path: Path | None = None, stuck_brokers: Collection[int] = (),
                  delete_topic_enable: bool = True, data_dir: Path | None = None,
-                 broker_version: int = 5, topic_version: int = 2,
+                 broker_version: int = 5, topic_version: int | None = None,
                  sizes: Mapping[TopicPartition, int] | None = None,
-                 bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None) -> None:
+                 bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None,
+                 kafka_version: KafkaVersion = DEFAULT_SANDBOX) -> None:
         if not chroot.startswith("/"):
             raise InvalidInput(f"chroot {chroot!r} must start with /")
         if record_path is not None:
@@ -88,12 +92,13 @@ class Sandbox:
         self.hosts = zookeeper
         """The server's "host:port" list, without the chroot."""
         self._load = partial(load_cluster, snapshot=snapshot, broker_version=broker_version,
-                             topic_version=topic_version)
+                             topic_version=kafka_version.topic_znode_version
+                             if topic_version is None else topic_version)
         self._controller_options: dict[str, Any] = dict(
             latency=latency, parallelism=parallelism, stuck_brokers=stuck_brokers,
             delete_topic_enable=delete_topic_enable, record_path=record_path,
             sizes=sizes if sizes is not None else snapshot_sizes(snapshot), bandwidth=bandwidth,
-            clock=clock)
+            clock=clock, kafka_version=kafka_version)
         self._client: KazooClient | None = None
         self._controller: SimulatedController | None = None
 

@@ -58,6 +58,10 @@ class ClusterView:
             self._submitted.add((kind, czxid))
             self.record(kind, czxid=czxid, **detail)
 
+    def own_request(self, kind: str, czxid: int) -> None:
+        """A znode the controller created itself: reading it back records no request."""
+        self._submitted.add((kind, czxid))
+
     # --- brokers ------------------------------------------------------------------------------
 
     def refresh_brokers(self) -> None:

@@ -17,7 +17,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
@@ -29,7 +29,8 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.states import KazooState, WatchedEvent
 
 from kadmin import files
-from kadmin.model import Broker, OperationFailed, TopicPartition
+from kadmin.kafka_version import DEFAULT_SANDBOX, KafkaVersion
+from kadmin.model import Broker, OperationFailed, PartitionMove, TopicPartition
 from kadmin.sandbox import election
 from kadmin.sandbox.clock import ScaledClock
 from kadmin.sandbox.cluster import ClusterView, log
@@ -62,19 +63,24 @@ class SimulatedController:
     controller starts, and those :meth:`start_broker` registers, are kept registered by this
     controller: after a session expiry it re-creates their ephemeral znodes (as real brokers
     re-register) and re-elects itself, which bumps /controller_epoch.
+
+    ``kafka_version`` is the release whose controller it plays (2.8 by default): how moves in
+    flight look in the topic znodes, what a controller move recovers, and what a request for a
+    partition already moving does (see :mod:`.reassignment`).
     """
 
     def __init__(self, client: KazooClient, *, controller_id: int, latency: float = 0.05,
                  parallelism: int = 100, stuck_brokers: Collection[int] = (),
                  delete_topic_enable: bool = True, record_path: Path | None = None,
                  sizes: Mapping[TopicPartition, int] | None = None,
-                 bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None
-                 ) -> None:
+                 bandwidth: float = DEFAULT_BANDWIDTH, clock: ScaledClock | None = None,
+                 kafka_version: KafkaVersion = DEFAULT_SANDBOX) -> None:
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
         self._client = client
         self._clock = clock or ScaledClock()
         self._controller_id = controller_id
+        self.kafka_version = kafka_version
         self._record_path = record_path
 
         # shared with other threads, under _lock
@@ -105,7 +111,8 @@ class SimulatedController:
         self._configs = Configs(self._cluster)
         self._reassignments = Reassignments(self._cluster, self._configs, latency=latency,
                                             parallelism=parallelism, stuck=stuck_brokers,
-                                            sizes=sizes, bandwidth=bandwidth)
+                                            sizes=sizes, bandwidth=bandwidth,
+                                            kafka_version=kafka_version)
         self._deletions = Deletions(self._cluster, latency=latency)
 
     # --- public API -----------------------------------------------------------------------
@@ -206,6 +213,24 @@ class SimulatedController:
         self.resign()
         time.sleep(gap)
         self.elect(new_controller_id)
+
+    def leave_stale(self, moves: Sequence[PartitionMove]) -> None:
+        """A stale /admin/reassign_partitions (KAFKA-9478): the znode holds ``moves`` (written
+        over any there) and this controller never acts on it - it missed the request. Before
+        2.4 the moves also stay in its memory, so it writes them back into every admin znode it
+        writes. A controller move ends it: the new controller reads the znode afresh."""
+        def leave() -> None:
+            data = codec.encode_reassignment(moves)
+            try:
+                czxid = self._client.set(paths.REASSIGN_PARTITIONS, data).czxid
+            except NoNodeError:
+                czxid = self._client.create(paths.REASSIGN_PARTITIONS, data,
+                                            include_data=True)[1].czxid
+            self._handled[Kind.REASSIGN] = czxid
+            self._cluster.own_request("reassign_submitted", czxid)
+            self._reassignments.leave_stale(moves)
+
+        self._call(leave)
 
     def kill_broker(self, broker_id: int) -> None:
         """Delete the broker's registration: it is dead until :meth:`start_broker`."""
@@ -444,6 +469,7 @@ class SimulatedController:
         self._client.exists(paths.CONTROLLER, watch=self._cluster.watchers[Kind.CONTROLLER])
         self._cluster.refresh_brokers()
         self._configs.load_all()
+        self._reassignments.resume_from_topics()  # 2.4+ only; the admin znode, read next, wins
         self._poke(Kind.REASSIGN, Kind.ELECTION, Kind.DELETION)
 
     def _resign(self) -> None:

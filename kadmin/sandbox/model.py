@@ -18,7 +18,9 @@ class ControllerEvent:
 
     ``kind`` is one of ``reassign_submitted``, ``partition_reassigned``, ``partition_dropped``,
     ``election_submitted``, ``leader_elected``, ``election_skipped``, ``topic_deleted``,
-    ``deletion_marker_removed``, ``failover``. ``at`` is wall-clock time (seconds); a
+    ``deletion_marker_removed``, ``failover``, ``reassignment_replaced`` (a request for a
+    partition already moving gave it a new target) and ``reassignment_rewritten`` (a controller
+    before 2.4 re-created /admin/reassign_partitions from its memory). ``at`` is wall-clock time (seconds); a
     ``partition_reassigned`` event also says, on the controller's (possibly simulated) clock,
     when the move ``started`` and when its replicas were all ``in_sync``.
     A ``reassign_submitted``/``election_submitted`` event is recorded once per *created* znode
@@ -55,6 +57,10 @@ class Move:
     isr: frozenset[int] = frozenset()
     started: float = 0.0
     leader: int = -1
+    origin: Replicas = ()
+    """The replicas the controller counts as the partition's before this move: its originals
+    (2.4+: the full set minus the replicas being added), or before 2.4 the full set the
+    topic znode holds when the move starts (the union of an earlier move's sets, if any)."""
     reorder: bool = False
     """The target holds the replicas it has, reordered: Kafka 2.4+ adds and removes nothing,
     so the move is complete at once, whatever the replicas' state."""

@@ -1,12 +1,26 @@
-"""/admin/reassign_partitions as Kafka's controller serves it (2.4-3.x, spec section 2).
+"""/admin/reassign_partitions as Kafka's controller serves it, in the
+behaviour of the release it models (:mod:`kadmin.kafka_version`).
 
 A request's partitions wait in ``pending`` and move ``parallelism`` at a time. A move is done
 when every target replica is in the ISR; the controller then writes the final leader and ISR,
-the topic znode and a shrunk (or deleted) admin znode, in that order, once per tick.
+the topic znode and the admin znode, in that order, once per tick.
+
+Where the releases differ (KafkaController 2.3 and 2.4+):
+
+- in flight, the topic znode holds the full replica set; from 2.4 also ``adding_replicas`` and
+  ``removing_replicas``, and a new controller resumes every move recorded there
+  (:meth:`Reassignments.resume_from_topics`), while before 2.4 it knows only the admin znode;
+- once partitions are done, 2.4+ re-reads the admin znode and removes them (never
+  re-creating it), while 2.3 writes what is left *in its memory* back, creating the znode if
+  someone deleted it (``removePartitionsFromReassignedPartitions``);
+- a new request for a partition already moving replaces its target: 2.4+ keeps the
+  originals (the full set becomes target + originals), 2.3 takes the full set as the old
+  replicas (the union grows).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from collections.abc import Collection, Hashable, Mapping, Sequence
@@ -16,7 +30,8 @@ from typing import Any
 from kazoo.exceptions import BadVersionError, NoNodeError
 
 from kadmin import throttles
-from kadmin.model import PartitionState, Replicas, TopicPartition
+from kadmin.kafka_version import DEFAULT_SANDBOX, KafkaVersion
+from kadmin.model import PartitionMove, PartitionState, Replicas, TopicPartition
 from kadmin.sandbox.cluster import ClusterView
 from kadmin.sandbox.configs import Configs
 from kadmin.sandbox.copying import Copy, Side, Transfers
@@ -44,16 +59,31 @@ def origin(doc: Mapping[str, Any], partition: int) -> Replicas:
     return tuple(r for r in current if r not in adding)
 
 
+def in_flight(doc: Mapping[str, Any]) -> dict[int, Replicas]:
+    """The partitions a 2.4+ topic znode records as moving, with their targets (the full set
+    minus ``removing_replicas``)."""
+    adding = doc.get("adding_replicas") or {}
+    removing = doc.get("removing_replicas") or {}
+    out = {}
+    for key in {*adding, *removing}:
+        full = doc["partitions"].get(key)
+        if full is not None and key.isdigit():
+            gone = set(removing.get(key, ()))
+            out[int(key)] = tuple(r for r in full if r not in gone)
+    return out
+
+
 def rewrite_topic(doc: dict[str, Any], started: Mapping[int, tuple[Replicas, Replicas]],
-                  done: Mapping[int, Replicas]) -> bytes:
+                  done: Mapping[int, Replicas], *, kip455: bool = True) -> bytes:
     """The topic znode ``doc`` (a decoded payload, changed in place) with ``started`` partitions
     (target, origin) in flight and ``done`` ones final, every other field (version, topic_id,
     unknown keys) kept.
 
     In flight, Kafka writes RS = TRS + (ORS - TRS), and from version 2 AR = TRS - ORS and
-    RR = ORS - TRS; once done, RS = TRS and the partition leaves AR and RR.
+    RR = ORS - TRS; once done, RS = TRS and the partition leaves AR and RR. A release before
+    2.4 (``kip455`` false) writes no AR and RR.
     """
-    tracked = int(doc.get("version", 1)) >= 2 or "adding_replicas" in doc
+    tracked = kip455 and (int(doc.get("version", 1)) >= 2 or "adding_replicas" in doc)
     adding = doc.get("adding_replicas", {})
     removing = doc.get("removing_replicas", {})
     for partition, (target, before) in started.items():
@@ -80,13 +110,20 @@ class Reassignments:
 
     With ``sizes`` (bytes per partition) a new replica also joins only once the partition's
     bytes are copied from the leader (:mod:`.copying`), at ``bandwidth`` bytes/s per broker or
-    the throttle rates the brokers read from their configs (``configs``)."""
+    the throttle rates the brokers read from their configs (``configs``).
+
+    ``kafka_version`` picks the release's behaviour (see the module's docstring). ``stale``
+    holds the entries a 2.3 controller keeps in memory without ever finishing them (its ISR
+    change missed, see :meth:`leave_stale`): written back with the rest of its memory."""
 
     def __init__(self, cluster: ClusterView, configs: Configs, *, latency: float,
                  parallelism: int, stuck: Collection[int],
                  sizes: Mapping[TopicPartition, int] | None = None,
-                 bandwidth: float = DEFAULT_BANDWIDTH) -> None:
+                 bandwidth: float = DEFAULT_BANDWIDTH,
+                 kafka_version: KafkaVersion = DEFAULT_SANDBOX) -> None:
         self._cluster = cluster
+        self.kip455 = kafka_version.records_moves_in_topic
+        self.stale: dict[TopicPartition, Replicas] = {}
         self._configs = configs
         self._latency = latency
         self._parallelism = parallelism
@@ -103,6 +140,7 @@ class Reassignments:
         """Forget everything: a new controller re-reads the admin znode."""
         self.pending.clear()
         self.moving.clear()
+        self.stale.clear()
         self.transfers = Transfers(self._bandwidth, self._limit)
 
     def tick_left(self) -> float:
@@ -166,6 +204,27 @@ class Reassignments:
             due.append(now)
         return due
 
+    def resume_from_topics(self) -> None:
+        """Kafka 2.4+'s ``initializePartitionReassignments``: every move a topic znode records
+        in flight is queued again, as it stands there (a request read after this overrides)."""
+        if not self.kip455:
+            return
+        client = self._cluster.client
+        try:
+            names = client.get_children(paths.BROKER_TOPICS)
+        except NoNodeError:
+            return
+        for topic, (doc, _stat) in sorted(self._cluster.topics(sorted(names)).items()):
+            for partition, target in sorted(in_flight(doc).items()):
+                tp = TopicPartition(topic, partition)
+                self.pending[tp] = Move(tp, target)
+
+    def leave_stale(self, moves: Sequence[PartitionMove]) -> None:
+        """A 2.3 controller that missed the ISR changes of ``moves``: they stay in its memory,
+        and in every admin znode it writes, until the controller moves."""
+        if not self.kip455:
+            self.stale.update((m.tp, m.replicas) for m in moves)
+
     def on_request(self, data: bytes, czxid: int) -> None:
         """ZooKeeper first, then the controller's own state: cut off anywhere before the end,
         nothing of this request is in ``pending`` yet, so handling it again is clean."""
@@ -193,17 +252,40 @@ class Reassignments:
         for tp, reason in dropped.items():
             cluster.record("partition_dropped", topic=tp.topic, partition=tp.partition,
                            reason=reason)
+        replaced = [(self.moving[tp], target, self._origin_after(self.moving[tp], target))
+                    for tp, target in targets.items()
+                    if tp not in dropped and tp in self.moving and self.moving[tp].target != target]
+        by_topic: dict[str, tuple[dict[int, tuple[Replicas, Replicas]], dict[int, Replicas]]] = {}
+        for move, target, before in replaced:
+            by_topic.setdefault(move.tp.topic, ({}, {}))[0][move.tp.partition] = (target, before)
+        self._update_topics(by_topic)
+        now = self._cluster.clock.now()
+        for move, target, before in replaced:
+            self._replace(move, target, before, now)
+            cluster.record("reassignment_replaced", topic=move.tp.topic,
+                           partition=move.tp.partition, replicas=list(target))
         for tp, target in targets.items():
-            if tp in dropped:
-                continue
-            if tp in self.moving:  # re-targeted while moving: Kafka 2.4+ follows the new one
-                move = self.moving[tp]
-                now = self._cluster.clock.now()
-                self._cancel_copies(move, now)
-                move.target = target
-                self._start_copies(move, now)
-            else:
+            if tp not in dropped and tp not in self.moving:
                 self.pending[tp] = Move(tp, target)
+
+    def _origin_after(self, move: Move, target: Replicas) -> Replicas:
+        """The replicas counted as the partition's own once ``move`` is re-targeted: 2.4+
+        keeps the originals (``reassignTo``: full set = target + origin); 2.3 takes the whole
+        set the partition holds now (``newAndOldReplicas``), so the union only grows."""
+        if self.kip455:
+            return move.origin
+        return tuple(move.target) + tuple(r for r in move.origin if r not in move.target)
+
+    def _replace(self, move: Move, target: Replicas, before: Replicas, now: float) -> None:
+        """The move follows its new target from now: copies for replicas no longer wanted
+        stop (Kafka stops and deletes them), new ones start. A target of replicas already in
+        the ISR (the originals: a cancel) completes at the next step."""
+        full = set(move.target) | set(move.origin)
+        self._cancel_copies(move, now)
+        move.target = target
+        move.origin = before
+        move.reorder = set(target) == full
+        self._start_copies(move, now)
 
     def ready_at(self, move: Move) -> float:
         """When every target replica is in the ISR (inf: never, or not until a broker starts).
@@ -282,6 +364,7 @@ class Reassignments:
             move.leader = move.state[0].leader if move.state else -1
             move.started = now
             before = origin(entry[0], move.tp.partition)
+            move.origin = before
             move.reorder = set(before) == set(move.target)
             self._start_copies(move, now)
             out.append((move, before))
@@ -317,7 +400,10 @@ class Reassignments:
             by_topic.setdefault(move.tp.topic, ({}, {}))[1][move.tp.partition] = move.target
         self._update_topics(by_topic)
 
-        self._remove_from_znode(moves)
+        if self.kip455:
+            self._remove_from_znode(moves)
+        elif done:
+            self._write_memory()
         for move in done:
             final = outcome.get(move.tp)
             self._cluster.record("partition_reassigned", topic=move.tp.topic,
@@ -335,11 +421,35 @@ class Reassignments:
             names = [t for t in todo if t in topics]
             replies = pipelined(client, (partial(
                 client.set_async, paths.topic(t),
-                rewrite_topic(topics[t][0], *todo[t]), topics[t][1].version)
+                rewrite_topic(topics[t][0], *todo[t], kip455=self.kip455),
+                topics[t][1].version)
                 for t in names))
             expect(replies, [paths.topic(t) for t in names], ok=(BadVersionError, NoNodeError))
             todo = {t: todo[t] for t, r in zip(names, replies, strict=True)
                     if isinstance(r, BadVersionError)}
+
+    def _write_memory(self) -> None:
+        """Kafka before 2.4: what is left in the controller's memory replaces the admin znode
+        (created again if someone deleted it, ``setOrCreatePartitionReassignment``), and the
+        znode is deleted once nothing is left."""
+        left = {tp: m.target for tp, m in itertools.chain(self.moving.items(),
+                                                           self.pending.items())}
+        left.update((tp, r) for tp, r in self.stale.items() if tp not in left)
+        client = self._cluster.client
+        if not left:
+            with contextlib.suppress(NoNodeError):
+                client.delete(paths.REASSIGN_PARTITIONS)
+            return
+        data = codec.encode_reassignment([PartitionMove(tp.topic, tp.partition, r)
+                                          for tp, r in left.items()])
+        try:
+            client.set(paths.REASSIGN_PARTITIONS, data)
+        except NoNodeError:
+            _, stat = client.create(paths.REASSIGN_PARTITIONS, data, include_data=True)
+            # its own writing, not a request: when it reads the znode back it records nothing
+            self._cluster.own_request("reassign_submitted", stat.czxid)
+            self._cluster.record("reassignment_rewritten", czxid=stat.czxid,
+                                 partitions=len(left))
 
     def _remove_from_znode(self, finished: Collection[TopicPartition]) -> None:
         """Rewrite /admin/reassign_partitions without ``finished`` (re-read first, as Kafka's

@@ -9,6 +9,7 @@ the partition states.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -29,6 +30,7 @@ from kadmin.model import (
 )
 from kadmin.zk import codec, multiread, paths
 from kadmin.zk.multiread import Op, pipelined
+from kadmin.zk.topic_configs import read_min_insync
 
 __all__ = ["InFlight", "LiveCluster", "pipelined", "read_assignments", "read_cluster",
            "read_for_operation", "read_in_flight", "read_states", "unreadable_error"]
@@ -278,7 +280,14 @@ def read_for_operation(client: KazooClient, topics: Collection[str] | None, *,
     broken = [(path, reason) for path, reason in live.unreadable if _stops_operation(path)]
     if broken:
         raise unreadable_error(broken, "nothing was written")
-    return live
+    return with_min_insync(client, live)
+
+
+def with_min_insync(client: KazooClient, live: LiveCluster) -> LiveCluster:
+    """``live`` with its topics' ``min.insync.replicas`` (see :mod:`kadmin.zk.topic_configs`)."""
+    snapshot = dataclasses.replace(live.snapshot, min_insync=read_min_insync(
+        client, live.snapshot.topics))
+    return dataclasses.replace(live, snapshot=snapshot)
 
 
 def _stops_operation(path: str) -> bool:

@@ -74,7 +74,8 @@ def test_each_partition_in_its_state_after_an_interrupted_run(kadmin: Run, box: 
     assert json.loads(run.out) == {"complete": ["a-0"], "in_progress": ["b-0"],
                                    "not_started": ["c-0", "d-0"], "failed": [],
                                    "counts": {"complete": 1, "in_progress": 1,
-                                              "not_started": 2, "failed": 0}}
+                                              "not_started": 2, "failed": 0},
+                                   "stuck": []}
 
     # someone moves a-0 away again, and c-0 elsewhere through the Admin API (topic znode only)
     box.client.set(paths.topic("a"), b'{"version":2,"partitions":{"0":[0,1,2]},'

@@ -67,6 +67,8 @@ def _status_doc(st: Status) -> dict[str, object]:
         "unreadable": [{"path": p, "reason": r} for p, r in warnings.items],
         "unreadable_count": warnings.total,
         "throttles": [throttle_doc(t) for t in st.throttles],
+        "stuck": [{"partition": None if s.tp is None else str(s.tp), "cause": s.cause,
+                   "repair": s.repair} for s in st.stuck],
     }
 
 
@@ -122,6 +124,7 @@ def _work_rows(st: Status) -> Rows:
            if in_flight.election is not None else
            _absent(paths.PREFERRED_REPLICA_ELECTION, broken))
     yield ("topic deletions", listed(in_flight.deletions) if in_flight.deletions else "none")
+    yield ("stuck", f"{len(st.stuck)}" + (": " + listed(map(str, st.stuck)) if st.stuck else ""))
     yield ("replication throttles",
            f"{len(st.throttles)} config(s): {listed(f'/config/{t.entity}' for t in st.throttles)}"
            if st.throttles else "none")
