@@ -1,5 +1,5 @@
 """Benchmark: how soon kadmin reports a reassignment complete after the controller finishes it
-(issue 3).
+.
 
 The delay measured is from the controller deleting /admin/reassign_partitions to kadmin knowing,
 over ``--runs`` small reassignments (3 partitions, replicas rotated by one) on a real embedded
@@ -206,7 +206,7 @@ def main() -> None:
                      + summary("from the delete sent", [(r.done - r.sent) * 1000 for r in runs]))
         lines.append("  - from the delete acknowledged to the controller: "
                      + summary("lower bound", [(r.done - r.acked) * 1000 for r in runs]))
-    append_results("reassignment completion latency (issue 3)", describe_machine(), lines)
+    append_results("reassignment completion latency", describe_machine(), lines)
     print("\n".join(lines))
 
 

@@ -99,7 +99,7 @@ def main() -> None:
     with open("/proc/loadavg") as f:
         lines.append(f"- load average at the end: {f.read().split()[0]} (other jobs share the "
                      "2 cores; times include them)")
-    append_results("plan demote, 1M partitions (issue 21)", describe_machine(), lines)
+    append_results("plan demote, 1M partitions", describe_machine(), lines)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Benchmark: how long the pre-commit hook takes to install, with and without PySpark (issue 19).
+"""Benchmark: how long the pre-commit hook takes to install, with and without PySpark.
 
 pre-commit builds a hook's environment the first time it runs it (and again whenever the hook's
 rev changes, and on every CI runner without a cache). The hook only validates plans, so PySpark
@@ -73,7 +73,7 @@ def main() -> None:
                     sys.exit(f"{label}: pre-commit failed:\n{run.stdout}{run.stderr}")
             lines.append(f"- {label}: first run (install + check) **{times[0]:.1f} s**, "
                          f"environment {du(cache) / 2**20:.0f} MB; second run {times[1]:.1f} s")
-    publish("pre-commit hook install, with and without PySpark (issue 19)", lines)
+    publish("pre-commit hook install, with and without PySpark", lines)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def main() -> None:
         f"- ratio: {ratio:.2f}x (target <= 3x); peak RSS {peak_mb:.0f} MB (target < 2048 MB): "
         f"**{verdict}**",
     ]
-    append_results("plan generate, 1M partitions (issue 2)", describe_machine(), lines)
+    append_results("plan generate, 1M partitions", describe_machine(), lines)
     print("\n".join(lines))
 
 

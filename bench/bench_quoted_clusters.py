@@ -1,4 +1,4 @@
-"""Benchmark: issue 17's quoted clusters at the issue's sizes, `kadmin plan rebalance` held to
+"""Benchmark: the quoted clusters at the issue's sizes, `kadmin plan rebalance` held to
 the exact integer program (tests/unit/balance_oracle.py, scipy's HiGHS).
 
 The tests (tests/cli/test_cli_quoted_clusters.py) hold kadmin to the program on smaller
@@ -228,7 +228,7 @@ def main() -> None:
              "have them (bench/quoted_clusters.py), and the program is the judge.", "",
              *titles, "", *lines]
     if not args.no_append:
-        append_results("issue 17's quoted clusters against the integer program"
+        append_results("the quoted clusters against the integer program"
                        + (" (small)" if args.small else ""), describe_machine(), lines)
     print("\n".join(lines))
 

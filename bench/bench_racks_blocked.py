@@ -1,4 +1,4 @@
-"""Benchmark: racks that cannot be balanced as one cluster (issue 17, "Racks as they really are").
+"""Benchmark: racks that cannot be balanced as one cluster.
 
 Racks a {0..4}, b {5,6} and a new rack c {7} with one broker; every partition (RF 2) has one
 replica in a and one in b, placed at random. A replica may leave a or b for c (the partition
@@ -73,7 +73,7 @@ def main() -> None:
     lines: list[str] = []
     for n in (int(x) for x in args.partitions.split(",")):
         lines += run(n)
-    publish("racks that cannot balance as one cluster (issue 17, racks2)", lines)
+    publish("racks that cannot balance as one cluster", lines)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ The floor is what merely reading the snapshot (json.load) and writing a plan of 
 (json.dump of all 1M partitions) costs. Targets, for every shape and both goals: at most 3x that
 floor, a peak RSS under 2 GB, and moves equal to the lower bound.
 
-``racks-50k`` (issue 17): 50,000 partitions on 21 brokers in 3 racks of 7, one broker added
+``racks-50k``: 50,000 partitions on 21 brokers in 3 racks of 7, one broker added
 (racks of 8/7/7), planned rack-aware and with ``--disable-rack-aware``; the target is the
 rack-aware plan within 3x the time of the rack-free one (it was 462 s against 4.8 s), moves at
 the bound.
@@ -185,7 +185,7 @@ def main() -> None:
     with open("/proc/loadavg") as f:
         lines.append(f"- load average at the end: {f.read().split()[0]} (other jobs share the "
                      "2 cores; times include them)")
-    append_results("plan rebalance, 1M partitions, goals on and off, racks (issue 17)",
+    append_results("plan rebalance, 1M partitions, goals on and off, racks",
                    describe_machine(), lines)
 
 

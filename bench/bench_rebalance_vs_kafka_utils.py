@@ -1,4 +1,4 @@
-"""Benchmark: `kadmin plan rebalance` against Yelp's kafka-utils on the same clusters (issue 8).
+"""Benchmark: `kadmin plan rebalance` against Yelp's kafka-utils on the same clusters.
 
 Each scenario's cluster is loaded into a real ZooKeeper (kadmin's sandbox); both tools read it
 from there and write a plan file, and both plans are judged with kadmin's own metrics (spec
@@ -17,7 +17,7 @@ from its znode when the cluster has racks (its default puts every broker in one 
 Brokers of different sizes (scenario ``capacity``): kadmin reads them with ``--capacity``;
 kafka-utils has no notion of broker capacity (it balances replica counts evenly), so its plan
 is judged by how far each broker's replicas and preferred leaders end from the floor or ceiling
-of the broker's capacity share (spec section 7: ``R * w_b / sum(w)``), the "share error"; its
+of the broker's capacity share (docs/balancing.md: ``R * w_b / sum(w)``), the "share error"; its
 spreads are not the goal there and are not judged.
 
 Run: python bench/bench_rebalance_vs_kafka_utils.py
@@ -223,7 +223,7 @@ def scenarios(partitions: int, big: int) -> dict[str, Callable[[], Scenario]]:
         "mixed-rf-spread1": lambda: Scenario(
             "mixed-rf-spread1", f"mixed replication factors 1..5: {partitions:,} partitions "
                                 "(100 topics, Kafka-placed) on 8 brokers, 4 new; kadmin with "
-                                "--topic-spread 1 (spec section 7: 2,000 moves reach spread 1)",
+                                "--topic-spread 1 (docs/balancing.md: 2,000 moves reach spread 1)",
             kafka_placed(brokers(12), range(8), {f"topic-{i:05d}": (partitions // 100, 1 + i % 5)
                                                  for i in range(100)}),
             kadmin_args=("--topic-spread", "1")),
@@ -307,7 +307,7 @@ def evaluate(scenario: Scenario, table: PartitionTable, plan_file: Path | None) 
 
 def share_error(counts: Mapping[int, int], capacities: Mapping[int, int]) -> int:
     """How far the broker furthest from its capacity share ends from it: the distance of its
-    count from the floor..ceiling of ``total * w_b / sum(w)`` (spec section 7)."""
+    count from the floor..ceiling of ``total * w_b / sum(w)`` (docs/balancing.md)."""
     total, whole = sum(counts.values()), sum(capacities[b] for b in counts)
     worst = 0
     for b, n in counts.items():
@@ -586,7 +586,7 @@ def main() -> None:
         lines += ["Ties where neither tool can do better: " + ", ".join(optimal) + ".", ""]
     lines.append(f"Whole benchmark: {total:.0f} s.")
     if not args.no_append:
-        append_results("plan rebalance vs kafka-utils (issue 8)", describe_machine(), lines)
+        append_results("plan rebalance vs kafka-utils", describe_machine(), lines)
     print("\n".join(lines))
 
 

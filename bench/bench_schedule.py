@@ -1,6 +1,6 @@
-"""Benchmark: modelled duration / lower bound (spec section 8) of consecutive slicing in plan
+"""Benchmark: modelled duration / lower bound (docs/execution.md) of consecutive slicing in plan
 order against kadmin's composed schedule (``kadmin.schedule.compose``), on add / drain / skew /
-random plans with long-tailed sizes, at 10k and 100k partitions (issue 15).
+random plans with long-tailed sizes, at 10k and 100k partitions.
 
 Clusters are synthetic (30 brokers in 3 racks, RF 3, ``synthetic.synthetic_sizes``: each
 topic's typical partition log-normal around 200 MB); plans come from ``synthetic.synthetic_moves``
@@ -71,7 +71,7 @@ def main() -> None:
              + (f"; N = --max-moves-per-broker {args.per_broker}" if args.per_broker else ""),
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
-    append_results("schedule: slicing vs composed batches, modelled duration / bound (issue 15)",
+    append_results("schedule: slicing vs composed batches, modelled duration / bound",
                    describe_machine(), lines)
     print("\n".join(lines))
 

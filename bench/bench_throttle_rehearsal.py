@@ -1,6 +1,6 @@
 """Benchmark: a sandbox rehearsal of a 100,000-partition rebalance with partition sizes at three
-replication throttles - the duration the rehearsal measures against bytes / rate (issue 10), and
-against what ``reassign --dry-run`` predicted before it started (issue 15).
+replication throttles - the duration the rehearsal measures against bytes / rate, and
+against what ``reassign --dry-run`` predicted before it started.
 
 The cluster is synthetic (1,000 topics x 100 partitions, RF 3, 30 brokers in 3 racks) with
 long-tailed sizes (``synthetic.synthetic_sizes``: each topic's typical partition log-normal
@@ -20,7 +20,7 @@ out, as it is negligible next to copying on a real cluster.
 bytes / rate: with a throttle of R bytes/s per broker and direction, no schedule can finish
 before the busiest broker has sent or received its bytes: ``max over brokers of max(bytes in,
 bytes out) / R``. The ratio measured / bound is what batching costs: a batch ends only when its
-busiest broker is done, while the others wait idle; kadmin composes its batches (spec section 8)
+busiest broker is done, while the others wait idle; kadmin composes its batches (docs/execution.md)
 so that the broker bounding the plan bounds every batch. The dry run's prediction is that model
 of the batches the run then submits (``executor.dry_run_reassignment``, computed on the sandbox
 before the run); measured / predicted shows how well the model matches the simulated copying.
@@ -110,7 +110,7 @@ class Result:
     rate: int
     batches: int
     predicted: float
-    """Simulated seconds the rehearsal measured (the name kept from issue 10's table)."""
+    """Simulated seconds the rehearsal measured (the name kept from the table)."""
     real: float
     scale: float
     dry_run: float
@@ -193,7 +193,7 @@ def main() -> None:
                      f"{result.predicted / bound:.3f}x | "
                      f"{result.predicted / result.dry_run:.3f}x | {result.scale:,.0f} | "
                      f"{result.real:.0f} s |")
-    append_results("throttled rehearsal with composed batches, 100k partitions (issues 10, 15)",
+    append_results("throttled rehearsal with composed batches, 100k partitions",
                    describe_machine(), lines)
     print("\n".join(lines))
 

@@ -1,4 +1,4 @@
-"""Benchmark: is the default objective proven on mid-size clusters (issue 17)?
+"""Benchmark: is the default objective proven on mid-size clusters?
 
 The default objective of `kadmin plan rebalance` is the fewest moves, then the least worst topic
 spread among plans of those moves. Beyond the partition program's size (50,000 partition-broker
@@ -145,7 +145,7 @@ def main() -> None:
         lines.append(f"\nLoad average at the end: {f.read().split()[0]} (other helpers share "
                      "the 2 cores).")
     if args.publish:
-        publish("default objective proven on mid-size clusters (issue 17, bench_topic_proof)",
+        publish("default objective proven on mid-size clusters",
                 lines)
 
 

@@ -1,4 +1,4 @@
-"""Benchmark: reading a large cluster from a real ZooKeeper (issues 3 and 16).
+"""Benchmark: reading a large cluster from a real ZooKeeper.
 
 A synthetic cluster (default 2,000 topics x 100 partitions = 200,000, RF 3, 30 brokers) is loaded
 into an embedded ZooKeeper by the sandbox (``--connect`` reads an already loaded one instead).
@@ -269,7 +269,7 @@ def main() -> None:
     load = os.getloadavg()
     lines.append(f"- load average at the end: {load[0]:.1f} (other helpers share the 2 cores)")
     if not args.no_record:
-        append_results(f"ZooKeeper read, {total:,} partitions, multiRead (issue 16)",
+        append_results(f"ZooKeeper read, {total:,} partitions, multiRead",
                        describe_machine(), lines)
 
 

@@ -1,4 +1,4 @@
-"""The clusters issue 17 quotes, built as an operator would have them: shared by
+"""the clusters operators quoted, built as an operator would have them: shared by
 tests/cli/test_cli_quoted_clusters.py (small clusters of the same shapes, held to the integer
 program in every run) and bench/bench_quoted_clusters.py (the issue's sizes)."""
 

@@ -90,7 +90,7 @@ class PartitionMove(NamedTuple):
 
 
 class Reassignment(NamedTuple):
-    """A partition being reassigned, as Kafka 2.4+ records it in its topic znode (spec section 4).
+    """A partition being reassigned, as Kafka 2.4+ records it in its topic znode (docs/znodes.md).
 
     While it moves, the topic znode lists the *full* replica set (``target`` first, then the
     replicas being removed), which is neither what the partition had nor what it will have:
@@ -208,7 +208,7 @@ class ElectionPlan:
 
 @dataclass(frozen=True)
 class DeletionPlan:
-    """Topics to delete (the seed's ``{"version":1,"topics":[...]}`` document)."""
+    """Topics to delete (the deletion plan's ``{"version":1,"topics":[...]}`` document)."""
 
     topics: tuple[str, ...]
     version: int = 1

@@ -1,6 +1,6 @@
 """Replica placement: which brokers hold each partition, and in which order.
 
-Two rules (spec section 3): the seed's ``roundrobin`` and Kafka's own
+Two rules (docs/placement.md): round robin (``roundrobin``) and Kafka's own
 ``AdminUtils.assignReplicasToBrokers`` (plain and rack-aware), ported exactly so a plan made here
 matches what Kafka would have chosen for the same start index.
 

@@ -1,4 +1,4 @@
-"""Composing a plan's batches for the shortest run (spec section 8). Pure: plain data in and out.
+"""Composing a plan's batches for the shortest run (docs/execution.md). Pure: plain data in and out.
 
 Only one ``/admin/reassign_partitions`` znode exists at a time and the controller deletes it when
 its last partition is done, so a plan runs as a sequence of batches and each batch lasts as long

@@ -1,6 +1,6 @@
 """Partition sizes, from ``kafka-log-dirs.sh --describe`` or a snapshot. Pure parsing.
 
-ZooKeeper holds no sizes (spec section 6), so they come from Kafka's own tool, exactly as it
+ZooKeeper holds no sizes (docs/execution.md), so they come from Kafka's own tool, exactly as it
 prints them: two header lines (``Querying brokers for log directories information``,
 ``Received log directory information from brokers 0,1,2``) and one JSON document, or that JSON
 document alone. A partition's size is the largest size among its replicas that are not

@@ -117,7 +117,7 @@ def _generate(brokers: int, topics: int, partitions: int, replication_factor: in
 
 def _table(size: int, replication_factor: int) -> tuple[list[Replicas], list[PartitionState]]:
     """Row ``f``: the partition led by broker ``f`` of the first ``size``, followed by the next
-    ``replication_factor - 1`` brokers (the seed's round-robin rule), and its healthy state."""
+    ``replication_factor - 1`` brokers (the round-robin rule), and its healthy state."""
     replicas = [tuple((first + j) % size for j in range(replication_factor))
                 for first in range(size)]
     states = [PartitionState(leader=r[0], isr=r, leader_epoch=0, controller_epoch=CONTROLLER_EPOCH)

@@ -1,4 +1,4 @@
-"""Replication throttles (spec section 5): which entries a batch needs, and how kadmin merges
+"""Replication throttles (docs/execution.md): which entries a batch needs, and how kadmin merges
 them into a config znode and later takes exactly its own back out. Pure.
 
 A config znode's ``config`` is a str -> str map. For every moving partition ``p`` of topic
@@ -104,7 +104,7 @@ class BatchThrottle:
 
 def batch_throttle(moves: Iterable[PartitionMove],
                    current: Mapping[TopicPartition, Replicas]) -> BatchThrottle:
-    """The entries of spec section 5 for the moves that change something: leader entries for
+    """The entries of docs/execution.md for the moves that change something: leader entries for
     every current replica, follower entries for every new one, and every broker of either."""
     leaders: dict[str, set[tuple[int, int]]] = {}
     followers: dict[str, set[tuple[int, int]]] = {}

@@ -1,4 +1,4 @@
-"""Minimal-movement balancing (spec section 7): the fewest replica moves that balance replicas
+"""Minimal-movement balancing (docs/balancing.md): the fewest replica moves that balance replicas
 over the target brokers, then the fewest reorderings that balance preferred leaders. Pure
 functions over plain data; the same functions run on one machine (``kadmin plan rebalance``)
 and on chunks of topics in Spark.

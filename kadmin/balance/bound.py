@@ -1,4 +1,4 @@
-"""The lower bound of replica moves (spec section 7), one definition for every command that
+"""The lower bound of replica moves (docs/balancing.md), one definition for every command that
 prints one: ``plan rebalance``, ``plan stats`` (and what ``reassign`` reports of a plan). Pure.
 
 Two things no plan can avoid:

@@ -1,5 +1,5 @@
 """Broker capacities (``--capacity FILE``): the weights replica and leader shares follow when
-brokers differ in size (spec section 7). Pure: the document is parsed here, read by
+brokers differ in size (docs/balancing.md). Pure: the document is parsed here, read by
 :func:`kadmin.files.read_json`.
 
 Two formats are read:
@@ -199,7 +199,7 @@ class BrokerUse:
     capacity: int
     """Bytes of disk (the capacity file's)."""
     share: float
-    """The replicas its capacity entitles it to: R * w_b / sum(w) (spec section 7)."""
+    """The replicas its capacity entitles it to: R * w_b / sum(w) (docs/balancing.md)."""
     low: int
     high: int
     """Floor and ceiling of ``share``, exactly: balanced means a count between them."""

@@ -1,7 +1,7 @@
 """Every topic even: the fewest replica moves with per-topic bounds, as one exact program. Pure.
 
 Per-topic bounds do not fit the broker-level search of :mod:`kadmin.balance.flow`, but they do
-fit a network flow modelled at partition level (spec section 7, "Per-topic evenness"):
+fit a network flow modelled at partition level (docs/balancing.md, "Per-topic evenness"):
 
 - a *leave* arc per replica ``(p, a)``: partition ``p``'s replica on broker ``a`` goes (forced
   when ``a`` is no target), from node ``Z[t, a]`` (topic ``t`` of ``p`` on ``a``) to ``P[p]``;

@@ -1,4 +1,4 @@
-"""The figures of balance an operator judges a plan by (spec section 7). Pure.
+"""The figures of balance an operator judges a plan by (docs/balancing.md). Pure.
 
 Counts are per target broker, zeros included: a new broker that holds nothing is the very skew
 a rebalance exists to fix, so it must weigh in the spread. Replicas on other brokers (a drain not
@@ -50,7 +50,7 @@ def loads(before: Balance, after: Balance) -> list[dict[str, int]]:
 
 
 def spread(counts: Mapping[int, int]) -> int:
-    """Max minus min over the brokers (spec section 7); 0 for no brokers."""
+    """Max minus min over the brokers (docs/balancing.md); 0 for no brokers."""
     return max(counts.values()) - min(counts.values()) if counts else 0
 
 

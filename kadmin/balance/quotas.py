@@ -95,7 +95,7 @@ def fixed_quota(counts: Mapping[int, int], groups: Sequence[Group], outside: Map
     give = {b: n for b, n in outside.items() if n > 0}
     take: dict[int, int] = {}
     for group in groups:
-        bounds = group.bounds()  # floor/ceiling of each broker's share (spec section 7)
+        bounds = group.bounds()  # floor/ceiling of each broker's share (docs/balancing.md)
         ceilings = group.total - sum(low for low, _ in bounds.values())
         ranked = sorted((b for b in group.brokers if bounds[b][1] > bounds[b][0]),
                         key=lambda b: (bounds[b][0] - counts.get(b, 0), b))

@@ -1,4 +1,4 @@
-"""Balanced end states and the lower bound of moves (spec section 7). Pure.
+"""Balanced end states and the lower bound of moves (docs/balancing.md). Pure.
 
 Balanced means every target broker ends with ``floor`` or ``floor + 1`` units (replicas, or
 preferred leaderships) of its group, where a group is every target broker, or one rack when racks
@@ -29,7 +29,7 @@ class Group:
     def bounds(self) -> dict[int, tuple[int, int]]:
         """Each broker's balanced range ``(low, high)``: ``floor``/``floor + 1`` of the group
         when brokers are alike; with weights, floor and ceiling of its share
-        ``s_b = total * w_b / sum(w)`` (spec section 7), exactly (integer arithmetic). The
+        ``s_b = total * w_b / sum(w)`` (docs/balancing.md), exactly (integer arithmetic). The
         counts add up to ``total`` whatever the choice within the ranges, so which brokers end
         on their ceiling is left to the search."""
         if self.weights is None:
@@ -98,7 +98,7 @@ def fewest_to_ranges(inside: Mapping[int, int], ranges: Mapping[int, tuple[int, 
     target broker ``b`` within ``ranges[b]`` (``high - low <= 1``), ``now_b = inside[b]``:
     every broker below its low takes up to it, and the ceilings beyond those that brokers
     holding at least their high keep for free each cost one more. No plan reaching such an end
-    state moves fewer (spec section 7's balance term)."""
+    state moves fewer (docs/balancing.md's balance term)."""
     ceilings = total - sum(low for low, _ in ranges.values())
     free = sum(1 for b, (low, high) in ranges.items() if high > low and inside[b] >= high)
     return (sum(max(0, low - inside[b]) for b, (low, _) in ranges.items())

@@ -68,8 +68,8 @@ def balance_bytes(table: PartitionTable, sizes: Sequence[int], targets: Collecti
     """Moves until every byte is on a target broker and the targets' bytes differ by at most
     the largest partition (or no move helps any more, or every broker is within it of its
     share already). With ``weights`` (capacities) it is the bytes per unit of capacity that
-    end within one largest partition over the smallest capacity of each other (spec section
-    7), each broker's share in proportion. ``fixed``: bytes on the targets of partitions that
+    end within one largest partition over the smallest capacity of each other
+    (docs/balancing.md), each broker's share in proportion. ``fixed``: bytes on the targets of partitions that
     are not in ``table`` and stay where they are."""
     targets = frozenset(targets)
     held = {b: 0 for b in targets}

@@ -1,4 +1,4 @@
-"""The spellings options had before kadmin spoke one grammar (issue 18), kept working and
+"""The spellings options had before kadmin spoke one grammar, kept working and
 hidden from help: scripts written for them still run.
 
 Each old spelling is a hidden copy of the option it was renamed to, under the old name: the

@@ -114,6 +114,8 @@ def output_path(text: str) -> Path:
     """Typer parser for options naming a file to write: Path('') is the current folder, so an
     empty value would be taken for "." instead of a mistake. ``-`` is stdout for the options
     that say so (:func:`stdout_is_data`)."""
+    if isinstance(text, Path):  # a default Typer passes through the parser
+        return text
     if not text:
         raise typer.BadParameter("must name a file, not be empty")
     if text != "/" and text.endswith(("/", os.sep)):
@@ -130,6 +132,8 @@ def file_output(text: str) -> Path:
     """:func:`output_path` for options that write one file: a name ending in ``/`` or naming
     no file (``.``, ``/``) is refused, never written as a file of the folder's name."""
     path = output_path(text)
+    if isinstance(text, Path):  # a default Typer passes through the parser
+        return path
     if text != "-" and (text.endswith(("/", os.sep)) or path.name in ("", ".", "..")):
         raise typer.BadParameter(f"{printable(text)} names a folder; name the file to write")
     return path
@@ -351,7 +355,7 @@ AllowInternalOpt = Annotated[bool, typer.Option(
 TargetBrokersOpt = Annotated[str | None, typer.Option(
     "--brokers", help="Target broker ids, comma-separated (default: every broker).")]
 StrategyOpt = Annotated[Strategy, typer.Option(
-    "--strategy", help="roundrobin: the seed's rule; kafka: AdminUtils (rack-aware).")]
+    "--strategy", help="roundrobin: the round-robin rule; kafka: AdminUtils (rack-aware).")]
 PlacementRfOpt = Annotated[int | None, typer.Option(
     "--replication-factor", parser=count(1), help="Default: every partition keeps its own replica count.")]
 StartIndexOpt = Annotated[int | None, typer.Option(

@@ -50,7 +50,7 @@ def reassign(
     allow_rf_change: AllowRfChangeOpt = False,
     throttle: Annotated[str | None, typer.Option(
         "--throttle", help=f"Replication throttle for each batch, bytes/s: {RATE_FORMS}. Set "
-                           "before a batch, removed after it (spec section 5).")] = None,
+                           "before a batch, removed after it (docs/execution.md).")] = None,
     sizes_path: SizesOpt = None,
     max_batch_bytes: MaxBatchBytesOpt = None,
     max_moves_per_broker: MaxMovesPerBrokerOpt = None,

@@ -13,7 +13,7 @@ from kadmin.model import listed
 from kadmin.operations import throttle as throttling
 from kadmin.units import human_bytes
 
-app = typer.Typer(help="Replication throttles (spec section 5).", no_args_is_help=True,
+app = typer.Typer(help="Replication throttles (docs/execution.md).", no_args_is_help=True,
                    rich_markup_mode=None)
 
 

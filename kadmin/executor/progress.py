@@ -1,5 +1,5 @@
 """The progress accountant of a reassignment: partitions and bytes done, the rate, and an ETA
-from the schedule's model (spec section 8) for what is left, not a straight line.
+from the schedule's model (docs/execution.md) for what is left, not a straight line.
 
 What is left is the rest of the batch in flight (its modelled duration times the share of its
 bytes still to copy) plus the modelled duration of every batch still to run. With a throttle

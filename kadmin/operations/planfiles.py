@@ -10,7 +10,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kadmin import files, min_insync, plans
-from kadmin.executor.common import read_back_plan
 from kadmin.model import (
     ClusterSnapshot,
     InvalidInput,
@@ -55,6 +54,9 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
 
     def read_back(path: Path, written: Path) -> None:
         if path == rollback_path and rollback is not None:
+            # the executor's check, imported here: writing a plan must not load kazoo
+            from kadmin.executor.common import read_back_plan
+
             read_back_plan(path, written)
 
     files.atomic_write_files(writes, force=force, read_back=read_back)

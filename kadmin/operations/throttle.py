@@ -1,5 +1,5 @@
 """``throttle show``, ``throttle clear`` and ``throttle set``: the replication throttles in force,
-removing them, and changing the rate of a running reassignment (spec section 5)."""
+removing them, and changing the rate of a running reassignment (docs/execution.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cutting a plan into znode-sized batches (spec section 2 limits). Pure."""
+"""Cutting a plan into znode-sized batches (docs/controller.md limits). Pure."""
 
 from __future__ import annotations
 

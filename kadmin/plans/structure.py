@@ -1,7 +1,7 @@
 """Plan documents: detect, validate, parse, diff against a cluster, batch, and summarise. Pure.
 
-A plan file is one of the three admin documents (spec section 1): Kafka's
-``kafka-reassign-partitions.sh`` file, the preferred replica election document, or the seed's topic
+A plan file is one of the three admin documents (docs/znodes.md): Kafka's
+``kafka-reassign-partitions.sh`` file, the preferred replica election document, or the topic
 deletion document. The JSON Schemas in ``schemas/`` are the authority on their shape; this module
 adds the rules no schema can express (a partition listed twice, one log dir per replica) and the
 rules that need the cluster (unknown partitions, brokers, replication factor changes).

@@ -2,7 +2,7 @@
 
 A new replica of a partition copies the partition's bytes from the leader. Every broker can
 send ``bandwidth`` bytes/s and receive as many. A copy throttled on a side (its ``p:b`` entry in
-the topic's throttled-replica list, spec section 5) also counts against that broker's throttle
+the topic's throttled-replica list, docs/execution.md) also counts against that broker's throttle
 rate on that side, together with every other copy throttled there: Kafka's throttle is a quota
 per broker and direction (bytes/s over all its throttled replicas), not a rate per partition.
 So each copy crosses two to four *resources* - its leader's outbound bandwidth, its follower's

@@ -1,4 +1,4 @@
-"""/admin/delete_topics/<t> as Kafka's controller serves it (spec section 2): a marker for an
+"""/admin/delete_topics/<t> as Kafka's controller serves it (docs/controller.md): a marker for an
 unknown topic (or with deletion disabled) is just removed; an existing topic is deleted with
 its config once no partition of it is being reassigned and every replica's broker is alive."""
 

@@ -1,4 +1,4 @@
-"""/admin/preferred_replica_election as Kafka's controller serves it (spec section 2): each
+"""/admin/preferred_replica_election as Kafka's controller serves it (docs/controller.md): each
 listed partition's preferred replica becomes leader if it is alive and in the ISR, then the
 whole znode is deleted."""
 

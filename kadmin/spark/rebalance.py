@@ -40,7 +40,7 @@ fewest moves goes below, proven where the plan meets it, with the chunks and top
 their own bound counted.
 Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
 every topic within 1 on all five clusters, at 0 to 1.0% more moves than the exact minimum (0 and
-proven on the skewed one); on issue 17's cluster (one broker added to 11) the exact minimum,
+proven on the skewed one); on the cluster (one broker added to 11) the exact minimum,
 proven (tests/spark/test_spark_rebalance.py).
 
 The encoded moves then stream to the driver in topic order and are cut into batch files exactly

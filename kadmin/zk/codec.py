@@ -1,4 +1,4 @@
-"""Encode and decode every znode payload kadmin touches, for every Kafka version (spec section 1).
+"""Encode and decode every znode payload kadmin touches, for every Kafka version (docs/znodes.md).
 
 Pure: bytes in, domain values out (and back). Decoders accept every version Kafka ever wrote and
 ignore unknown keys; anything else raises :class:`DecodeError` with a message that says what is
@@ -191,7 +191,7 @@ def decode_topic(data: bytes | None) -> TopicAssignment:
 
 def decode_topic_znode(data: bytes | None) -> TopicZnode:
     """Versions 1-3. v2+ (Kafka 2.4+) records a reassignment in flight as ``adding_replicas`` and
-    ``removing_replicas`` (spec section 4): ``partitions[p]`` is then the full set, the target is
+    ``removing_replicas`` (docs/znodes.md): ``partitions[p]`` is then the full set, the target is
     it minus the removing replicas and the original it minus the adding ones. ``topic_id`` and
     unknown keys are ignored. Lists Kafka's controller could not have written (a replica added
     that the partition does not list, a partition that would end with no replica) are errors:

@@ -1,4 +1,4 @@
-"""/config/topics/<t>, /config/brokers/<id> and /config/changes notifications (spec section 5).
+"""/config/topics/<t>, /config/brokers/<id> and /config/changes notifications (docs/execution.md).
 
 Brokers and operators change config znodes too, so every write is a compare-and-set: the
 config znode is written conditional on the version it was read at (or created, which fails if

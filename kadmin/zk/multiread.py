@@ -1,5 +1,5 @@
 """Many reads per round trip: ZooKeeper's multiRead (opcode 22, servers 3.6+), with pipelined
-single reads for older servers (spec section 9).
+single reads for older servers (docs/multiread.md).
 
 Built on kazoo's protocol layer as kazoo's own ``Transaction`` (opcode 14) is: :class:`MultiRead`
 serializes kazoo's ``GetData``/``GetChildren`` requests behind ``MultiHeader`` records and kazoo's

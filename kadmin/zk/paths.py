@@ -1,4 +1,4 @@
-"""Every znode path kadmin reads or writes, in one place (spec section 1).
+"""Every znode path kadmin reads or writes, in one place (docs/znodes.md).
 
 Paths are relative to the connection's chroot: kazoo prefixes the chroot itself.
 """

@@ -1,4 +1,4 @@
-"""Brokers of different sizes seen by an operator (issue 17): ``kadmin status --capacity``
+"""Brokers of different sizes seen by an operator: ``kadmin status --capacity``
 and ``plan stats --capacity`` show each broker's use of its capacity (with ``--sizes``), the
 brokers above it are named in one capped line, and ``plan rebalance`` counts every topic's bytes
 when it says a broker ends above its capacity or refuses bytes beyond it."""
@@ -36,7 +36,7 @@ def test_status_shows_each_brokers_capacity_share_and_use(kadmin, start_sandbox,
     assert {b: (v["bytes"], v["capacity"], v["used"]) for b, v in brokers.items()} == {
         0: (2 * GB, GB // 2, 4.0), 1: (2 * GB, 4 * GB, 0.5), 2: (2 * GB, 4 * GB, 0.5),
         3: (0, 4 * GB, 0.0)}
-    # 6 replicas over capacities 0.5 : 4 : 4 : 4 (spec section 7)
+    # 6 replicas over capacities 0.5 : 4 : 4 : 4 (docs/balancing.md)
     assert [brokers[b]["replica_share"] for b in range(4)] == [0.24, 1.92, 1.92, 1.92]
     assert doc["over_capacity"] == [{"broker": 0, "bytes": 2 * GB, "capacity": GB // 2}]
     text = kadmin("status", "-z", box.connect_string, "--sizes", "sizes.txt", "--capacity",

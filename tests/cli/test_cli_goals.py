@@ -1,4 +1,4 @@
-"""`kadmin plan rebalance` / `plan stats` on the clusters of issue 17: topics kept even, racks as
+"""`kadmin plan rebalance` / `plan stats` on the clusters operators quoted: topics kept even, racks as
 they are, brokers of different sizes; and one lower bound for both commands."""
 
 from __future__ import annotations

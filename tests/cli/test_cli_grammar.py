@@ -1,4 +1,4 @@
-"""One grammar on the command line (issue 18): the same word for the same idea on every command,
+"""One grammar on the command line: the same word for the same idea on every command,
 help on every option, ``--json`` wherever a result is reported, the ZooKeeper options alike
 everywhere, and the old spellings still working, hidden from help."""
 
@@ -129,7 +129,7 @@ def test_plan_election_deletion_and_snapshot_report_json(kadmin: Any, tmp_path: 
 
 
 READS_A_PLAN = {"reassign", "verify", "elect", "topics delete", "plan stats"}
-"""plan validate reads plans too: its FILE... arguments are issue 19's."""
+"""plan validate reads plans too: its FILE... arguments name plan files."""
 
 
 @pytest.mark.parametrize("path", sorted(READS_A_PLAN))

@@ -116,7 +116,7 @@ def test_generate_default_path_under_plans(kadmin, cluster_file, tmp_path):
     (["--topics", "orders", "--all-topics"], "exactly one"),
     (["--topics", "orders", "--brokers", "0,9"], "9"),
     (["--topics", "orders", "--replication-factor", "7"], "exceeds"),
-    (["--topics", "orders", "--replication-factor", "0"], "at least 1"),
+    (["--topics", "orders", "--replication-factor", "0"], "'0' is less than the minimum 1"),
 ])
 def test_generate_bad_input_exits_2_and_writes_nothing(kadmin, cluster_file, tmp_path, args,
                                                        message):

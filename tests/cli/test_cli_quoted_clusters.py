@@ -1,4 +1,4 @@
-"""The clusters issue 17 quotes, built as an operator would have them, run through the CLI and
+"""the clusters operators quoted, built as an operator would have them, run through the CLI and
 held to the exact integer program (``tests/unit/balance_oracle.py``, scipy's HiGHS): the moves
 kadmin makes and prints as the lower bound, and the worst topic spread it reaches, are the
 program's optimum on the very cluster built here, never a number copied from the issue.

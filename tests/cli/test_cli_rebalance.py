@@ -167,7 +167,7 @@ def test_a_partition_in_flight_is_a_conflict(kadmin, tmp_path):
     (["--remove-brokers", "9"], "broker(s) 9 are neither registered"),
     (["--topics", "nope"], "unknown topic(s) not in the cluster: nope"),
     (["--replication-factor", "5"], "--replication-factor 5 is larger than the 4 target"),
-    (["--max-moves", "-1"], "'--max-moves': Input should be greater than or equal to 0"),
+    (["--max-moves", "-1"], "'--max-moves': '-1' is less than the minimum 0"),
 ])
 def test_mistakes_exit_2_with_one_line(kadmin, tmp_path, args, message):
     run = kadmin("plan", "rebalance", "--cluster", str(write(tmp_path, GROWN)), "--out", "p.json",

@@ -1,4 +1,4 @@
-"""What `kadmin plan rebalance` says of its worst topic spread (issue 17, default objective):
+"""What `kadmin plan rebalance` says of its worst topic spread:
 proven the least when it is, and otherwise how far from proven, in words and in --json."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reassignments in flight (Kafka 2.4+, spec section 4), started through /admin/reassign_partitions
+"""Reassignments in flight (Kafka 2.4+, docs/znodes.md), started through /admin/reassign_partitions
 or through the Admin API (which writes only the topic znode): status reports them, planning and
 submitting for them is a conflict, the rollback file records their original replicas, and topics
 still being moved are not deleted unless the operator insists.

@@ -2,7 +2,7 @@
 loopback port with its own KRB5_CONFIG and KDC profile), a ZooKeeper from PySpark's jars whose
 JAAS ``Server`` section logs in from a keytab and that serves only SASL-authenticated sessions
 (``sessionRequireClientSASLAuth=true``), and kadmin run as an operator runs it, with a ticket
-from ``kinit`` in a private KRB5CCNAME (issue 20, items 18 to 22).
+from ``kinit`` in a private KRB5CCNAME.
 
 Skipped, saying why, where the MIT Kerberos tools or the ``kerberos`` module are missing
 (``tools/install.sh --test`` installs both)."""

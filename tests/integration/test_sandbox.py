@@ -1,5 +1,5 @@
 """The sandbox against a real ZooKeeper: the snapshot as loaded, and the simulated controller
-doing to the admin znodes what Kafka's controller does (spec section 2).
+doing to the admin znodes what Kafka's controller does (docs/controller.md).
 
 The test's own client (``zk``) plays kadmin or the operator; the controller runs on a session of
 its own, as a real controller would. Assertions are on znode contents.

@@ -1,4 +1,4 @@
-"""Composed schedules against the real ZooKeeper and the simulated controller (issue 15): the
+"""Composed schedules against the real ZooKeeper and the simulated controller: the
 dry run's prediction is the model of the batches the run then submits; a SIGKILLed run's rerun
 continues the same schedule and submits nothing twice; ``reassign --elect``."""
 

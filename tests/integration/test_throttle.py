@@ -1,5 +1,5 @@
 """Replication throttles against a real ZooKeeper: the exact config znodes `reassign --throttle`
-writes (spec section 5), merged with what was there, their notifications, their removal after
+writes (docs/execution.md), merged with what was there, their notifications, their removal after
 the batch (and after a SIGKILL and a rerun), `throttle show/clear/set`, the health gate, byte
 progress - and the sandbox copying partition bytes at the throttle rate it reads from those
 znodes. The sandbox runs on a manual clock: nothing completes until the test moves time, so

@@ -1,4 +1,4 @@
-"""Ctrl-C (issue 20, item 15): exit 130 with one line, never a traceback - also while the CLI
+"""Ctrl-C: exit 130 with one line, never a traceback - also while the CLI
 is still being imported - and the line says "run again to resume" only for the commands that
 resume (``reassign``, ``elect``); a planner such as ``spark rebalance`` writes its output whole
 or not at all, so an interrupted one wrote nothing."""

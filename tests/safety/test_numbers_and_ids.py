@@ -1,4 +1,4 @@
-"""One rule for numbers and id lists on every command line (issue 20, items 9 and 10).
+"""One rule for numbers and id lists on every command line.
 
 Numbers: finite decimals, computed exactly (``--rate 9223372036854775807``, Java's
 Long.MAX_VALUE, is what Kafka accepts), and ``inf``, ``nan`` and the like refused with the same

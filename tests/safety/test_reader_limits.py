@@ -1,4 +1,4 @@
-"""One reader, one set of limits (issue 20, item 6): a topics.jsonl line over the 64 MB limit
+"""One reader, one set of limits: a topics.jsonl line over the 64 MB limit
 for one record is refused alike - same exit code, same one line naming the file and line - by
 every command that reads a snapshot folder, the Spark planners included."""
 

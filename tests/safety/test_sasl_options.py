@@ -1,5 +1,5 @@
-"""The SASL file, without a KDC (issue 20, item 20; the real Kerberos runs are in
-tests/integration/test_kerberos.py): a GSSAPI file without "service" gets kazoo's default
+"""The SASL file, without a KDC (the real Kerberos runs are in tests/integration/test_kerberos.py):
+a GSSAPI file without "service" gets kazoo's default
 ``zookeeper``, an empty one is refused by name, and Kerberos' own errors are worded from their
 minor text."""
 

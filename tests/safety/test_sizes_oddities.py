@@ -1,4 +1,4 @@
-"""Sizes files that read but are odd (issue 20, item 16): a partition number Kafka would not
+"""Sizes files that read but are odd: a partition number Kafka would not
 print (``t0-00``), a partition listed twice in one log dir, a line before the JSON that is not
 one of kafka-log-dirs.sh's two header lines. Each is read as before and named in a warning,
 one line per kind, bounded (the first partitions and a count of the rest)."""

@@ -1,5 +1,5 @@
-"""Config znodes and kadmin's own throttle records that cannot be decoded (issue 20, items 3, 5
-and 8), against a real ZooKeeper with the simulated controller.
+"""Config znodes and kadmin's own throttle records that cannot be decoded, against a real
+ZooKeeper with the simulated controller.
 
 - a record under /kadmin/throttles kadmin cannot read is named, never taken for "not kadmin's":
   ``throttle show`` says so, ``throttle clear`` clears the rest and exits 1 naming it (its

@@ -1,4 +1,4 @@
-"""Every file kadmin writes may replace only a regular file (issue 20, items 1, 4 and 8).
+"""Every file kadmin writes may replace only a regular file.
 
 Plans and their rollback files, snapshots (file and folder), Spark output folders, ``sandbox
 --record`` and the rollback and journal files of ``reassign``: a folder where a file goes, a

@@ -210,7 +210,7 @@ def test_the_folder_is_what_validate_stats_and_the_cli_read(spark, grown, tmp_pa
     assert code == 0, stderr
     doc = json.loads((out / "manifest.json").read_text())
     assert f"{doc['replica_moves']} replica move(s) (lower bound {doc['lower_bound']})" in stdout
-    assert "empties broker(s) 11: their " in stdout  # issue 20 item 13: the drained broker named
+    assert "empties broker(s) 11: their " in stdout  # the drained broker named
     assert "replica moves, round 1:" in stderr and "WARN" not in stderr  # kadmin's progress only
     from kadmin.cli.app import main as kadmin
     for command in (["plan", "validate", str(out), "--cluster", str(grown)],

@@ -1,7 +1,7 @@
 """Exact optima for small clusters, by integer programming (scipy's HiGHS), to hold the balancing
 core against: the fewest replica moves and leader changes that any balanced plan needs.
 
-Independent of kadmin's code on purpose: the model is written from spec section 7 alone.
+Independent of kadmin's code on purpose: the model is written from docs/balancing.md alone.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Where racks forbid balancing the brokers, on clusters too large for the partition program
-(issue 17): the plan reaches the rack-level end state (:func:`kadmin.balance.racks.rack_level`)
+: the plan reaches the rack-level end state (:func:`kadmin.balance.racks.rack_level`)
 with exactly the fewest moves the integer program with rack constraints finds at the least
 spread, and says so ("proven")."""
 

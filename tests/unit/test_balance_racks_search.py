@@ -1,4 +1,4 @@
-"""Racks of unequal size on clusters too large for the exact program (issue 17): the
+"""Racks of unequal size on clusters too large for the exact program: the
 broker-level search balances the whole cluster, no partition losing a rack, and is kept only
 when it meets the rack-free lower bound, which no rack-aware plan can beat."""
 

@@ -1,5 +1,5 @@
 """The sandbox's data model: copies sharing broker bandwidth and throttles max-min fairly, in
-exact time - held to the definition of max-min fairness at every event, and to spec section 8's
+exact time - held to the definition of max-min fairness at every event, and to docs/execution.md's
 bound on a batch's duration."""
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def test_max_min_fairness_still_lets_a_bounding_broker_idle_behind_lower_fair_le
     """Not makespan-optimal, and the rehearsal's remaining gap to the bound: broker 1 sends
     20 MB (10 to 2, 10 to 3), the most any broker moves, but brokers 2 and 3 each share their
     throttle three ways, so broker 1 runs at 2/3 of it until the small copies are done (12 s)
-    and the batch takes 24 s where spec 8's bound is 20 s."""
+    and the batch takes 24 s where docs/execution.md's bound is 20 s."""
     throttle = 1 * MB
     limits: dict[Side, float] = {(b, d): throttle for b in range(1, 8) for d in ("out", "in")}
     copies = [(0.0, Copy("1-2", 10 * MB, 1, 2, True, True)),

@@ -37,7 +37,7 @@ def cases(draw: st.DrawFn) -> Case:
 
 def expected(parts: Sequence[Replicas], demoted: set[int], registered: set[int],
              minimal: bool) -> tuple[list[int], list[bool]]:
-    """The brokers that may lead and the partitions that may change, from issue 21's words."""
+    """The brokers that may lead and the partitions that may change, from the words."""
     live = registered - demoted
     brokers = sorted({b for r in parts for b in r if b in live})
     movable = [bool(set(r) & live) and (r[0] in demoted or (not minimal and r[0] in live))

@@ -1,4 +1,4 @@
-"""The default objective at any size (issue 17): the topic-spread bound of
+"""The default objective at any size: the topic-spread bound of
 :mod:`kadmin.balance.spreads` never exceeds the integer program's least spread, and a plan that
 meets it is the lexicographic optimum; clusters too large for the exact program are proven by
 it, or say how far from proven they are."""

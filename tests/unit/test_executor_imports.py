@@ -1,6 +1,6 @@
 """What runs on a Spark executor imports only the standard library, PySpark and kadmin's pure
 core: a cluster's executors have PySpark and the shipped kadmin.zip, not jsonschema, kazoo, typer,
-or rich (issue 18). Each module is imported in a fresh interpreter where those raise ImportError."""
+or rich. Each module is imported in a fresh interpreter where those raise ImportError."""
 
 from __future__ import annotations
 

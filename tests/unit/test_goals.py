@@ -1,4 +1,4 @@
-"""Balancing goals (issue 17): brokers of different sizes, every topic even, racks as they are;
+"""Balancing goals: brokers of different sizes, every topic even, racks as they are;
 each held to the exact integer program of ``balance_oracle``."""
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def test_a_broker_twice_the_size_ends_with_twice_the_replicas() -> None:
     assert leaders == {0: 4, 1: 4, 2: 4, 3: 12}
 
 
-# --- one lower bound (issue 20 item 7) ----------------------------------------------------------
+# --- one lower bound ----------------------------------------------------------
 
 
 @st.composite

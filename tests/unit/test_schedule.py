@@ -1,5 +1,5 @@
 """kadmin.schedule: composed batches never slower than slicing, never below the bound, every
-limit held, every partition once; near the bound on realistic plans (spec section 8)."""
+limit held, every partition once; near the bound on realistic plans (docs/execution.md)."""
 
 from __future__ import annotations
 

@@ -107,7 +107,7 @@ KAFKA_FILES = [
     # kafka-preferred-replica-election.sh --path-to-json-file, without version
     ('{"partitions": [{"topic": "foo", "partition": 1}, {"topic": "foobar", "partition": 2}]}',
      PlanKind.ELECTION),
-    # the seed's deletion document
+    # the deletion plan document
     ('{"version":1,"topics":["foo","bar"]}', PlanKind.DELETION),
 ]
 

@@ -147,7 +147,7 @@ def _kept(say: Callable[[str], None], figures: Rebalanced) -> None:
 
 
 def goal_lines(r: Rebalanced) -> list[str]:
-    """What the plan did for topics, racks and capacities, in the words of spec section 7."""
+    """What the plan did for topics, racks and capacities, in the words of docs/balancing.md."""
     lines = []
     goal = r.topic_goal
     # where racks keep the brokers uneven, the plain bound only evens them as far as racks allow

@@ -133,7 +133,7 @@ def _work_rows(st: Status) -> Rows:
 def _shares_table(st: Status) -> None:
     """Replicas and leaderships per broker, the busiest first (with capacities and sizes, the
     fullest first), so skew shows at the top; with sizes the bytes on each, with capacities
-    each broker's capacity, its share of the replicas (spec section 7) and the part in use."""
+    each broker's capacity, its share of the replicas (docs/balancing.md) and the part in use."""
     shares, held = st.shares, st.held
     if not shares.brokers:
         return
