@@ -26,6 +26,9 @@ class ExecutionPlanned:
     bytes_total: int | None = None
     """Bytes the plan copies (with partition sizes), already done included."""
     bytes_done: int | None = None
+    eta: float | None = None
+    """Seconds the schedule's model gives the batches to run (with partition sizes and a
+    throttle; None otherwise)."""
     contradicted: tuple[str, ...] = ()
     """Partitions the journal records submitted that are neither at their target nor moving
     (the first 100 of ``contradicted_count``): submitted again."""
@@ -112,6 +115,9 @@ class BatchDone:
     done: int
     total: int
     bytes_done: int | None = None
+    eta: float | None = None
+    """Seconds the schedule's model gives the batches still to run (with partition sizes; at
+    the throttle, else at the pace measured so far)."""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,20 @@ fi
 PIP=(python3 -m pip install --quiet --disable-pip-version-check)
 if [ "${1:-}" = "--test" ]; then
   TARGET=(-e '.[test]')
+  # the report tests open kadmin's HTML reports in a real headless browser (Debian's chromium
+  # and its driver, through selenium); without them those tests fail, saying so
+  if ! { command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; }; then
+    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; }; then
+      SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+      echo "tools/install.sh: installing chromium and chromium-driver for the report tests" >&2
+      $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq chromium chromium-driver >/dev/null \
+        || echo "tools/install.sh: could not install chromium; the report tests will fail" >&2
+    else
+      echo "tools/install.sh: no apt-get (or no root): install chromium and chromedriver for" \
+           "the report tests, which fail without them" >&2
+    fi
+  fi
   # Kerberos for the GSSAPI integration test: MIT's KDC and client tools, and the headers the
   # kerberos module builds against (kadmin[kerberos]). Where they cannot be installed the test
   # skips, saying so; everything else is installed as usual.

@@ -271,6 +271,14 @@ OutOpt = Annotated[Path | None, typer.Option(
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing plan file.")]
 BatchSizeOpt = Annotated[int, typer.Option("--batch-size", parser=count(1),
                                            help="Partitions per znode.")]
+MaxBatchBytesOpt = Annotated[str | None, typer.Option(
+    "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")]
+MaxMovesPerBrokerOpt = Annotated[int | None, typer.Option(
+    "--max-moves-per-broker", parser=count(1),
+    help="Per batch, the most new replicas one broker receives and the most moving "
+         "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
+         "default: no limit). Fewer simultaneous fetches per broker, the same lower "
+         "bound.")]
 
 # the options of `plan rebalance` that `spark rebalance` shares
 AllTopicsDefaultOpt = Annotated[bool, typer.Option(

@@ -11,10 +11,12 @@ import typer
 from kadmin import placement
 from kadmin.cli import replace
 from kadmin.cli.common import (
+    RATE_FORMS,
     AllowInternalOpt,
     AllowRfChangeOpt,
     AllTopicsDefaultOpt,
     AllTopicsOpt,
+    BatchSizeOpt,
     BrokersOpt,
     CapacityOpt,
     ClusterOpt,
@@ -23,7 +25,10 @@ from kadmin.cli.common import (
     ForceOpt,
     JsonOpt,
     LeadersOpt,
+    MaxBatchBytesOpt,
     MaxMovesOpt,
+    MaxMovesPerBrokerOpt,
+    MaxZnodeBytesOpt,
     OutOpt,
     PlacementRfOpt,
     PlanArgument,
@@ -42,6 +47,7 @@ from kadmin.cli.common import (
     cluster_source,
     connects,
     count,
+    named_output,
     one_plan,
     stdout_is_data,
     warn,
@@ -62,6 +68,24 @@ from kadmin.requests import RebalanceRequest
 
 app = typer.Typer(help="Generate, validate and inspect plan files.", no_args_is_help=True,
                    rich_markup_mode=None)
+
+
+PlanFilesArgument = Annotated[list[Path] | None, typer.Argument(
+    help="Plan files; folders of plans (their *.json, journals aside) and `kadmin spark` output "
+         "folders (or their manifest.json) too.", show_default=False)]
+PlanFilesOpt = Annotated[list[Path] | None, typer.Option(
+    "--plan", help="A plan, as the arguments are (may be given more than once).",
+    show_default=False)]
+
+
+def plans_named(arguments: list[Path] | None, options: list[Path] | None, command: str,
+                purpose: str) -> tuple[Path, ...]:
+    """The plans of ``plan validate`` and ``plan report``: the arguments, then each --plan."""
+    named = (*(arguments or []), *(options or []))
+    if not named:
+        raise InvalidInput(f"no plan given: name the plans to {purpose} (kadmin plan {command} "
+                           "FILE ... or --plan FILE)")
+    return named
 
 
 class Balance(str, Enum):
@@ -108,12 +132,8 @@ def generate(
 @connects
 def validate(
     zk: Connection,
-    plan_files: Annotated[list[Path] | None, typer.Argument(
-        help="Plan files to check; folders of plans (their *.json, journals aside) and `kadmin "
-             "spark` output folders (or their manifest.json) too.", show_default=False)] = None,
-    plan_options: Annotated[list[Path] | None, typer.Option(
-        "--plan", help="A plan to check, as the arguments are (may be given more than once).",
-        show_default=False)] = None,
+    plan_files: PlanFilesArgument = None,
+    plan_options: PlanFilesOpt = None,
     kind: Annotated[PlanKind | None, typer.Option(
         "--kind", help="The kind every plan must be (default: detected for each).")] = None,
     cluster: ClusterOpt = None,
@@ -125,6 +145,11 @@ def validate(
                          "(GitHub Actions annotations); junit (one JUnit XML document).")
     ] = ReportFormat.TEXT,
     json_output: Annotated[bool, typer.Option("--json", help="Short for --format json.")] = False,
+    report_dir: Annotated[Path | None, typer.Option(
+        "--report", parser=named_output,
+        help="Also write each plan's HTML report (as `plan report` draws it) into this folder, "
+             "one <plan path>.html per plan, invalid plans included; needs --cluster or -z "
+             "and the report extra.")] = None,
     skip_unreadable: SkipUnreadableOpt = False,
 ) -> None:
     """Check plans against their schema and, with --cluster or -z, the cluster (the CI dry
@@ -136,13 +161,15 @@ def validate(
     if json_output and report_format not in (ReportFormat.TEXT, ReportFormat.JSON):
         raise InvalidInput(f"--json is short for --format json; it cannot go with --format "
                            f"{report_format.value}")
-    plan_files = [*(plan_files or []), *(plan_options or [])]
-    if not plan_files:
-        raise InvalidInput("no plan given: name the plans to check (kadmin plan validate FILE "
-                           "... or --plan FILE)")
-    found = validating.validate_plans(
-        validating.ValidateRequest(tuple(plan_files), kind, allow_rf_change, allow_internal),
-        cluster_source(cluster, zk, skip_unreadable), warn)
+    request = validating.ValidateRequest(
+        plans_named(plan_files, plan_options, "validate", "check"), kind, allow_rf_change,
+        allow_internal)
+    source = cluster_source(cluster, zk, skip_unreadable)
+    if report_dir is None:
+        found = validating.validate_plans(request, source, warn)
+    else:  # imported here: the reports need the scheduler (numpy), plain validation does not
+        from kadmin.operations import plan_report as reporting
+        found = reporting.validate_with_reports(request, report_dir, source, warn)
     if verdicts(found, ReportFormat.JSON if json_output else report_format, strict=strict):
         raise typer.Exit(2)
 
@@ -311,3 +338,53 @@ def plan_demote(
     figures = demote_brokers(request, cluster_source(cluster, zk, skip_unreadable),
                              Output(out_path, force, write_stdout), warn)
     demoted(figures, json_output)
+
+
+
+@app.command("report")
+@connects
+def plan_report(
+    zk: Connection,
+    out_path: Annotated[Path, typer.Option(
+        "--out", "-o", parser=named_output,
+        help="The HTML file to write: one page, every plan a section, opened offline.")],
+    plan_files: PlanFilesArgument = None,
+    plan_options: PlanFilesOpt = None,
+    cluster: ClusterOpt = None,
+    sizes_path: SizesOpt = None,
+    capacity: CapacityOpt = None,
+    throttle: Annotated[str | None, typer.Option(
+        "--throttle", help=f"The replication throttle the plan will run at, bytes/s: "
+                           f"{RATE_FORMS}. With sizes, each batch's predicted duration.")
+    ] = None,
+    batch_size: BatchSizeOpt = 1000,
+    max_znode_bytes: MaxZnodeBytesOpt = 1_000_000,
+    max_batch_bytes: MaxBatchBytesOpt = None,
+    max_moves_per_broker: MaxMovesPerBrokerOpt = None,
+    disable_rack_aware: RackOpt = False,
+    allow_rf_change: AllowRfChangeOpt = False,
+    allow_internal: AllowInternalOpt = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report.")] = False,
+    json_output: JsonOpt = False,
+    skip_unreadable: SkipUnreadableOpt = False,
+) -> None:
+    """Draw plans as one self-contained HTML page for review: the summary and validation
+    verdict, per-broker load before and after, where the data goes, topic spreads, and the
+    batches as reassign would run them against the lower bound; every chart's numbers as a
+    table too. Needs the report extra (pip install 'kadmin[report]').
+
+    Example: kadmin plan report plans/x.json --cluster cluster.json --sizes log-dirs.txt
+    --throttle 50MB --out x.html
+    """
+    from kadmin.operations import plan_report as reporting  # numpy: not for plan validate
+
+    settings = reporting.ReportSettings(
+        capacity, throttle, batch_size, max_znode_bytes, max_batch_bytes, max_moves_per_broker,
+        rack_aware=not disable_rack_aware)
+    written = reporting.report(
+        reporting.ReportRequest(plans_named(plan_files, plan_options, "report", "draw"),
+                                out_path, force, settings, allow_rf_change, allow_internal),
+        cluster_source(cluster, zk, skip_unreadable, sizes_path), warn)
+    summary(f"{written.path}: {written.plans} plan(s), {written.invalid} invalid",
+            {"report": str(written.path), "plans": written.plans, "invalid": written.invalid},
+            json_output)

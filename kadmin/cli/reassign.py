@@ -17,11 +17,13 @@ from kadmin.cli.common import (
     DryRunOpt,
     JsonOpt,
     JuteMaxBufferOpt,
+    MaxBatchBytesOpt,
+    MaxMovesPerBrokerOpt,
     MaxZnodeBytesOpt,
     SizesOpt,
     TimeoutOpt,
     connects,
-    count,
+    named_output,
     number,
     warn,
 )
@@ -50,15 +52,8 @@ def reassign(
         "--throttle", help=f"Replication throttle for each batch, bytes/s: {RATE_FORMS}. Set "
                            "before a batch, removed after it (docs/execution.md).")] = None,
     sizes_path: SizesOpt = None,
-    max_batch_bytes: Annotated[str | None, typer.Option(
-        "--max-batch-bytes", help="With --sizes: the most bytes one batch copies (50GB, ...).")
-    ] = None,
-    max_moves_per_broker: Annotated[int | None, typer.Option(
-        "--max-moves-per-broker", parser=count(1),
-        help="Per batch, the most new replicas one broker receives and the most moving "
-             "partitions it sends for as leader (Cruise Control's per-broker concurrency; "
-             "default: no limit). Fewer simultaneous fetches per broker, the same lower "
-             "bound.")] = None,
+    max_batch_bytes: MaxBatchBytesOpt = None,
+    max_moves_per_broker: MaxMovesPerBrokerOpt = None,
     elect: Annotated[bool, typer.Option(
         "--elect", help="Once every batch is complete, elect the preferred leader of the "
                         "partitions whose first replica the plan changes (in znode-sized "
@@ -72,6 +67,12 @@ def reassign(
         help="Seconds between the health gate's reads of every partition state; between them "
              "it reads the live brokers only, and a broker lost or back forces a full read.")
     ] = FULL_READ_INTERVAL,
+    metrics_file: Annotated[Path | None, typer.Option(
+        "--metrics-file", parser=named_output,
+        help="Keep this Prometheus text file (node_exporter's textfile collector: name it "
+             "*.prom in its folder) current during the run: partitions and bytes done and "
+             "remaining, the batch, the throttle, the predicted seconds left, marked finished "
+             "at the end. Replaces only a regular file; a dry run writes none.")] = None,
     json_output: JsonOpt = False,
     cancel: cancelling.CancelOpt = False,
     yes: cancelling.YesOpt = False,
@@ -92,7 +93,7 @@ def reassign(
     """
     running = {"--throttle": throttle, "--sizes": sizes_path, "--elect": elect or None,
                "--max-batch-bytes": max_batch_bytes, "--max-moves-per-broker":
-               max_moves_per_broker}
+               max_moves_per_broker, "--metrics-file": metrics_file}
     if cancel and repair_stale:
         raise InvalidInput("give --cancel or --repair-stale, not both")
     if repair_stale:
@@ -125,7 +126,8 @@ def reassign(
         jute_maxbuffer=jute_maxbuffer, timeout=timeout, allow_rf_change=allow_rf_change,
         throttle=throttle, sizes=sizes_path, max_batch_bytes=max_batch_bytes,
         max_moves_per_broker=max_moves_per_broker, elect=elect,
-        health_gate=not no_health_gate, health_interval=health_interval, dry_run=dry_run)
+        health_gate=not no_health_gate, health_interval=health_interval,
+        metrics_file=metrics_file, dry_run=dry_run)
     with progress(json_output) as emit:
         outcome = executing.reassign(request, emit, warn)
     if isinstance(outcome, executing.ReassignDryRun):

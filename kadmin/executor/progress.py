@@ -73,6 +73,14 @@ class Accountant:
             return None
         return load * elapsed / self.finished_load
 
+    def left(self, now: float, *, after: bool) -> float | None:
+        """Seconds the model gives the batches still to run: those after the batch in flight
+        (``after``) or from it on; None without sizes (the loads count partitions then) or
+        before a pace is known."""
+        if self.sizes is None:
+            return None
+        return self.seconds(sum(self.loads[self.batch + (1 if after else 0):]), now)
+
     def finish(self, size: int) -> None:
         """The batch in flight is complete (``size`` partitions were submitted)."""
         self.done = self._base_done + size

@@ -313,6 +313,7 @@ class _Run:
             "reassign", total, scheduled.unchanged, len(work),
             already_done=scheduled.already_done, resumed=bool(in_flight) or scheduled.resumed,
             bytes_total=self.account.bytes_total, bytes_done=self.account.bytes_done,
+            eta=self.account.left(time.monotonic(), after=False),
             contradicted=tuple(map(str, scheduled.contradicted.items)),
             contradicted_count=scheduled.contradicted.total))
         # written with the first submission: a run refused at its first create leaves nothing
@@ -360,7 +361,7 @@ class _Run:
                     paths.journal, submitted=position + 1, batches_done=position + 1,
                     partitions_done=account.done, in_flight=0, throttle=None)
                 self.emit(BatchDone(number, count, account.done, account.total,
-                                    account.bytes_done))
+                                    account.bytes_done, account.left(time.monotonic(), after=True)))
                 return None
             weigh = self._weigh()
             size = None if weigh is None else sum(map(weigh, batch))
@@ -387,7 +388,8 @@ class _Run:
         # as submitted is found done, and skipped, when its turn in the schedule comes)
         self._record(batches_done=self.journal.submitted, partitions_done=account.done, in_flight=0,
                      throttle=None)
-        self.emit(BatchDone(number, count, account.done, account.total, account.bytes_done))
+        self.emit(BatchDone(number, count, account.done, account.total, account.bytes_done,
+                            account.left(time.monotonic(), after=True)))
         return None
 
     def _weigh(self) -> Callable[[PartitionMove], int] | None:

@@ -27,6 +27,7 @@ from kadmin.model import (
 from kadmin.operations.planfiles import load_plan, load_reassignment
 from kadmin.operations.selection import split_names
 from kadmin.operations.source import Connection, Warn, connected, partition_sizes
+from kadmin.progress_metrics import MetricsFile
 from kadmin.units import parse_bytes, parse_rate
 from kadmin.zk import reader
 from kadmin.zk.identity import cluster_identity
@@ -54,6 +55,8 @@ class ReassignRequest:
     elect: bool = False
     health_gate: bool = True
     health_interval: float = FULL_READ_INTERVAL
+    metrics_file: Path | None = None
+    """A Prometheus text file kept current during the run (a dry run writes none)."""
     dry_run: bool = False
 
 
@@ -73,7 +76,8 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
              ) -> executor.Outcome | ReassignDryRun:
     """Run (or with ``dry_run`` only compose its batches) a reassignment: the plan is read and
     checked, then the cluster's state of its topics, then partition sizes fitted to it (their
-    warnings to ``warn``)."""
+    warnings to ``warn``). With ``metrics_file``, every event also goes to that file (its path
+    checked before anything is read from ZooKeeper; marked finished however the run ends)."""
     plans.check_znode_limit(request.max_znode_bytes, request.jute_maxbuffer)
     plan, anchor = load_reassignment(request.plan)
     if request.max_batch_bytes is not None and request.sizes is None:
@@ -87,22 +91,39 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
             request.max_batch_bytes, "--max-batch-bytes"),
         max_moves_per_broker=request.max_moves_per_broker, elect=request.elect,
         started=time.monotonic())  # --timeout counts from here: connecting, reads, checks
-    with connected(request.connection, executor.run_limit(settings)) as client:
-        topics = {m.topic for m in plan.moves}
-        snapshot = reader.read_for_operation(client, topics).snapshot
-        found = partition_sizes(request.sizes, snapshot, warn, topics)
-        if request.dry_run:
-            result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
-                                                   snapshot, settings, found)
-            for line in below_min_insync(plan, snapshot, reader.read_states(
-                    client, {m.tp for m in plan.moves})):
-                warn(line)
-            rate = settings.throttle
-            predicted = (result.scheduled.prediction(rate)
-                         if rate and result.scheduled.sized else None)
-            return ReassignDryRun(result.scheduled, result.stats, rate, predicted)
-        return executor.execute_reassignment(client, plan, executor.PlanFiles(anchor),
-                                             settings, emit, found)
+    metrics = (None if request.metrics_file is None or request.dry_run
+               else MetricsFile(request.metrics_file, str(request.plan)))
+    try:
+        with connected(request.connection, executor.run_limit(settings)) as client:
+            topics = {m.topic for m in plan.moves}
+            snapshot = reader.read_for_operation(client, topics).snapshot
+            found = partition_sizes(request.sizes, snapshot, warn, topics)
+            if request.dry_run:
+                result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
+                                                       snapshot, settings, found)
+                for line in below_min_insync(plan, snapshot, reader.read_states(
+                        client, {m.tp for m in plan.moves})):
+                    warn(line)
+                rate = settings.throttle
+                predicted = (result.scheduled.prediction(rate)
+                             if rate and result.scheduled.sized else None)
+                return ReassignDryRun(result.scheduled, result.stats, rate, predicted)
+            return executor.execute_reassignment(
+                client, plan, executor.PlanFiles(anchor), settings,
+                emit if metrics is None else _also_to(metrics, emit), found)
+    finally:
+        if metrics is not None:
+            metrics.close()
+
+
+def _also_to(metrics: MetricsFile, emit: Emit) -> Emit:
+    """``emit`` with every event written to ``metrics`` first."""
+
+    def both(event: Event) -> None:
+        metrics(event)
+        emit(event)
+
+    return both
 
 
 def below_min_insync(plan: ReassignmentPlan, snapshot: ClusterSnapshot,

@@ -11,14 +11,21 @@ moving one partition: they cannot run at once).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from kadmin import files, plans, verdicts
+from kadmin.balance.capacity import Capacities
 from kadmin.files import LocatedJson
-from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, TopicPartition
+from kadmin.model import (
+    ClusterSnapshot,
+    InvalidInput,
+    PlanKind,
+    ReassignmentPlan,
+    TopicPartition,
+)
 from kadmin.operations.capacity import read_capacities
 from kadmin.operations.folder import (
     MANIFEST_FILE,
@@ -28,7 +35,13 @@ from kadmin.operations.folder import (
     plan_folder,
 )
 from kadmin.operations.planfiles import load_reassignment
-from kadmin.operations.source import ClusterSource, Warn, optional_cluster, partition_sizes, read_cluster
+from kadmin.operations.source import (
+    ClusterSource,
+    Warn,
+    optional_cluster,
+    partition_sizes,
+    read_cluster,
+)
 from kadmin.verdicts import Verdict
 
 NOT_PLANS = (files.JOURNAL_SUFFIX,)
@@ -112,7 +125,13 @@ def validate_plans(request: ValidateRequest, source: ClusterSource, warn: Warn
     one plan is read, checked, placed and let go before the next. The cluster ``source`` names
     (if any) is read once, after the paths are known to name plans."""
     chosen = plan_paths(request.plans)
-    cluster = optional_cluster(source, warn)
+    yield from verdicts_of(chosen, optional_cluster(source, warn), request)
+
+
+def verdicts_of(chosen: Sequence[Path], cluster: ClusterSnapshot | None,
+                request: ValidateRequest) -> Iterator[Verdict]:
+    """:func:`validate_plans` over plans already found (:func:`plan_paths`) and a cluster
+    already read (None: offline), for callers that use that cluster again."""
     moved = verdicts.MovedBy() if len(chosen) > 1 else None
     for path in chosen:
         with files.gc_paused():  # a million entries and their values hold no reference cycles
@@ -180,14 +199,21 @@ def stats(request: StatsRequest, source: ClusterSource, warn: Warn) -> plans.Pla
     unless ``rack_aware`` is off; ``capacity`` for brokers of different sizes)."""
     snapshot = read_cluster(source, warn, states=False)
     sizes = partition_sizes(source.sizes, snapshot, warn)
-    rack_aware = request.rack_aware
     capacities = None if request.capacity is None else read_capacities(request.capacity)
     found, _ = load_reassignment(request.plan, snapshot, allow_rf_change=True)
+    return stats_of(found, snapshot, sizes, rack_aware=request.rack_aware, capacities=capacities)
+
+
+def stats_of(plan: ReassignmentPlan, snapshot: ClusterSnapshot,
+             sizes: Mapping[TopicPartition, int] | None, *, rack_aware: bool = True,
+             capacities: Capacities | None = None) -> plans.PlanStats:
+    """:func:`stats` of a plan already read: the capacities of the brokers the plan's topics end
+    on (plan_stats' targets) weigh the lower bound and the shares."""
     weights = None
-    if capacities is not None:  # the brokers the plan's topics end on (plan_stats' targets)
-        moved = {m.tp: m.replicas for m in found.moves}
-        topics = {m.topic for m in found.moves} & set(snapshot.topics)
+    if capacities is not None:
+        moved = {m.tp: m.replicas for m in plan.moves}
+        topics = {m.topic for m in plan.moves} & set(snapshot.topics)
         ends = {b for t in topics for p, r in snapshot.topics[t].items()
                 for b in moved.get(TopicPartition(t, p), r)}
         weights = capacities.weights(sorted(ends))
-    return plans.plan_stats(found, snapshot, sizes, rack_aware=rack_aware, weights=weights)
+    return plans.plan_stats(plan, snapshot, sizes, rack_aware=rack_aware, weights=weights)

@@ -313,7 +313,9 @@ def test_the_readme_ci_jobs_run_as_written(tmp_path):
 
     ours = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == ours[0]["id"] == "kadmin-validate"
-    github = blocks["github"]["jobs"]["validate"]["steps"][-1]["run"]
+    steps = [step["run"] for step in blocks["github"]["jobs"]["validate"]["steps"]
+             if "run" in step]
+    github = next(step for step in steps if "--format github" in step)
     gitlab = blocks["gitlab"]["validate-plans"]["script"][-1]
     assert blocks["gitlab"]["validate-plans"]["artifacts"]["reports"]["junit"] == "kadmin-plans.xml"
     (tmp_path / "plans").mkdir()
@@ -337,6 +339,49 @@ def test_the_readme_ci_jobs_run_as_written(tmp_path):
     assert [(case.get("name"), case.find("failure") is not None)
             for case in report.iter("testcase")] == [("plans/bad.json", True),
                                                      ("plans/good.json", False)]
+
+
+def test_the_readme_ci_jobs_upload_the_changed_plans_reports(tmp_path):
+    """The report steps of the README's jobs, in a clone of a repository of plans whose change
+    adds one plan: the report of that plan alone is written, beside the JUnit report, where the
+    jobs upload them; the gate still fails the job on an invalid plan."""
+    blocks = ci_blocks()
+    steps = [step["run"] for step in blocks["github"]["jobs"]["validate"]["steps"]
+             if "run" in step]
+    github = next(step for step in steps if "--report" in step)
+    uploaded = next(step for step in blocks["github"]["jobs"]["validate"]["steps"]
+                    if "upload-artifact" in step.get("uses", ""))["with"]["path"].split()
+    script = blocks["gitlab"]["validate-plans"]["script"]
+    gitlab = "\n".join(line for line in script if "pip install" not in line)
+    assert blocks["gitlab"]["validate-plans"]["artifacts"]["paths"] == ["plan-reports/"]
+    assert uploaded == ["plan-reports/", "kadmin-plans.xml"]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": os.pathsep.join(sys.path),  # the kadmin under test
+           "GITHUB_BASE_REF": "main", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+
+    def sh(command: str, where: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-ec", command], cwd=where, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    origin = tmp_path / "origin"
+    (origin / "plans").mkdir(parents=True)
+    (origin / "plans" / "good.json").write_text(GOOD)
+    (origin / "cluster.json").write_text(json.dumps(CLUSTER))
+    assert sh("git init -q -b main . && git add . && git commit -qm plans", origin).returncode == 0
+    for job, script_text, code in (("github", github, 0), ("gitlab", gitlab, 2)):
+        work = tmp_path / job
+        assert sh(f"git clone -q {origin} {work}", tmp_path).returncode == 0
+        (work / "plans" / "new.json").write_text(GOOD.replace("[1, 2]", "[2, 1]"))
+        (work / "plans" / "bad.json").write_text(BAD)
+        assert sh("git add plans && git commit -qm change", work).returncode == 0
+        ran = sh(script_text, work)
+        assert ran.returncode == code, ran.stdout + ran.stderr
+        written = sorted(p.name for p in (work / "plan-reports").iterdir())
+        assert written == ["plans__bad.json.html", "plans__new.json.html"], ran.stderr
+        page = (work / "plan-reports" / "plans__new.json.html").read_text()
+        assert "plans/new.json" in page and "<script>" in page
 
 
 def test_odd_entries_in_a_folder_of_plans(kadmin, tmp_path):
