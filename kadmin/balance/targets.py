@@ -148,7 +148,7 @@ def groups_of(targets: Iterable[int], counts: Mapping[int, int], outside: Mappin
 
 
 def spec_lower_bound(counts: Mapping[int, int], targets: Iterable[int], forced: int) -> int:
-    """Spec section 7, word for word: ceilings to the brokers that hold the most now;
+    """docs/balancing.md, word for word: ceilings to the brokers that hold the most now;
     ``forced`` replicas (on brokers outside the targets, or added) move whatever happens."""
     brokers = sorted(targets, key=lambda b: (-counts.get(b, 0), b))
     total = sum(counts.get(b, 0) for b in brokers) + forced

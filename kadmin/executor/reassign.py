@@ -98,7 +98,7 @@ class Scheduled:
     """The model's view of each of ``batches``."""
     loads: tuple[int, ...]
     bound: int
-    """Spec section 8's lower bound for everything this run submits."""
+    """The execution model's lower bound (docs/execution.md) for everything this run submits."""
     unchanged: int
     """Partitions at their target that no run of this plan submitted."""
     already_done: int

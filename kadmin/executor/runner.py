@@ -60,7 +60,7 @@ class BatchRunner:
 
 def set_throttles(client: KazooClient, batch: Sequence[PartitionMove], rate: int, number: int,
                   emit: Emit) -> Throttle:
-    """Spec section 5's throttles for the batch, merged into the config znodes (kadmin's own
+    """The throttles for the batch (docs/execution.md), merged into the config znodes (kadmin's own
     additions recorded in /kadmin/throttles); returns what the journal records."""
     current = reader.read_assignments(client, {m.topic for m in batch})
     need = throttles.batch_throttle(batch, {
