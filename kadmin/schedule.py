@@ -151,7 +151,8 @@ def lower_bound(transfers: Iterable[Transfer]) -> int:
 
 
 def predict(transfers: Sequence[Transfer], schedule: Schedule, rate: int) -> Prediction:
-    """The execution model's duration (docs/execution.md) of ``schedule`` at ``rate`` bytes/s, per batch and in all."""
+    """The execution model's duration (docs/execution.md) of ``schedule`` at ``rate`` bytes/s,
+    per batch and in all."""
     if rate <= 0:
         raise InvalidInput(f"throttle must be at least 1 byte/s, got {rate}")
     out = []

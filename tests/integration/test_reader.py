@@ -122,7 +122,7 @@ def test_reads_every_broker_topic_and_state_version(zk: KazooClient) -> None:
 
 
 def test_reassignments_in_flight_are_read_from_the_topic_znodes(zk: KazooClient) -> None:
-    """Spec section 4: partitions = target + the replicas being removed; target = partitions minus
+    """docs/znodes.md: partitions = target + the replicas being removed; target = partitions minus
     removing_replicas, original = partitions minus adding_replicas."""
     nodes = dict(SKELETON)
     nodes.update(topic_nodes(

@@ -26,7 +26,7 @@ def exact(time_limit: float | None = None) -> dict[str, float]:
 
 def share_bounds(total: int, targets: Sequence[int], weights: Mapping[int, int] | None
                  ) -> dict[int, tuple[int, int]]:
-    """Spec section 7: floor and ceiling of ``total * w_b / sum(w)`` (floor and floor + 1 of the
+    """docs/balancing.md: floor and ceiling of ``total * w_b / sum(w)`` (floor and floor + 1 of the
     mean when brokers are alike)."""
     if weights is None:
         return {b: (total // len(targets), total // len(targets) + 1) for b in targets}
@@ -127,7 +127,7 @@ def fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
 
 def least_spread_then_fewest_moves(parts: Sequence[Replicas], targets: Sequence[int],
                                    rack_of: Mapping[int, str]) -> tuple[int, int]:
-    """Spec section 7 with racks when no plan balances every broker without a partition
+    """docs/balancing.md with racks when no plan balances every broker without a partition
     losing a rack: the least spread of the targets' counts (each rack's brokers within one)
     any plan keeping every partition's racks reaches, then the fewest moves at that spread."""
     k = 0

@@ -39,7 +39,7 @@ def after(parts: Sequence[Replicas], final: Mapping[int, Replicas]) -> list[Repl
 
 
 def spec_lower_bound(parts: Sequence[Replicas], targets: Sequence[int]) -> int:
-    """Spec section 7 word for word: forced replicas, then the excess over floor/ceil targets
+    """docs/balancing.md word for word: forced replicas, then the excess over floor/ceil targets
     with the ceilings going to the brokers that hold the most now."""
     counts = Counter(b for r in parts for b in r)
     forced = sum(n for b, n in counts.items() if b not in targets)
