@@ -118,8 +118,9 @@ def _entries_named(sources: Sequence[tuple[str, LocatedJson]], problems: Sequenc
             if topic in topics and topic not in topics_found:
                 found[topic] = (name, source, starts[i])
                 topics_found.add(topic)
-            named = partitions.get((topic, entry.get("partition"))) if isinstance(entry, dict) \
-                else None
+            number = entry.get("partition") if isinstance(entry, dict) else None
+            # only an int names a partition; a list or an object in the field is a schema error
+            named = partitions.get((topic, number)) if type(number) is int else None
             if named is not None and named not in topics_found:
                 found[named] = (name, source, starts[i])
     return found

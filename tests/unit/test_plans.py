@@ -191,7 +191,9 @@ def test_election_plan_for_topics_or_everything() -> None:
 
 
 def test_deletion_plan_for() -> None:
-    assert plans.deletion_plan_for(["foo", "bar", "foo"]) == DeletionPlan(("bar", "foo"))
+    assert plans.deletion_plan_for(["foo", "bar"]) == DeletionPlan(("bar", "foo"))
+    with pytest.raises(InvalidInput, match=r"^topic\(s\) given more than once: foo$"):
+        plans.deletion_plan_for(["foo", "bar", "foo"])  # as --brokers 1,1 is refused
     with pytest.raises(InvalidInput, match=r'^illegal topic name "a b": Kafka allows only'):
         plans.deletion_plan_for(["ok", "a b"])
     with pytest.raises(InvalidInput, match=r"^2 illegal topic names, the first: topic name is "
