@@ -282,44 +282,75 @@ MOVERS = 32
 class _Composer:
     """Greedy placement then local search over one group of transfers.
 
-    Loads live in a (batches x 2·brokers) array: column b is what broker b receives, column
-    B + b what it sends; a transfer adds its size to each receiver's column and size x receivers
-    to its sender's. ``counts`` is the same shape in partitions, for ``max_moves_per_broker``.
+    Loads live in a (2·brokers x batches) array, one row per column of the model: row b is what
+    broker b receives, row B + b what it sends; a transfer adds its size to each receiver's row
+    and size x receivers to its sender's. Rows, not batches, are contiguous, so scoring one
+    transfer against every batch reads a few short rows (what makes the greedy pass cost
+    transfers x batches x the transfer's brokers, not x all brokers). Each batch's duration (the
+    most any of its columns holds) is kept up to date: raised when a transfer lands, recomputed
+    when one leaves. The local search also keeps the transpose (batch-major) for its row
+    arithmetic. ``counts`` is the same shape in partitions, for ``max_moves_per_broker``.
+
+    Per transfer, numpy arrays hold what the model needs (its columns, padded to the longest
+    with an index past the last column; its loads; its entry bytes and work), so memory stays
+    proportional to the plan. Sizes are whole bytes, so the float loads are exact below 2**53
+    bytes per column, whatever order they are summed in.
     """
 
     def __init__(self, transfers: Sequence[Transfer], group: Sequence[int], limits: Limits
                  ) -> None:
-        self.transfers, self.group, self.limits = transfers, list(group), limits
-        brokers = sorted({b for i in group for b in (transfers[i].sender,
-                                                     *transfers[i].receivers)})
+        self.group, self.limits = list(group), limits
+        ts = [transfers[i] for i in group]
+        brokers = sorted({b for t in ts for b in (t.sender, *t.receivers)})
         column = {b: k for k, b in enumerate(brokers)}
         width = len(brokers)
         self.width = 2 * width
-        # per transfer: the columns it loads and by how much (floats: a heuristic's arithmetic;
-        # the loads reported are recomputed exactly in integers)
-        self.cols: dict[int, np.ndarray] = {}
-        self.adds: dict[int, np.ndarray] = {}
-        for i in group:
-            t = transfers[i]
-            if t.receivers:
-                self.cols[i] = np.array([column[r] for r in t.receivers]
-                                        + [width + column[t.sender]], dtype=np.intp)
-                self.adds[i] = np.array([float(t.size)] * len(t.receivers) + [float(t.work)])
-            else:
-                self.cols[i] = np.zeros(0, dtype=np.intp)
-                self.adds[i] = np.zeros(0)
+        pad = max((len(t.receivers) for t in ts), default=0) + 1
+        flat_cols: list[int] = []
+        flat_adds: list[float] = []
+        for t in ts:
+            r = len(t.receivers)
+            if r:
+                flat_cols += [column[b] for b in t.receivers]
+                flat_cols.append(width + column[t.sender])
+                flat_adds += [float(t.size)] * r
+                flat_adds.append(float(t.work))
+                r += 1
+            flat_cols += [self.width] * (pad - r)
+            flat_adds += [0.0] * (pad - r)
+        # floats: a heuristic's arithmetic; the loads reported are recomputed exactly in integers
+        self.cols = np.array(flat_cols, dtype=np.intp).reshape(len(ts), pad)
+        self.adds = np.array(flat_adds).reshape(len(ts), pad)
+        self.m = np.array([len(t.receivers) + 1 if t.receivers else 0 for t in ts], np.intp)
+        self.monotone = all(t.size >= 0 for t in ts)
+        works = [t.work for t in ts]
+        big = sum(abs(w) for w in works) + (limits.max_batch_bytes or 0) + 1
+        # exact integers: the cap must hold exactly (int64 unless the plan copies exabytes)
+        self.int = np.int64 if big < 2**62 else object
+        self.big = big
+        self.work = np.array(works, dtype=self.int)
+        self.entry = np.array([t.entry_bytes for t in ts], dtype=np.int64)
+        tps = sorted(range(len(ts)), key=lambda p: ts[p].tp)
+        tp_rank = [0] * len(ts)
+        for r, p in enumerate(tps):
+            tp_rank[p] = r
+        self.greedy_order = sorted(range(len(ts)),
+                                   key=lambda p: (-works[p], -ts[p].size, tp_rank[p]))
+        heaviest = sorted(range(len(ts)), key=lambda p: (-works[p], tp_rank[p]))
+        self.heavy_rank = np.empty(len(ts), np.intp)
+        self.heavy_rank[heaviest] = np.arange(len(ts))
         self.k = 0
-        self.sorted_members: dict[int, list[int]] = {}
+        self.sorted_members: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.budget = 0
-        self._grow(self._fewest_batches())
-        self.where: dict[int, int] = {}
-        self.members: list[set[int]] = [set() for _ in range(self.k)]
+        self.members: list[set[int]] = []
+        self.rows: np.ndarray | None = None
+        self._grow(self._fewest_batches(ts))
 
     # --- bookkeeping --------------------------------------------------------------------------
 
-    def _fewest_batches(self) -> int:
+    def _fewest_batches(self, ts: Sequence[Transfer]) -> int:
         """A lower bound on the batches the limits need (the greedy adds more if it must)."""
-        lim, ts = self.limits, [self.transfers[i] for i in self.group]
+        lim = self.limits
         need = math.ceil(len(ts) / lim.max_partitions)
         room = lim.max_znode_bytes - lim.overhead + lim.separator
         need = max(need, math.ceil(sum(t.entry_bytes + lim.separator for t in ts) / room))
@@ -339,91 +370,129 @@ class _Composer:
         return max(1, need)
 
     def _grow(self, k: int) -> None:
-        if self.k == 0:
-            self.loads = np.zeros((k, self.width))
-            self.counts = np.zeros((k, self.width), dtype=np.int64)
-            self.n = np.zeros(k, dtype=np.int64)
-            self.bytes = np.zeros(k, dtype=np.int64)
-            self.work = np.zeros(k, dtype=object)  # exact integers: the cap must hold exactly
-        else:
-            extra = k - self.k
-            self.loads = np.vstack([self.loads, np.zeros((extra, self.width))])
-            self.counts = np.vstack([self.counts, np.zeros((extra, self.width), np.int64)])
-            self.n = np.concatenate([self.n, np.zeros(extra, np.int64)])
-            self.bytes = np.concatenate([self.bytes, np.zeros(extra, np.int64)])
-            self.work = np.concatenate([self.work, np.zeros(extra, dtype=object)])
-            self.members += [set() for _ in range(extra)]
+        """Room for ``k`` batches (the arrays double, so growing one at a time stays linear)."""
+        have = self.loads.shape[1] if self.k else 0
+        if k > have:
+            size = max(k, 2 * have)
+            lim = self.limits
+
+            def widen(old: np.ndarray | None, shape: tuple[int, ...], dtype: object,
+                      fill: object = 0) -> np.ndarray:
+                out = np.full(shape, fill, dtype=dtype)  # type: ignore[call-overload]
+                if old is not None:
+                    out[..., :self.k] = old[..., :self.k]
+                return out
+
+            old = self.k > 0
+            self.loads = widen(self.loads if old else None, (self.width, size), np.float64)
+            if lim.max_moves_per_broker is not None:
+                self.counts = widen(self.counts if old else None, (self.width, size), np.int64)
+            self.duration = widen(self.duration if old else None, (size,), np.float64)
+            self.n = widen(self.n if old else None, (size,), np.int64)
+            self.bytes = widen(self.bytes if old else None, (size,), np.int64, lim.overhead)
+            self.batch_work = widen(self.batch_work if old else None, (size,), self.int)
+            self.room = widen(self.room if old else None, (size,), np.int64,
+                              lim.max_znode_bytes - lim.overhead)
+            self.work_room = widen(self.work_room if old else None, (size,), self.int, self.big)
+        self.members += [set() for _ in range(k - self.k)]
         self.k = k
 
-    def _place(self, i: int, k: int, sign: int = 1) -> None:
-        t, lim = self.transfers[i], self.limits
-        cols = self.cols[i]
-        self.loads[k, cols] += sign * self.adds[i]
-        self.counts[k, cols] += sign
+    def _place(self, p: int, k: int, sign: int = 1) -> None:
+        lim, m = self.limits, self.m[p]
+        if m:
+            cols, adds = self.cols[p, :m], self.adds[p, :m]
+            if sign > 0:
+                self.loads[cols, k] += adds
+            else:
+                self.loads[cols, k] -= adds
+            if lim.max_moves_per_broker is not None:
+                self.counts[cols, k] += sign
+            if self.rows is not None:
+                self.rows[k, cols] = self.loads[cols, k]
+            if sign > 0 and self.monotone:  # loads only rose, and only there
+                self.duration[k] = max(self.duration[k], self.loads[cols, k].max())
+            else:
+                self.duration[k] = (self.rows[k] if self.rows is not None
+                                    else self.loads[:, k]).max()
         if sign > 0:
-            self.bytes[k] += t.entry_bytes + (lim.separator if self.n[k] else 0)
-            self.members[k].add(i)
-            self.where[i] = k
+            self.bytes[k] += self.entry[p] + (lim.separator if self.n[k] else 0)
+            self.members[k].add(p)
         else:
-            self.bytes[k] -= t.entry_bytes + (lim.separator if self.n[k] > 1 else 0)
-            self.members[k].discard(i)
+            self.bytes[k] -= self.entry[p] + (lim.separator if self.n[k] > 1 else 0)
+            self.members[k].discard(p)
         self.n[k] += sign
-        self.work[k] += sign * t.work
+        self.batch_work[k] += sign * self.work[p]
+        # what the batch can still take: entry bytes (after a separator) and bytes to copy
+        n = self.n[k]
+        self.room[k] = (lim.max_znode_bytes - self.bytes[k] - (lim.separator if n else 0)
+                        if n < lim.max_partitions else -1)
+        if lim.max_batch_bytes is not None:
+            self.work_room[k] = lim.max_batch_bytes - self.batch_work[k] if n else self.big
         self.sorted_members.pop(k, None)
 
-    def _feasible(self, i: int, exclude: int = -1) -> np.ndarray:
-        """Which batches could take transfer ``i`` now."""
-        t, lim = self.transfers[i], self.limits
-        empty = self.n == 0
-        ok = self.n < lim.max_partitions
-        ok &= self.bytes + np.where(empty, 0, lim.separator) + t.entry_bytes \
-            <= lim.max_znode_bytes
+    def _feasible(self, p: int, exclude: int = -1) -> np.ndarray:
+        """Which batches could take transfer ``p`` now."""
+        lim, k = self.limits, self.k
+        ok = self.room[:k] >= self.entry[p]
         if lim.max_batch_bytes is not None:
-            ok &= (self.work + t.work <= lim.max_batch_bytes).astype(bool) | empty
-        if lim.max_moves_per_broker is not None and len(self.cols[i]):
-            ok &= self.counts[:, self.cols[i]].max(axis=1) < lim.max_moves_per_broker
+            ok &= self.work_room[:k] >= self.work[p]
+        m = self.m[p]
+        if lim.max_moves_per_broker is not None and m:
+            ok &= self.counts[self.cols[p, :m], :k].max(axis=0) < lim.max_moves_per_broker
         if exclude >= 0:
             ok[exclude] = False
         return ok
 
-    def _durations(self) -> np.ndarray:
-        return self.loads.max(axis=1) if self.width else np.zeros(self.k)
+    def _fits(self, p: int, b: int) -> bool:
+        """Whether batch ``b`` could take transfer ``p`` now (one batch of :meth:`_feasible`)."""
+        lim = self.limits
+        if self.room[b] < self.entry[p]:
+            return False
+        if lim.max_batch_bytes is not None and self.work_room[b] < self.work[p]:
+            return False
+        m = self.m[p]
+        return lim.max_moves_per_broker is None or not m or bool(
+            self.counts[self.cols[p, :m], b].max() < lim.max_moves_per_broker)
+
+    def _raised(self, p: int) -> np.ndarray:
+        """Per batch, its busiest column among ``p``'s once ``p`` is added."""
+        m = self.m[p]
+        return (self.loads[self.cols[p, :m], :self.k] + self.adds[p, :m, None]).max(axis=0)
 
     # --- greedy --------------------------------------------------------------------------------
 
-    def _order(self) -> list[int]:
-        ts = self.transfers
-        return sorted(self.group, key=lambda i: (-ts[i].work, -ts[i].size, ts[i].tp))
-
     def run(self) -> list[tuple[int, ...]]:
-        self.bytes[:] = self.limits.overhead
-        for i in self._order():
-            self._greedy(i)
+        for p in self.greedy_order:
+            self._greedy(p)
         self._improve()
-        return [tuple(sorted(m)) for m in self.members if m]
+        return [tuple(self.group[p] for p in sorted(m)) for m in self.members if m]
 
-    def _greedy(self, i: int) -> None:
-        ok = self._feasible(i)
+    def _greedy(self, p: int) -> None:
+        ok = self._feasible(p)
         if not ok.any():
             self._grow(self.k + 1)
-            self.bytes[-1] = self.limits.overhead
-            ok = self._feasible(i)
-        cols = self.cols[i]
-        duration = self._durations()
-        if len(cols):
-            new = (self.loads[:, cols] + self.adds[i]).max(axis=1)
+            ok = self._feasible(p)
+        duration = self.duration[:self.k]
+        if self.m[p]:
+            new = self._raised(p)
             rise = np.maximum(new - duration, 0.0)
-            slack = np.maximum(duration - new, 0.0)
         else:
-            rise = slack = np.zeros(self.k)
-        rise = np.where(ok, rise, np.inf)
+            new = duration
+            rise = np.zeros(self.k)
+        rise[~ok] = np.inf
         best = rise.min()
         candidates = np.flatnonzero(rise == best)
-        # no rise: the tightest fit (keep room elsewhere for what is still to come); a rise:
-        # the batch that stays shortest (spread); argmin: the lowest index among equals
-        tie = slack if best == 0 else duration + rise
-        k = int(candidates[np.argmin(tie[candidates])])
-        self._place(i, k)
+        if len(candidates) > 1:
+            # no rise: the tightest fit (keep room elsewhere for what is still to come); a rise:
+            # the batch that stays shortest (spread); argmin: the lowest index among equals
+            if best == 0:
+                tie = np.maximum(duration[candidates] - new[candidates], 0.0)
+            else:
+                tie = duration[candidates] + rise[candidates]
+            k = int(candidates[np.argmin(tie)])
+        else:
+            k = int(candidates[0])
+        self._place(p, k)
 
     # --- local search --------------------------------------------------------------------------
 
@@ -436,111 +505,111 @@ class _Composer:
             return
         self.budget = SEARCH_BUDGET
         self.sorted_members = {}
-        bound = float(np.maximum(self.loads.sum(axis=0), 0).max())
+        self.rows = np.ascontiguousarray(self.loads[:, :self.k].T)
+        bound = float(np.maximum(self.rows.sum(axis=0), 0).max())
         for _ in range(rounds):
-            if self._durations().sum() <= bound * (1 + 1e-12) or self.budget <= 0:
+            if self.duration[:self.k].sum() <= bound * (1 + 1e-12) or self.budget <= 0:
                 return
             if not self._pass():
                 return
 
     def _pass(self) -> bool:
+        assert self.rows is not None
         improved = False
-        duration = self._durations()
-        for a in np.argsort(-duration, kind="stable"):
-            a = int(a)
-            top = self.loads[a].max()
+        beyond = np.zeros(1, dtype=bool)  # the padding column is never critical
+        for a in np.argsort(-self.duration[:self.k], kind="stable").tolist():
+            top = self.duration[a]
             if top <= 0:
                 continue
-            critical = self.loads[a] >= top
-            movers = sorted((i for i in self.members[a] if critical[self.cols[i]].any()),
-                            key=lambda i: (-self.transfers[i].work, self.transfers[i].tp))
-            for i in movers[:MOVERS]:
-                if self._try_move(i, a) or self._try_swap(i, a):
+            critical = np.concatenate([self.rows[a] >= top, beyond])
+            heaviest, _ = self._by_work(a)
+            movers = heaviest[critical[self.cols[heaviest]].any(axis=1)][:MOVERS]
+            for p in movers.tolist():
+                if self._try_move(p, a) or self._try_swap(p, a):
                     improved = True
                     break
             if self.budget <= 0:
                 break
         return improved
 
-    def _by_work(self, b: int) -> list[int]:
-        """Batch ``b``'s partitions, heaviest first (cached until the batch changes)."""
+    def _by_work(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """Batch ``b``'s partitions, heaviest first, and minus their work (cached until the batch
+        changes)."""
         found = self.sorted_members.get(b)
         if found is None:
-            ts = self.transfers
-            found = sorted(self.members[b], key=lambda j: (-ts[j].work, ts[j].tp))
+            members = np.fromiter(self.members[b], dtype=np.intp, count=len(self.members[b]))
+            members = members[np.argsort(self.heavy_rank[members])]
+            found = members, -self.work[members]
             self.sorted_members[b] = found
         return found
 
-    def _without(self, i: int, a: int) -> float:
-        row = self.loads[a].copy()
-        row[self.cols[i]] -= self.adds[i]
+    def _without(self, p: int, a: int) -> float:
+        assert self.rows is not None
+        m = self.m[p]
+        row = self.rows[a].copy()
+        row[self.cols[p, :m]] -= self.adds[p, :m]
         return float(row.max())
 
-    def _try_move(self, i: int, a: int) -> bool:
-        duration = self._durations()
-        gain = duration[a] - self._without(i, a)
+    def _try_move(self, p: int, a: int) -> bool:
+        duration = self.duration[:self.k].copy()
+        gain = duration[a] - self._without(p, a)
         if gain <= 0:
             return False
-        ok = self._feasible(i, exclude=a)
+        ok = self._feasible(p, exclude=a)
         if not ok.any():
             return False
-        new = (self.loads[:, self.cols[i]] + self.adds[i]).max(axis=1)
-        rise = np.where(ok, np.maximum(new - duration, 0.0), np.inf)
+        rise = np.where(ok, np.maximum(self._raised(p) - duration, 0.0), np.inf)
         b = int(np.argmin(rise))
         if rise[b] >= gain - 1e-9 * max(1.0, gain):
             return False
-        self._place(i, a, -1)
-        self._place(i, b)
+        self._place(p, a, -1)
+        self._place(p, b)
         return True
 
-    def _try_swap(self, i: int, a: int, tries: int = 16) -> bool:
-        """Exchange ``i`` (on batch ``a``'s busiest column) with a partition of another batch
+    def _try_swap(self, p: int, a: int, tries: int = 16) -> bool:
+        """Exchange ``p`` (on batch ``a``'s busiest column) with a partition of another batch
         no heavier (the lightest tried last) when that lowers the two batches' summed duration;
-        under ``max_moves_per_broker`` only with one that shares a broker with ``i`` (the caps
+        under ``max_moves_per_broker`` only with one that shares a broker with ``p`` (the caps
         rarely let two others trade places)."""
-        duration = self._durations()
-        work = self.transfers[i].work
-        if duration[a] - self._without(i, a) <= 0:
+        duration = self.duration[:self.k].copy()
+        if duration[a] - self._without(p, a) <= 0:
             return False
-        mine = np.zeros(self.width, dtype=bool)
-        mine[self.cols[i]] = True
+        mine = np.zeros(self.width + 1, dtype=bool)
+        mine[self.cols[p, :self.m[p]]] = True
         capped = self.limits.max_moves_per_broker is not None
-        for b in np.argsort(duration, kind="stable"):
-            b = int(b)
+        for b in np.argsort(duration, kind="stable").tolist():
             if b == a:
                 continue
-            members = self._by_work(b)
-            lo, hi = 0, len(members)
-            while lo < hi:  # the first partition no heavier than i
-                mid = (lo + hi) // 2
-                if self.transfers[members[mid]].work > work:
-                    lo = mid + 1
-                else:
-                    hi = mid
+            members, minus_work = self._by_work(b)
+            # the first partition no heavier than p
+            lo = int(np.searchsorted(minus_work, -self.work[p], side="left"))
             seen = 0
-            for j in members[lo:]:
+            for j in members[lo:].tolist():
                 if seen == tries or self.budget <= 0:
                     break
                 self.budget -= 1
-                if j == i or (capped and not mine[self.cols[j]].any()):
+                if j == p or (capped and not mine[self.cols[j]].any()):
                     continue
                 seen += 1
-                if self._swap_gain(i, a, j, b, duration) > 1e-9 * max(1.0, duration[a]):
-                    self._place(i, a, -1)
+                if self._swap_gain(p, a, j, b, duration) > 1e-9 * max(1.0, duration[a]):
+                    self._place(p, a, -1)
                     self._place(j, b, -1)
-                    if self._feasible(i)[b] and self._feasible(j)[a]:
-                        self._place(i, b)
+                    if self._fits(p, b) and self._fits(j, a):
+                        self._place(p, b)
                         self._place(j, a)
                         return True
-                    self._place(i, a)
+                    self._place(p, a)
                     self._place(j, b)
         return False
 
-    def _swap_gain(self, i: int, a: int, j: int, b: int, duration: np.ndarray) -> float:
-        row_a = self.loads[a].copy()
-        row_a[self.cols[i]] -= self.adds[i]
-        row_a[self.cols[j]] += self.adds[j]
-        row_b = self.loads[b].copy()
-        row_b[self.cols[j]] -= self.adds[j]
-        row_b[self.cols[i]] += self.adds[i]
+    def _swap_gain(self, p: int, a: int, j: int, b: int, duration: np.ndarray) -> float:
+        assert self.rows is not None
+        cp, ap = self.cols[p, :self.m[p]], self.adds[p, :self.m[p]]
+        cj, aj = self.cols[j, :self.m[j]], self.adds[j, :self.m[j]]
+        row_a = self.rows[a].copy()
+        row_a[cp] -= ap
+        row_a[cj] += aj
+        row_b = self.rows[b].copy()
+        row_b[cj] -= aj
+        row_b[cp] += ap
         return float(duration[a] + duration[b] - row_a.max() - row_b.max())
