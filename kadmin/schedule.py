@@ -328,8 +328,10 @@ class _Composer:
         # exact integers: the cap must hold exactly (int64 unless the plan copies exabytes)
         self.int = np.int64 if big < 2**62 else object
         self.big = big
+        self.works = works
         self.work = np.array(works, dtype=self.int)
-        self.entry = np.array([t.entry_bytes for t in ts], dtype=np.int64)
+        self.entry_bytes = [t.entry_bytes for t in ts]
+        self.entry = np.array(self.entry_bytes, dtype=np.int64)
         tps = sorted(range(len(ts)), key=lambda p: ts[p].tp)
         tp_rank = [0] * len(ts)
         for r, p in enumerate(tps):
@@ -343,6 +345,9 @@ class _Composer:
         self.sorted_members: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.budget = 0
         self.members: list[set[int]] = []
+        self.n: list[int] = []
+        self.bytes: list[int] = []
+        self.batch_work: list[int] = []
         self.rows: np.ndarray | None = None
         self._grow(self._fewest_batches(ts))
 
@@ -388,16 +393,19 @@ class _Composer:
             if lim.max_moves_per_broker is not None:
                 self.counts = widen(self.counts if old else None, (self.width, size), np.int64)
             self.duration = widen(self.duration if old else None, (size,), np.float64)
-            self.n = widen(self.n if old else None, (size,), np.int64)
-            self.bytes = widen(self.bytes if old else None, (size,), np.int64, lim.overhead)
-            self.batch_work = widen(self.batch_work if old else None, (size,), self.int)
             self.room = widen(self.room if old else None, (size,), np.int64,
                               lim.max_znode_bytes - lim.overhead)
             self.work_room = widen(self.work_room if old else None, (size,), self.int, self.big)
         self.members += [set() for _ in range(k - self.k)]
+        # per batch, as Python ints: partitions, znode bytes, bytes to copy
+        self.n += [0] * (k - self.k)
+        self.bytes += [self.limits.overhead] * (k - self.k)
+        self.batch_work += [0] * (k - self.k)
         self.k = k
 
-    def _place(self, p: int, k: int, sign: int = 1) -> None:
+    def _place(self, p: int, k: int, sign: int = 1, raised: float | None = None) -> None:
+        """Add transfer ``p`` to batch ``k`` (``sign`` -1: take it out); ``raised``: what
+        :meth:`_raised` gave for ``k``, the busiest of ``p``'s columns once added."""
         lim, m = self.limits, self.m[p]
         if m:
             cols, adds = self.cols[p, :m], self.adds[p, :m]
@@ -410,20 +418,21 @@ class _Composer:
             if self.rows is not None:
                 self.rows[k, cols] = self.loads[cols, k]
             if sign > 0 and self.monotone:  # loads only rose, and only there
-                self.duration[k] = max(self.duration[k], self.loads[cols, k].max())
+                top = self.loads[cols, k].max() if raised is None else raised
+                self.duration[k] = max(self.duration[k], top)
             else:
                 self.duration[k] = (self.rows[k] if self.rows is not None
                                     else self.loads[:, k]).max()
+        n = self.n[k]
         if sign > 0:
-            self.bytes[k] += self.entry[p] + (lim.separator if self.n[k] else 0)
+            self.bytes[k] += self.entry_bytes[p] + (lim.separator if n else 0)
             self.members[k].add(p)
         else:
-            self.bytes[k] -= self.entry[p] + (lim.separator if self.n[k] > 1 else 0)
+            self.bytes[k] -= self.entry_bytes[p] + (lim.separator if n > 1 else 0)
             self.members[k].discard(p)
-        self.n[k] += sign
-        self.batch_work[k] += sign * self.work[p]
+        self.n[k] = n = n + sign
+        self.batch_work[k] += sign * self.works[p]
         # what the batch can still take: entry bytes (after a separator) and bytes to copy
-        n = self.n[k]
         self.room[k] = (lim.max_znode_bytes - self.bytes[k] - (lim.separator if n else 0)
                         if n < lim.max_partitions else -1)
         if lim.max_batch_bytes is not None:
@@ -492,7 +501,7 @@ class _Composer:
             k = int(candidates[np.argmin(tie)])
         else:
             k = int(candidates[0])
-        self._place(p, k)
+        self._place(p, k, raised=float(new[k]) if self.m[p] else None)
 
     # --- local search --------------------------------------------------------------------------
 
@@ -505,8 +514,10 @@ class _Composer:
             return
         self.budget = SEARCH_BUDGET
         self.sorted_members = {}
-        self.rows = np.ascontiguousarray(self.loads[:, :self.k].T)
-        bound = float(np.maximum(self.rows.sum(axis=0), 0).max())
+        # batch-major, with the padding column at -inf (never the busiest)
+        self.rows = np.full((self.k, self.width + 1), -np.inf)
+        self.rows[:, :self.width] = self.loads[:, :self.k].T
+        bound = float(np.maximum(self.rows[:, :self.width].sum(axis=0), 0).max())
         for _ in range(rounds):
             if self.duration[:self.k].sum() <= bound * (1 + 1e-12) or self.budget <= 0:
                 return
@@ -516,12 +527,11 @@ class _Composer:
     def _pass(self) -> bool:
         assert self.rows is not None
         improved = False
-        beyond = np.zeros(1, dtype=bool)  # the padding column is never critical
         for a in np.argsort(-self.duration[:self.k], kind="stable").tolist():
             top = self.duration[a]
             if top <= 0:
                 continue
-            critical = np.concatenate([self.rows[a] >= top, beyond])
+            critical = self.rows[a] >= top
             heaviest, _ = self._by_work(a)
             movers = heaviest[critical[self.cols[heaviest]].any(axis=1)][:MOVERS]
             for p in movers.tolist():
@@ -570,46 +580,56 @@ class _Composer:
         """Exchange ``p`` (on batch ``a``'s busiest column) with a partition of another batch
         no heavier (the lightest tried last) when that lowers the two batches' summed duration;
         under ``max_moves_per_broker`` only with one that shares a broker with ``p`` (the caps
-        rarely let two others trade places)."""
+        rarely let two others trade places). Per other batch, the candidates' gains are computed
+        at once (a refused exchange restores the loads exactly), then tried in order."""
+        assert self.rows is not None
         duration = self.duration[:self.k].copy()
         if duration[a] - self._without(p, a) <= 0:
             return False
+        cp, ap = self.cols[p, :self.m[p]], self.adds[p, :self.m[p]]
         mine = np.zeros(self.width + 1, dtype=bool)
-        mine[self.cols[p, :self.m[p]]] = True
+        mine[cp] = True
         capped = self.limits.max_moves_per_broker is not None
+        without_p = self.rows[a].copy()
+        without_p[cp] -= ap
+        threshold = 1e-9 * max(1.0, duration[a])
         for b in np.argsort(duration, kind="stable").tolist():
+            if self.budget <= 0:
+                break
             if b == a:
                 continue
             members, minus_work = self._by_work(b)
-            # the first partition no heavier than p
+            # from the first partition no heavier than p, the first `tries` that may trade
+            # places; each one looked at costs a unit of budget
             lo = int(np.searchsorted(minus_work, -self.work[p], side="left"))
-            seen = 0
-            for j in members[lo:].tolist():
-                if seen == tries or self.budget <= 0:
-                    break
-                self.budget -= 1
-                if j == p or (capped and not mine[self.cols[j]].any()):
-                    continue
-                seen += 1
-                if self._swap_gain(p, a, j, b, duration) > 1e-9 * max(1.0, duration[a]):
-                    self._place(p, a, -1)
-                    self._place(j, b, -1)
-                    if self._fits(p, b) and self._fits(j, a):
-                        self._place(p, b)
-                        self._place(j, a)
-                        return True
-                    self._place(p, a)
-                    self._place(j, b)
+            window = members[lo:]
+            if capped:
+                tried = np.flatnonzero(mine[self.cols[window]].any(axis=1))[:tries]
+            else:
+                tried = np.arange(min(tries, len(window)))
+            looked = int(tried[-1]) + 1 if len(tried) == tries else len(window)
+            looked = min(looked, self.budget)
+            tried = tried[tried < looked]
+            budget, self.budget = self.budget, self.budget - looked
+            if not len(tried):
+                continue
+            js = window[tried]
+            rows = np.arange(len(js))[:, None]
+            row_a = np.repeat(without_p[None], len(js), axis=0)
+            row_a[rows, self.cols[js]] += self.adds[js]
+            row_b = np.repeat(self.rows[b][None], len(js), axis=0)
+            row_b[rows, self.cols[js]] -= self.adds[js]
+            row_b[:, cp] += ap
+            gains = duration[a] + duration[b] - row_a.max(axis=1) - row_b.max(axis=1)
+            for at in np.flatnonzero(gains > threshold).tolist():
+                j = int(js[at])
+                self._place(p, a, -1)
+                self._place(j, b, -1)
+                if self._fits(p, b) and self._fits(j, a):
+                    self._place(p, b)
+                    self._place(j, a)
+                    self.budget = budget - int(tried[at]) - 1
+                    return True
+                self._place(p, a)
+                self._place(j, b)
         return False
-
-    def _swap_gain(self, p: int, a: int, j: int, b: int, duration: np.ndarray) -> float:
-        assert self.rows is not None
-        cp, ap = self.cols[p, :self.m[p]], self.adds[p, :self.m[p]]
-        cj, aj = self.cols[j, :self.m[j]], self.adds[j, :self.m[j]]
-        row_a = self.rows[a].copy()
-        row_a[cp] -= ap
-        row_a[cj] += aj
-        row_b = self.rows[b].copy()
-        row_b[cj] -= aj
-        row_b[cp] += ap
-        return float(duration[a] + duration[b] - row_a.max() - row_b.max())
