@@ -349,6 +349,10 @@ class _Composer:
         self.bytes: list[int] = []
         self.batch_work: list[int] = []
         self.rows: np.ndarray | None = None
+        # the greedy pass's open batches (see _open)
+        self.filling: list[int] = []
+        self.fresh = 0
+        self.open: np.ndarray | None = None
         self._grow(self._fewest_batches(ts))
 
     # --- bookkeeping --------------------------------------------------------------------------
@@ -439,15 +443,22 @@ class _Composer:
             self.work_room[k] = lim.max_batch_bytes - self.batch_work[k] if n else self.big
         self.sorted_members.pop(k, None)
 
-    def _feasible(self, p: int, exclude: int = -1) -> np.ndarray:
-        """Which batches could take transfer ``p`` now."""
-        lim, k = self.limits, self.k
-        ok = self.room[:k] >= self.entry[p]
+    def _refused(self, p: int, among: np.ndarray | slice | None = None) -> np.ndarray:
+        """Which batches (all, or those ``among`` names) could not take transfer ``p`` now."""
+        lim = self.limits
+        among = slice(0, self.k) if among is None else among
+        refused = self.room[among] < self.entry[p]
         if lim.max_batch_bytes is not None:
-            ok &= self.work_room[:k] >= self.work[p]
+            refused |= self.work_room[among] < self.work[p]
         m = self.m[p]
         if lim.max_moves_per_broker is not None and m:
-            ok &= self.counts[self.cols[p, :m], :k].max(axis=0) < lim.max_moves_per_broker
+            counts = self.counts[self.cols[p, :m]][:, among]
+            refused |= counts.max(axis=0) >= lim.max_moves_per_broker
+        return refused
+
+    def _feasible(self, p: int, exclude: int = -1) -> np.ndarray:
+        """Which batches could take transfer ``p`` now."""
+        ok = ~self._refused(p)
         if exclude >= 0:
             ok[exclude] = False
         return ok
@@ -463,10 +474,16 @@ class _Composer:
         return lim.max_moves_per_broker is None or not m or bool(
             self.counts[self.cols[p, :m], b].max() < lim.max_moves_per_broker)
 
-    def _raised(self, p: int) -> np.ndarray:
-        """Per batch, its busiest column among ``p``'s once ``p`` is added."""
+    def _raised(self, p: int, among: np.ndarray | slice | None = None) -> np.ndarray:
+        """Per batch (all, or those ``among`` names), its busiest column among ``p``'s once
+        ``p`` is added."""
         m = self.m[p]
-        return (self.loads[self.cols[p, :m], :self.k] + self.adds[p, :m, None]).max(axis=0)
+        among = slice(0, self.k) if among is None else among
+        cols, adds = self.cols[p, :m].tolist(), self.adds[p, :m].tolist()
+        new = self.loads[cols[0], among] + adds[0]
+        for c, a in zip(cols[1:], adds[1:], strict=True):
+            np.maximum(new, self.loads[c, among] + a, out=new)
+        return new
 
     # --- greedy --------------------------------------------------------------------------------
 
@@ -476,32 +493,47 @@ class _Composer:
         self._improve()
         return [tuple(self.group[p] for p in sorted(m)) for m in self.members if m]
 
+    def _open(self) -> np.ndarray:
+        """The batches the greedy pass may still choose, by index: those begun and not full,
+        and the first empty one. Batches fill in index order (an empty batch is only ever
+        chosen as the first of its kind), and every empty batch scores the same as the first,
+        which wins their ties; a full batch refuses everything. So choosing among these is
+        choosing among all, at the cost of the few batches being filled."""
+        if self.open is None:
+            fresh = [self.fresh] if self.fresh < self.k else []
+            self.open = np.array(self.filling + fresh, dtype=np.intp)
+        return self.open
+
     def _greedy(self, p: int) -> None:
-        ok = self._feasible(p)
-        if not ok.any():
-            self._grow(self.k + 1)
-            ok = self._feasible(p)
-        duration = self.duration[:self.k]
+        among = self._open()
+        duration = self.duration[among]
         if self.m[p]:
-            new = self._raised(p)
-            rise = np.maximum(new - duration, 0.0)
+            new = self._raised(p, among)
+            rise = new - duration
+            np.maximum(rise, 0.0, out=rise)
         else:
-            new = duration
-            rise = np.zeros(self.k)
-        rise[~ok] = np.inf
-        best = rise.min()
-        candidates = np.flatnonzero(rise == best)
-        if len(candidates) > 1:
-            # no rise: the tightest fit (keep room elsewhere for what is still to come); a rise:
-            # the batch that stays shortest (spread); argmin: the lowest index among equals
-            if best == 0:
-                tie = np.maximum(duration[candidates] - new[candidates], 0.0)
-            else:
-                tie = duration[candidates] + rise[candidates]
-            k = int(candidates[np.argmin(tie)])
-        else:
-            k = int(candidates[0])
-        self._place(p, k, raised=float(new[k]) if self.m[p] else None)
+            new, rise = duration, np.zeros(len(among))
+        rise = np.where(self._refused(p, among), np.inf, rise)
+        best = rise.min() if len(among) else np.inf
+        if best == np.inf:  # no batch can take it (none is empty): a new one
+            self._grow(self.k + 1)
+            self.open = None
+            self._greedy(p)
+            return
+        # no rise: the tightest fit (keep room elsewhere for what is still to come); a rise:
+        # the batch that stays shortest (spread); argmin: the lowest index among equals.
+        # (With no rise, new <= duration, so duration - new is the slack and never negative.)
+        tie = duration - new if best == 0 else duration + rise
+        at = int(np.argmin(np.where(rise == best, tie, np.inf)))
+        k = int(among[at])
+        self._place(p, k, raised=float(new[at]) if self.m[p] else None)
+        if k == self.fresh:
+            self.fresh += 1
+            self.filling.append(k)
+            self.open = None
+        if self.n[k] >= self.limits.max_partitions:
+            self.filling.remove(k)
+            self.open = None
 
     # --- local search --------------------------------------------------------------------------
 
