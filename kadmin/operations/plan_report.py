@@ -36,10 +36,6 @@ from kadmin.units import human_bytes, parse_bytes, parse_rate
 from kadmin.verdicts import Verdict
 
 REPORT_EXTRA_HINT = "pip install 'kadmin[report]'"
-COMPOSE_LIMIT = 100_000
-"""Partitions to move above which the page's batches are consecutive slices of the plan, not
-composed: the composition's greedy pass costs batches x brokers per partition (a million
-partitions over a thousand brokers: tens of minutes), which a report should not wait for."""
 
 
 class MissingExtra(OperationFailed):
@@ -132,18 +128,10 @@ class Reporter:
                                     capacities=self.capacities)
         changed, _ = changed_moves(plan, snapshot)
         transfers = model.transfers(changed, snapshot, sizes)
-        notes = []
-        if len(transfers) <= COMPOSE_LIMIT:
-            composed = schedule.compose(transfers, self.limits)
-        else:
-            composed = schedule.consecutive(transfers, self.limits)
-            notes.append(f"{len(transfers):,} partitions to move: the batches shown are "
-                         f"consecutive slices of the plan (composing more than "
-                         f"{COMPOSE_LIMIT:,} takes too long for a report); reassign --dry-run "
-                         "shows the composed batches a run submits, never slower than these")
+        composed = schedule.compose(transfers, self.limits)
         return figures.reassignment(verdict.plan, plan, snapshot, stats, transfers, composed,
                                     judged, sized=sizes is not None, rate=self.rate,
-                                    limits=self.limits_text, notes=notes)
+                                    limits=self.limits_text)
 
 
 def report(request: ReportRequest, source: ClusterSource, warn: Warn) -> Reported:
