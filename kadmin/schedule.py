@@ -321,7 +321,8 @@ class _Composer:
         # floats: a heuristic's arithmetic; the loads reported are recomputed exactly in integers
         self.cols = np.array(flat_cols, dtype=np.intp).reshape(len(ts), pad)
         self.adds = np.array(flat_adds).reshape(len(ts), pad)
-        self.m = np.array([len(t.receivers) + 1 if t.receivers else 0 for t in ts], np.intp)
+        self.ms = [len(t.receivers) + 1 if t.receivers else 0 for t in ts]
+        self.m = np.array(self.ms, np.intp)
         self.monotone = all(t.size >= 0 for t in ts)
         works = [t.work for t in ts]
         big = sum(abs(w) for w in works) + (limits.max_batch_bytes or 0) + 1
@@ -352,7 +353,7 @@ class _Composer:
         # the greedy pass's open batches (see _open)
         self.filling: list[int] = []
         self.fresh = 0
-        self.open: np.ndarray | None = None
+        self.open: np.ndarray | slice | None = None
         self._grow(self._fewest_batches(ts))
 
     # --- bookkeeping --------------------------------------------------------------------------
@@ -493,28 +494,32 @@ class _Composer:
         self._improve()
         return [tuple(self.group[p] for p in sorted(m)) for m in self.members if m]
 
-    def _open(self) -> np.ndarray:
+    def _open(self) -> np.ndarray | slice:
         """The batches the greedy pass may still choose, by index: those begun and not full,
         and the first empty one. Batches fill in index order (an empty batch is only ever
         chosen as the first of its kind), and every empty batch scores the same as the first,
         which wins their ties; a full batch refuses everything. So choosing among these is
         choosing among all, at the cost of the few batches being filled."""
         if self.open is None:
-            fresh = [self.fresh] if self.fresh < self.k else []
-            self.open = np.array(self.filling + fresh, dtype=np.intp)
+            ids = self.filling + ([self.fresh] if self.fresh < self.k else [])
+            if ids and ids[-1] - ids[0] + 1 == len(ids):  # a run of batches: read as a view
+                self.open = slice(ids[0], ids[-1] + 1)
+            else:
+                self.open = np.array(ids, dtype=np.intp)
         return self.open
 
     def _greedy(self, p: int) -> None:
         among = self._open()
         duration = self.duration[among]
-        if self.m[p]:
+        moves = self.ms[p]
+        if moves:
             new = self._raised(p, among)
             rise = new - duration
             np.maximum(rise, 0.0, out=rise)
         else:
-            new, rise = duration, np.zeros(len(among))
+            new, rise = duration, np.zeros(len(duration))
         rise = np.where(self._refused(p, among), np.inf, rise)
-        best = rise.min() if len(among) else np.inf
+        best = rise.min() if len(rise) else np.inf
         if best == np.inf:  # no batch can take it (none is empty): a new one
             self._grow(self.k + 1)
             self.open = None
@@ -525,8 +530,8 @@ class _Composer:
         # (With no rise, new <= duration, so duration - new is the slack and never negative.)
         tie = duration - new if best == 0 else duration + rise
         at = int(np.argmin(np.where(rise == best, tie, np.inf)))
-        k = int(among[at])
-        self._place(p, k, raised=float(new[at]) if self.m[p] else None)
+        k = among.start + at if isinstance(among, slice) else int(among[at])
+        self._place(p, k, raised=float(new[at]) if moves else None)
         if k == self.fresh:
             self.fresh += 1
             self.filling.append(k)
