@@ -85,6 +85,9 @@ class TopicsPlanned:
     topics: int = 0
     topics_proven: int = 0
     """Topics whose spread meets their own bound."""
+    racked: bool = False
+    """Planned by the class program with racks (:mod:`kadmin.balance.chunk_racks`):
+    :attr:`chunks_proven` counts the chunks whose spread is the least at their counts."""
 
     def lower_bound(self, plain_bound: int, worst: int) -> int:
         """The lower bound the summary prints: with ``asked`` reached, the larger of the plain
@@ -105,7 +108,7 @@ class TopicsPlanned:
         return ChunkedGoal(None, worst, plain_bound, None, worst <= least, min(least, worst),
                            chunked=True, certified=self.bound is not None, chunks=self.of,
                            chunks_proven=self.chunks_proven, topics=self.topics,
-                           topics_proven=self.topics_proven)
+                           topics_proven=self.topics_proven, racked=self.racked)
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,9 @@ class ChunkedGoal(TopicGoal):
     chunks_proven: int = 0
     topics: int = 0
     topics_proven: int = 0
+    racked: bool = False
+    """Planned by the class program with racks: ``chunks_proven`` chunks are at the least
+    worst topic spread their broker counts allow (the whole proven only where ``exact``)."""
 
 
 class TopicRounds:

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from kadmin.balance import stages
+from kadmin.balance.chunk_racks import RacksPlanned, plan_racks
 from kadmin.balance.chunk_topics import TopicRounds, TopicsPlanned
 from kadmin.balance.driver import TAIL_PARTITIONS, Driver
 from kadmin.balance.leaders import order_leaders
@@ -90,6 +91,9 @@ class Planned:
     """Rounds of tasks over the chunks, all kinds together."""
     topics: TopicsPlanned | None = None
     """What the topic step did (None: it did not run)."""
+    racks: RacksPlanned | None = None
+    """With racks, where the class program planned the chunks
+    (:mod:`kadmin.balance.chunk_racks`): ``lower_bound`` is then its rack-kept fewest moves."""
 
 
 def plan(parts: Parts, counts: Sequence[Counts], context: Context, *,
@@ -105,7 +109,7 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *,
     chunked = ChunkStages(parts, counts, context, exact_topics, certify, report)
     stages.run(chunked, context.objective)
     return Planned(chunked.bound, chunked.missing, chunked.partial, chunked.run.done,
-                   chunked.planned_topics)
+                   chunked.planned_topics, chunked.racks)
 
 
 class ChunkStages:
@@ -122,14 +126,25 @@ class ChunkStages:
         self.missing = 0
         self.planned_topics: TopicsPlanned | None = None
         self.partial = False
+        self.racks: RacksPlanned | None = None
 
     def replicas(self) -> None:
-        """The fixed quota of the selected topics split over the chunks and met round after
-        round (:func:`kadmin.balance.quotas.meet`), the rest on the driver (the tail)."""
+        """With racks that cost moves over the rack-free bound, the class program over the
+        whole selection and then per chunk (:mod:`kadmin.balance.chunk_racks`, where the
+        executors have scipy); else the fixed quota of the selected topics split over the
+        chunks and met round after round (:func:`kadmin.balance.quotas.meet`), the rest on the
+        driver (the tail)."""
         run, context = self.run, self.context
         total = added(c.replicas for c in run.state)
         self.bound = replica_quota(total, context.targets, context.rack_of,
                                    weights=context.weights).units
+        self.racks = plan_racks(run, self.bound) if self.exact_topics else None
+        if self.racks is not None:
+            self.bound = self.racks.fewest
+            self.report(f"{self.moves():,} replica move(s) planned (lower bound {self.bound:,}: "
+                        f"the fewest that keep every partition's racks, proven; "
+                        f"{self.racks.rack_free:,} racks aside)")
+            return
         moved = meet(replica_quota(total, context.targets, context.rack_of, fixed=True,
                                    weights=context.weights),
                      [Chunk(c.replicas, {}, c.partitions) for c in run.state],
@@ -144,6 +159,15 @@ class ChunkStages:
     def topics(self) -> None:
         """The chunks' exact programs (with ``--topic-spread``, or by default where the
         executors have scipy), then, by default, the certificate (where they have numpy)."""
+        if self.racks is not None:  # the class program decided the topics with the moves
+            racks = self.racks
+            self.planned_topics = TopicsPlanned(
+                None, racks.chunks, len(self.run.state), racks.spread,
+                racks.chunks_proven == racks.chunks, racks.least, self.moves(),
+                chunks_proven=racks.chunks_proven, racked=True)
+            self.report(f"worst topic spread {racks.spread}; {racks.chunks_proven:,} of "
+                        f"{racks.chunks:,} chunk(s) at the least their broker counts allow")
+            return
         asked = self.objective.topic_spread
         rounds = TopicRounds(self.run)
         if asked is not None or self.exact_topics:

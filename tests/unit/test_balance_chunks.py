@@ -191,7 +191,7 @@ def test_chunks_plan_what_one_machine_plans(name: str) -> None:
     assert result.unplaced == 0 and not result.partial
     assert figures.replica_spread <= 1 and figures.leader_spread <= 1
     check_valid(whole.replicas, after, targets, rack_of)
-    assert parts.labels[0] == "replica moves, round 1"
+    assert parts.planning()[0] == "replica moves, round 1"  # racks cost nothing: the rounds
 
 
 @st.composite
@@ -688,3 +688,49 @@ def test_topic_spread_in_chunks_against_the_integer_program(case) -> None:
         assert goal.exact == (moves == bound)
     elif result.topics.floor > 1:  # the windows refuse spread 1: so does the program
         assert exact is None
+
+
+# --- racks: the class program over the chunks ----------------------------------------------------
+
+
+def rack_expansion(partitions: int, topics: int = 20) -> dict[str, TopicAssignment]:
+    """The usual expansion with racks: 21 brokers in 3 racks (broker b in rack b % 3), broker
+    20 new, every topic RF 3 on three consecutive brokers of 0..19 (a tenth of the partitions
+    span two racks only, the rest may move only inside their racks)."""
+    return {f"t{t:02d}": {p: tuple((t + p + k) % 20 for k in range(3))
+                          for p in range(partitions // topics)} for t in range(topics)}
+
+
+@pytest.mark.parametrize(("partitions", "topics", "cuts"),
+                         [(1_200, 20, range(0, 20, 3)), (120, 6, (2, 3, 5))])
+def test_racks_in_chunks_make_the_one_machines_fewest_moves(partitions: int, topics: int,
+                                                            cuts: Sequence[int]) -> None:
+    """The chunks' plan makes the fewest moves that keep every partition's racks over the
+    whole (the one machine's, and the integer program's on the small one), prints them as the
+    lower bound, and each chunk's worst topic spread is the least its counts allow."""
+    cluster = rack_expansion(partitions, topics)
+    targets = list(range(21))
+    rack_of = {b: f"r{b % 3}" for b in targets}
+    whole = PartitionTable.from_topics(cluster, sorted(cluster))
+    single = rebalance(whole, targets, rack_of)
+    parts, result = run_chunked(chunked(cluster, cuts), targets, rack_of)
+    after = parts.replicas()
+    moves = replica_moves(whole.replicas, dict(enumerate(after)))
+    racks = result.racks  # type: ignore[attr-defined]
+    assert racks is not None and parts.planning()[0] == "racks"
+    assert moves == racks.fewest == result.lower_bound == single.replica_moves  # type: ignore[attr-defined]
+    if partitions <= 120:
+        assert moves == fewest_moves(whole.replicas, targets, rack_of)
+    assert racks.rack_free == replica_quota(whole.replicas, targets, rack_of).units < moves
+    assert racks.within == sum(len({rack_of[b] for b in r}) == 3 for r in whole.replicas)
+    check_valid(whole.replicas, after, targets, rack_of)
+    figures = balance(after, whole.topic_of, whole.topics, targets)
+    assert figures.replica_spread <= 1 and figures.leader_spread <= 1
+    assert figures.worst_topic_spread == racks.spread
+    goal = result.topics.goal(result.lower_bound, figures.worst_topic_spread)  # type: ignore[attr-defined]
+    assert goal.racked and goal.chunks == len(parts.parts)
+    assert goal.exact == (figures.worst_topic_spread <= racks.least)
+    for table, chunk in zip(chunked(cluster, cuts), parts.parts, strict=True):
+        counts = replica_counts(chunk.replicas())  # each chunk the least spread at its counts
+        assert chunk.topics is not None and chunk.topics.exact
+        assert sum(counts.values()) == sum(map(len, table.replicas))
