@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from kadmin.balance import classes
+from kadmin.balance.across import RackBalance
 from kadmin.balance.driver import Driver
 from kadmin.balance.part import Racked, ReplicaSets
 from kadmin.balance.racks import racks_kept
@@ -60,6 +61,11 @@ class RacksPlanned:
     least: int
     """No plan (of any moves) has a smaller worst topic spread: 1 where some topic's replicas
     do not divide evenly over the targets, else 0."""
+
+    def balance(self) -> RackBalance:
+        """In ``plan rebalance``'s words: every broker balanced, the racks kept, the bound
+        proven, ``within`` partitions why it exceeds the rack-free one."""
+        return RackBalance(True, self.rack_free, True, self.fewest, within=self.within)
 
 
 def plan_racks(run: Driver, rack_free: int) -> RacksPlanned | None:

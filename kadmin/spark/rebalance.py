@@ -135,6 +135,7 @@ class Manifest:
                 "batch_size": self.batch_size,
                 "max_znode_bytes": self.max_znode_bytes,
             },
+            racks=None if self.planned.racks is None else asdict(self.planned.racks),
             topic_goal=None if self.topic_goal is None else {
                 **asdict(self.topic_goal), "reachable": self.topic_goal.reachable,
                 "proven": _proof(self.topic_goal, self.planned.topics)},
@@ -237,7 +238,16 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
 
 def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
     """What the manifest's ``topic_goal`` proves, in words (see
-    :class:`kadmin.balance.chunk_topics.TopicsPlanned`)."""
+    :class:`kadmin.balance.chunk_topics.TopicsPlanned`, and
+    :mod:`kadmin.balance.chunk_racks` with racks)."""
+    if topics is not None and topics.racked:
+        return (f"racks kept: the moves are the fewest of the whole selection (its class "
+                f"program on the driver: the lower bound, proven); the broker counts split "
+                f"over the chunks from that plan, each chunk's topics the least its counts "
+                f"allow in {topics.chunks_proven} of {topics.of} chunk(s); "
+                + ("the least over the whole: it meets the topics' own floor" if goal.exact
+                   else "not proven the least over the whole (other counts per chunk might "
+                   f"reach less; no plan goes below {goal.least})"))
     chunks = "" if topics is None else (
         f"the exact program ran on {topics.chunks} of {topics.of} chunk(s)"
         + ("" if topics.proven else ", some out of time") + "; "
