@@ -8,7 +8,9 @@ chunk; the replica lists stay with the tasks. The rounds (see :mod:`kadmin.balan
 for why they meet the bound):
 
 1. replicas: the fixed quota of the selected topics, split over the chunks, met by
-   ``move_replicas`` in each, one copy per unit, again on what is left until all is met;
+   ``move_replicas`` in each, one copy per unit, again on what is left until all is met; with
+   racks that cost moves over the rack-free bound, instead the class program over the whole
+   and then per chunk (:mod:`kadmin.balance.chunk_racks`), which decides the topics too;
 2. topics (:mod:`kadmin.balance.chunk_topics`), as ``plan rebalance`` does them
    (:func:`kadmin.balance.evenness.even_topics`, the exact program) but chunk by chunk: a
    chunk holds whole topics, so each topic's spread is the chunk's business, and only the
@@ -97,7 +99,7 @@ class Planned:
 
 
 def plan(parts: Parts, counts: Sequence[Counts], context: Context, *,
-         exact_topics: bool = True, certify: bool = True,
+         exact_topics: bool = True, certify: bool = True, racks: bool = True,
          report: Callable[[str], None] = lambda _: None) -> Planned:
     """Rebalance the chunks (see the module docstring); ``counts`` are each chunk's counts as
     read; the goals are ``context.objective``'s. The chunks end with the plan; the result says
@@ -105,8 +107,9 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *,
     the exact program (:data:`kadmin.balance.evenness.LIMIT`); ``exact_topics``: the default
     objective may run the exact program where a chunk is small enough (the executors have
     scipy); ``certify``: the default objective's spread is held to the certificate of
-    :mod:`kadmin.balance.spreads` over every chunk (the executors have numpy)."""
-    chunked = ChunkStages(parts, counts, context, exact_topics, certify, report)
+    :mod:`kadmin.balance.spreads` over every chunk (the executors have numpy); ``racks``: the
+    class program of :mod:`kadmin.balance.chunk_racks` may run (the executors have scipy)."""
+    chunked = ChunkStages(parts, counts, context, exact_topics, certify, racks, report)
     stages.run(chunked, context.objective)
     return Planned(chunked.bound, chunked.missing, chunked.partial, chunked.run.done,
                    chunked.planned_topics, chunked.racks)
@@ -118,10 +121,12 @@ class ChunkStages:
     :mod:`kadmin.balance.chunk_topics`. ``read``: each chunk's counts as read."""
 
     def __init__(self, parts: Parts, read: Sequence[Counts], context: Context,
-                 exact_topics: bool, certify: bool, report: Callable[[str], None]) -> None:
+                 exact_topics: bool, certify: bool, racks: bool,
+                 report: Callable[[str], None]) -> None:
         self.run = Driver(parts, list(read), context)
         self.read, self.context, self.objective = read, context, context.objective
         self.exact_topics, self.certifies, self.report = exact_topics, certify, report
+        self.exact_racks = racks
         self.bound = 0
         self.missing = 0
         self.planned_topics: TopicsPlanned | None = None
@@ -138,7 +143,7 @@ class ChunkStages:
         total = added(c.replicas for c in run.state)
         self.bound = replica_quota(total, context.targets, context.rack_of,
                                    weights=context.weights).units
-        self.racks = plan_racks(run, self.bound) if self.exact_topics else None
+        self.racks = plan_racks(run, self.bound) if self.exact_racks else None
         if self.racks is not None:
             self.bound = self.racks.fewest
             self.report(f"{self.moves():,} replica move(s) planned (lower bound {self.bound:,}: "

@@ -272,7 +272,7 @@ class Part:
         if isinstance(step, Window):
             return replace(self, windows=self.windowed(step.asked, len(context.targets)),
                            relaxed=self.relaxation(step.asked, context))
-        return self.cut(step.budget)
+        return self.cut(step.budget, context.rack_of)
 
     def answer(self, question: Question, context: Context) -> Answer:
         """What ``question`` asks of the chunk; the chunk stays as it is."""
@@ -462,15 +462,17 @@ class Part:
                                      context.targets, share)
         return self._with(reordered)
 
-    def cut(self, budget: int) -> Part:
+    def cut(self, budget: int, rack_of: Mapping[int, str] | None = None) -> Part:
         """The planned moves within ``budget`` copies, the brokers that give the most in this
-        chunk relieved first (their loads are in proportion to the whole cluster's)."""
+        chunk relieved first (their loads are in proportion to the whole cluster's); with
+        ``rack_of`` each kept copy within its rack (:func:`kadmin.balance.cut.paired`)."""
         before = self.table.replicas
         gives: dict[int, int] = {}
         for i, new in self.changed.items():
             for b in set(before[i]) - set(new):
                 gives[b] = gives.get(b, 0) + 1
-        kept = cut_moves(before, self.changed, Quota(gives, {}, frozenset(), frozenset()), budget)
+        kept = cut_moves(before, self.changed, Quota(gives, {}, frozenset(), frozenset()), budget,
+                         rack_of)
         return replace(self, changed=kept)
 
     def picked(self, brokers: Collection[int], limit: int) -> list[Picked]:

@@ -734,3 +734,19 @@ def test_racks_in_chunks_make_the_one_machines_fewest_moves(partitions: int, top
         counts = replica_counts(chunk.replicas())  # each chunk the least spread at its counts
         assert chunk.topics is not None and chunk.topics.exact
         assert sum(counts.values()) == sum(map(len, table.replicas))
+
+
+def test_racks_in_chunks_cut_by_max_moves_keep_every_partitions_racks() -> None:
+    """A budget keeps part of the class program's moves, each copy on its own rack where the
+    whole plan moves the replica within it, so no partition loses a rack."""
+    cluster = rack_expansion(1_200)
+    targets = list(range(21))
+    rack_of = {b: f"r{b % 3}" for b in targets}
+    whole = PartitionTable.from_topics(cluster, sorted(cluster))
+    parts, result = run_chunked(chunked(cluster, range(0, 20, 3)), targets, rack_of,
+                                max_moves=100)
+    after = parts.replicas()
+    assert result.partial and result.racks is not None  # type: ignore[attr-defined]
+    assert parts.planning()[:2] == ["racks", "--max-moves"]
+    assert replica_moves(whole.replicas, dict(enumerate(after))) == 100
+    check_valid(whole.replicas, after, targets, rack_of)
