@@ -2,6 +2,12 @@
 :mod:`kadmin.balance.classes` once over the whole selection on the Spark driver, then once per
 chunk. Pure: the chunks are :class:`kadmin.balance.part.Parts`.
 
+A selection of at most :data:`kadmin.balance.driver.WHOLE_PARTITIONS` partitions is gathered on
+the driver as read and planned as ``plan rebalance`` plans it (:func:`kadmin.balance.classes.plan`:
+the fewest moves keeping the racks, then the least worst topic spread at those moves, both over
+the whole, proven where the program says so); each chunk gets its lists back. Larger ones go
+as follows.
+
 Partitions on the same replica set are interchangeable for the moves, so the driver needs only
 how many partitions each chunk holds on each replica set (:class:`ReplicaSets`, as read; a
 replica set per column group, so a few hundred sets where partitions were placed in runs). It
@@ -31,12 +37,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import cast
 
-from kadmin.balance import classes
+from kadmin.balance import classes, driver
 from kadmin.balance.across import RackBalance
 from kadmin.balance.driver import Driver
-from kadmin.balance.part import Racked, ReplicaSets
+from kadmin.balance.part import Racked, Replace, ReplicaSets, picked_table
 from kadmin.balance.racks import racks_kept
 from kadmin.balance.realise import deal
 
@@ -59,8 +66,11 @@ class RacksPlanned:
     chunks_proven: int
     """Chunks whose worst topic spread is proven the least at their counts and moves."""
     least: int
-    """No plan (of any moves) has a smaller worst topic spread: 1 where some topic's replicas
-    do not divide evenly over the targets, else 0."""
+    """No plan of these moves has a smaller worst topic spread (per chunk: only the topics'
+    own floor, 1 where some topic's replicas do not divide evenly over the targets, else 0)."""
+    whole: bool = False
+    """Planned over the whole selection on the driver: the spread proven over the whole where
+    it meets ``least`` (else chunk by chunk at the counts split from the whole)."""
 
     def balance(self) -> RackBalance:
         """In ``plan rebalance``'s words: every broker balanced, the racks kept, the bound
@@ -80,6 +90,8 @@ def plan_racks(run: Driver, rack_free: int) -> RacksPlanned | None:
     if any(b not in rack_of for b in brokers):
         return None
     served = len({rack_of[b] for b in brokers})
+    if sum(c.partitions for c in run.state) <= driver.WHOLE_PARTITIONS:
+        return _whole(run, brokers, rack_free, rack_of, served)
     per_set = len(brokers) + 2 * served + 1  # the program's columns per replica set
     answers = run.ask(ReplicaSets(classes.LIMIT // per_set), "replica sets")
     if any(a is None for a in answers):
@@ -101,10 +113,37 @@ def plan_racks(run: Driver, rack_free: int) -> RacksPlanned | None:
         run.state = state
         return None
     goals = [c.topics for c in run.state if c.topics is not None]
-    within = sum(n for members, n in sets.items()
-                 if len(members) == racks_kept(tuple(members), rack_of, served))
-    return RacksPlanned(fewest, rack_free, within, len(goals), max(g.spread for g in goals),
-                        sum(g.exact for g in goals), max(c.least for c in run.state))
+    return RacksPlanned(fewest, rack_free, _within(sets, rack_of, served), len(goals),
+                        max(g.spread for g in goals), sum(g.exact for g in goals),
+                        max(c.least for c in run.state))
+
+
+def _whole(run: Driver, brokers: Sequence[int], rack_free: int, rack_of: Mapping[int, str],
+           served: int) -> RacksPlanned | None:
+    """The selection gathered on the driver as read and planned by
+    :func:`kadmin.balance.classes.plan` over the whole, each chunk's lists sent back."""
+    picked = run.parts.pick(brokers, max(c.partitions for c in run.state))
+    flat = [p for chunk in picked for p in chunk]
+    found = classes.plan(picked_table(flat, [p.original for p in flat]), brokers, run.ranges(),
+                         rack_of, beyond=rack_free)
+    if found is None:
+        return None
+    starts = accumulate((len(chunk) for chunk in picked), initial=0)
+    run.apply([Replace({p.index: found.final[start + j] for j, p in enumerate(chunk)
+                        if start + j in found.final})
+               for chunk, start in zip(picked, starts, strict=False)], "racks, whole selection")
+    sets: dict[frozenset[int], int] = {}
+    for p in flat:
+        sets[frozenset(p.original)] = sets.get(frozenset(p.original), 0) + 1
+    proven = found.spread == found.least
+    return RacksPlanned(found.moves, rack_free, _within(sets, rack_of, served), len(picked),
+                        found.spread, len(picked) if proven else 0, found.least, whole=True)
+
+
+def _within(sets: Mapping[frozenset[int], int], rack_of: Mapping[int, str], served: int) -> int:
+    """Partitions with one replica on each rack they must keep (they move only inside them)."""
+    return sum(n for members, n in sets.items()
+               if len(members) == racks_kept(tuple(members), rack_of, served))
 
 
 def chunk_counts(held: Sequence[Mapping[frozenset[int], int]],

@@ -85,9 +85,10 @@ class TopicsPlanned:
     topics: int = 0
     topics_proven: int = 0
     """Topics whose spread meets their own bound."""
-    racked: bool = False
-    """Planned by the class program with racks (:mod:`kadmin.balance.chunk_racks`):
-    :attr:`chunks_proven` counts the chunks whose spread is the least at their counts."""
+    racked: str | None = None
+    """Planned by the class program with racks (:mod:`kadmin.balance.chunk_racks`): "whole",
+    over the whole selection on the driver; "chunks", per chunk at the counts split from the
+    whole, :attr:`chunks_proven` counting the chunks whose spread is the least at them."""
 
     def lower_bound(self, plain_bound: int, worst: int) -> int:
         """The lower bound the summary prints: with ``asked`` reached, the larger of the plain
@@ -122,9 +123,9 @@ class ChunkedGoal(TopicGoal):
     chunks_proven: int = 0
     topics: int = 0
     topics_proven: int = 0
-    racked: bool = False
-    """Planned by the class program with racks: ``chunks_proven`` chunks are at the least
-    worst topic spread their broker counts allow (the whole proven only where ``exact``)."""
+    racked: str | None = None
+    """Planned by the class program with racks (:attr:`TopicsPlanned.racked`); the whole
+    proven only where ``exact``."""
 
 
 class TopicRounds:

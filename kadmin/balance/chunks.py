@@ -169,7 +169,7 @@ class ChunkStages:
             self.planned_topics = TopicsPlanned(
                 None, racks.chunks, len(self.run.state), racks.spread,
                 racks.chunks_proven == racks.chunks, racks.least, self.moves(),
-                chunks_proven=racks.chunks_proven, racked=True)
+                chunks_proven=racks.chunks_proven, racked="whole" if racks.whole else "chunks")
             self.report(f"worst topic spread {racks.spread}; {racks.chunks_proven:,} of "
                         f"{racks.chunks:,} chunk(s) at the least their broker counts allow")
             return

@@ -39,10 +39,12 @@ whole (:mod:`kadmin.balance.aggregate`, on the driver): a worst topic spread no 
 fewest moves goes below, proven where the plan meets it, with the chunks and topics that meet
 their own bound counted.
 Racks (:mod:`kadmin.balance.chunk_racks`): where keeping every partition's racks costs moves
-over the rack-free bound, the driver solves the whole selection's rack-kept fewest moves from the
-chunks' partitions per replica set and each chunk plans at the counts it gets: the plan makes
-exactly those moves, the lower bound the manifest records (``racks``), proven; the topic spread
-is proven per chunk only.
+over the rack-free bound, a selection small enough is planned whole on the driver (as ``plan
+rebalance``: moves and topic spread proven over the whole); a larger one: the driver solves the
+whole selection's rack-kept fewest moves from the chunks' partitions per replica set and each
+chunk plans at the counts it gets. The plan makes exactly those moves, the lower bound the
+manifest records (``racks``), proven; split over chunks, the topic spread is proven per chunk
+only.
 Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
 every topic within 1 on all five clusters, at 0 to 1.0% more moves than the exact minimum (0 and
 proven on the skewed one); on the cluster (one broker added to 11) the exact minimum,
@@ -247,13 +249,15 @@ def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
     :class:`kadmin.balance.chunk_topics.TopicsPlanned`, and
     :mod:`kadmin.balance.chunk_racks` with racks)."""
     if topics is not None and topics.racked:
-        return (f"racks kept: the moves are the fewest of the whole selection (its class "
-                f"program on the driver: the lower bound, proven); the broker counts split "
-                f"over the chunks from that plan, each chunk's topics the least its counts "
-                f"allow in {topics.chunks_proven} of {topics.of} chunk(s); "
-                + ("the least over the whole: it meets the topics' own floor" if goal.exact
-                   else "not proven the least over the whole (other counts per chunk might "
-                   f"reach less; no plan goes below {goal.least})"))
+        return ("racks kept: the moves are the fewest of the whole selection (its class "
+                "program on the driver: the lower bound, proven); "
+                + ("the selection planned whole on the driver; " if topics.racked == "whole"
+                   else f"the broker counts split over the chunks from that plan, each chunk's "
+                        f"topics the least its counts allow in {topics.chunks_proven} of "
+                        f"{topics.of} chunk(s); ")
+                + ("the least worst topic spread any plan of these moves reaches, proven"
+                   if goal.exact else f"not proven the least over the whole (no plan of "
+                   f"these moves goes below {goal.least})"))
     chunks = "" if topics is None else (
         f"the exact program ran on {topics.chunks} of {topics.of} chunk(s)"
         + ("" if topics.proven else ", some out of time") + "; "

@@ -20,6 +20,7 @@ import pyspark
 import pytest
 
 from kadmin import snapshots
+from kadmin.balance import driver
 from kadmin.balance.metrics import Balance, balance
 from kadmin.balance.rebalance import Rebalance, rebalance
 from kadmin.balance.replicas import replica_counts
@@ -441,14 +442,18 @@ def test_questions_only_read_the_chunks_and_a_held_plan_comes_back(spark):
         parts.release()
 
 
-def test_racks_on_spark_make_the_fewest_moves_that_keep_them_and_say_so(spark, tmp_path,
-                                                                         capsys):
+@pytest.mark.parametrize("whole", [True, False], ids=["gathered whole", "split over chunks"])
+def test_racks_on_spark_make_the_fewest_moves_that_keep_them_and_say_so(spark, tmp_path, capsys,
+                                                                         monkeypatch, whole):
     """The usual expansion with racks: 21 brokers in 3 racks (broker b in rack b % 3), broker
     20 new, RF 3 topics on three consecutive brokers of 0..19, so nine partitions in ten may
     move only inside their racks. The chunks' plan makes exactly the one machine's rack-kept
     fewest moves, the summary prints them as the lower bound (proven, with the rack-free bound
-    and why), keeps every rack and balances every broker; the topics are proven only chunk by
-    chunk, and the summary says so."""
+    and why), keeps every rack and balances every broker. Gathered whole on the driver the
+    topics end as the one machine's, proven; split over the chunks they are proven only chunk
+    by chunk, and the summary says so."""
+    if not whole:
+        monkeypatch.setattr(driver, "WHOLE_PARTITIONS", 0)
     topics = {f"t{t:02d}": {p: tuple((t + p + k) % 20 for k in range(3)) for p in range(60)}
               for t in range(20)}
     rack_of = {b: f"r{b % 3}" for b in range(21)}
@@ -473,10 +478,19 @@ def test_racks_on_spark_make_the_fewest_moves_that_keep_them_and_say_so(spark, t
     spread = doc["after"]["worst_topic_spread"]
     chunks = doc["topic_goal"]["chunks"]
     assert chunks >= 2 and doc["topic_goal"]["chunks_proven"] == chunks
-    assert (f"worst topic spread {spread}: planned chunk by chunk at the broker counts split "
-            f"from the whole plan of the fewest moves; the least those counts allow in "
-            f"{chunks} of {chunks} chunk(s); not proven the least over the whole" in stdout
-            if spread > 1 else "the topics' own floor" in stdout)
+    assert doc["topic_goal"]["racked"] == ("whole" if whole else "chunks")
+    if whole:
+        assert single.topics is not None and single.topics.exact
+        assert spread == single.topics.spread and doc["topic_goal"]["exact"]
+        assert (f"worst topic spread {spread}: the least any plan of these moves reaches, "
+                f"proven over the whole selection") in stdout
+    else:  # no plan of these moves goes below the one machine's (proven there)
+        assert single.topics is not None and spread >= single.topics.spread == 1
+        assert spread == 1 or (
+            f"worst topic spread {spread}: planned chunk by chunk at the broker counts split "
+            f"from the whole plan of the fewest moves; the least those counts allow in {chunks} "
+            f"of {chunks} chunk(s); not proven the least over the whole (no plan goes below "
+            f"1)") in stdout
     old, new, table = applied(cluster, out)
     for was, now in zip(old, new, strict=True):
         assert len(now) == len(was) == len(set(now)) and set(now) <= set(range(21))
