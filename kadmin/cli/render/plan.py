@@ -170,12 +170,13 @@ def replaced(done: Replaced, as_json: bool) -> None:
         warn(line)
     if done.unregistered:
         warn(f"broker(s) {listed(done.unregistered)} not registered: the moves wait for them")
-    if as_json and (written or not r.plan.moves):  # else the plan went to stdout
+    if as_json:  # on stderr when the plan itself went to stdout
         print_json({
             **plan_files_doc(written),
             "pairs": [{"broker": a, "with": b, "replicas": r.moved[a], "preferred_leader": r.led[a]}
                       for a, b in done.pairs.items()],
-            "partitions": len(r.plan.moves), "rack_changes": list(r.rack_changes)})
+            "partitions": len(r.plan.moves), "rack_changes": list(r.rack_changes)},
+            to_stderr=not (written or not r.plan.moves))
         return
     console = out if written or not r.plan.moves else err
     say = lambda line: console.print(line, markup=False)  # noqa: E731
