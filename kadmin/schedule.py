@@ -248,14 +248,14 @@ def consecutive(transfers: Sequence[Transfer], limits: Limits) -> Schedule:
     check_limits(limits)
     _check_entries(transfers, limits)
     batches = _slices(transfers, range(len(transfers)), limits)
-    return _schedule(transfers, batches, composed=False)
+    return _schedule(transfers, batches, lower_bound(transfers), composed=False)
 
 
-def _schedule(transfers: Sequence[Transfer], batches: Sequence[Sequence[int]], composed: bool
-              ) -> Schedule:
+def _schedule(transfers: Sequence[Transfer], batches: Sequence[Sequence[int]], bound: int,
+              composed: bool) -> Schedule:
     ordered = tuple(tuple(sorted(b, key=lambda i: transfers[i].tp)) for b in batches)
     return Schedule(ordered, tuple(load_of(transfers[i] for i in b)[0] for b in ordered),
-                    lower_bound(transfers), composed)
+                    bound, composed)
 
 
 def compose(transfers: Sequence[Transfer], limits: Limits) -> Schedule:
@@ -265,11 +265,15 @@ def compose(transfers: Sequence[Transfer], limits: Limits) -> Schedule:
     returns when that is faster."""
     check_limits(limits)
     _check_entries(transfers, limits)
-    groups = [[i for i, t in enumerate(transfers) if t.urgency == u] for u in range(3)]
+    groups: list[list[int]] = [[], [], []]
+    for i, t in enumerate(transfers):
+        groups[t.urgency].append(i)
     batches = [b for group in groups if group
                for b in _Composer(transfers, group, limits).run()]
-    mine = _schedule(transfers, batches, composed=True)
-    base = consecutive(transfers, limits)
+    bound = lower_bound(transfers)
+    mine = _schedule(transfers, batches, bound, composed=True)
+    base = _schedule(transfers, _slices(transfers, range(len(transfers)), limits), bound,
+                     composed=False)
     if base.load < mine.load:
         # order doesn't change the duration: keep the most urgent batches first
         first = sorted(range(len(base.batches)), key=lambda k: min(
