@@ -47,13 +47,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from kadmin.balance import classflow
 from kadmin.balance.evenness import worst_topic
-from kadmin.balance.racks import racks_kept
-from kadmin.balance.realise import dealt
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -81,124 +79,6 @@ class RackPlan:
     least: int
     """No plan of these moves (keeping the racks, within the ranges) has a worst topic spread
     below it: ``spread`` when proven."""
-
-
-@dataclass
-class _Program:
-    """Columns (cost, bounds) and rows (entries, low, high) being built."""
-
-    cost: list[float]
-    lower: list[float]
-    upper: list[float]
-    rows: list[int]
-    cols: list[int]
-    vals: list[float]
-    low: list[float]
-    high: list[float]
-
-    @classmethod
-    def empty(cls) -> _Program:
-        return cls([], [], [], [], [], [], [], [])
-
-    def column(self, cost: float, upper: float, lower: float = 0.0) -> int:
-        self.cost.append(cost)
-        self.lower.append(lower)
-        self.upper.append(upper)
-        return len(self.cost) - 1
-
-    def row(self, entries: Mapping[int, float] | Sequence[tuple[int, float]], low: float,
-            high: float) -> int:
-        n = len(self.low)
-        for col, value in (entries.items() if isinstance(entries, Mapping) else entries):
-            self.rows.append(n)
-            self.cols.append(col)
-            self.vals.append(value)
-        self.low.append(low)
-        self.high.append(high)
-        return n
-
-    def solve(self, seconds: float | None) -> tuple[float, object] | None:
-        """The linear program's optimum (its objective and columns), or None where it has
-        none within ``seconds``: HiGHS's interior point method, whose crossover ends on a
-        vertex (integral where the matrix is a network matrix). Its dual simplex stalls for
-        minutes on these degenerate flows, the interior point method takes seconds."""
-        import numpy as np
-        from scipy.optimize import linprog
-        from scipy.sparse import csr_array, vstack
-
-        width = len(self.cost)
-        matrix = csr_array((self.vals, (self.rows, self.cols)), shape=(len(self.low), width))
-        low, high = np.array(self.low), np.array(self.high)
-        equal = low == high
-        above, below = ~equal & np.isfinite(high), ~equal & np.isfinite(low)
-        options: dict[str, float] = {} if seconds is None else {"time_limit": max(seconds, 1.0)}
-        found = linprog(np.array(self.cost), A_ub=vstack([matrix[above], -matrix[below]]),
-                        b_ub=np.concatenate([high[above], -low[below]]), A_eq=matrix[equal],
-                        b_eq=low[equal], bounds=np.column_stack([self.lower, self.upper]),
-                        method="highs-ipm", options=options)
-        return None if found.status != 0 else (float(found.fun), found.x)
-
-
-@dataclass(frozen=True)
-class _Flow:
-    """The columns of one class's flow: ``x`` per target broker (in ``brokers`` order)."""
-
-    members: frozenset[int]
-    partitions: list[int]
-    x: list[int]
-
-
-def _classes(table: PartitionTable, by_topic: bool) -> dict[tuple[int, frozenset[int]], list[int]]:
-    classes: dict[tuple[int, frozenset[int]], list[int]] = {}
-    topic_of = table.topic_of
-    for p, replicas in enumerate(table.replicas):
-        classes.setdefault((topic_of[p] if by_topic else 0, frozenset(replicas)), []).append(p)
-    return classes
-
-
-def _flows(program: _Program, classes: Mapping[tuple[int, frozenset[int]], list[int]],
-           brokers: Sequence[int], ranges: Mapping[int, tuple[int, int]],
-           rack_of: Mapping[int, str], per_topic: bool = False) -> list[_Flow] | None:
-    """The flow of the module docstring for ``classes``, its broker rows within ``ranges``
-    (with ``per_topic`` the caller adds them, through its topics' nodes); None where a class
-    is wider than the targets."""
-    racks = sorted({rack_of[b] for b in brokers})
-    by_rack = {r: [i for i, b in enumerate(brokers) if rack_of[b] == r] for r in racks}
-    flows: list[_Flow] = []
-    per_broker: list[list[tuple[int, float]]] = [[] for _ in brokers]
-    for (_, members), partitions in classes.items():
-        n, k = len(partitions), len(members)
-        if k > len(brokers):
-            return None
-        keep = racks_kept(tuple(members), rack_of, len(racks))
-        x = [program.column(float(b not in members), n) for b in brokers]
-        held = Counter(rack_of.get(b) for b in members)
-        if keep == k == len(racks) and held.keys() <= by_rack.keys():
-            # one replica on each target rack, each of which it must keep: none leaves its rack
-            for r in racks:
-                program.row([(x[i], 1.0) for i in by_rack[r]], n * held[r], n * held[r])
-            for i, col in enumerate(x):
-                per_broker[i].append((col, 1.0))
-            flows.append(_Flow(members, partitions, x))
-            continue
-        w = program.column(0.0, n * (k - keep))
-        pool: list[tuple[int, float]] = [(w, 1.0)]
-        source: list[tuple[int, float]] = [(w, -1.0)]
-        for r in racks:
-            u = program.column(0.0, n)
-            v = program.column(0.0, n * k)
-            source.append((u, -1.0))
-            pool.append((v, -1.0))
-            program.row([(u, 1.0), (v, 1.0)] + [(x[i], -1.0) for i in by_rack[r]], 0.0, 0.0)
-        program.row(source, -float(n * k), -float(n * k))
-        program.row(pool, 0.0, 0.0)
-        for i, col in enumerate(x):
-            per_broker[i].append((col, 1.0))
-        flows.append(_Flow(members, partitions, x))
-    if not per_topic:
-        for i, b in enumerate(brokers):
-            program.row(per_broker[i], *map(float, ranges[b]))
-    return flows
 
 
 def _ready(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
@@ -231,25 +111,15 @@ def _fewest(table: PartitionTable, targets: Collection[int],
     brokers = _ready(table, targets, ranges, rack_of)
     if brokers is None:
         return None
-    classes = _classes(table, by_topic=False)
-    if _width(len(classes), brokers, rack_of) > LIMIT:
+    classes = classflow.grouped(table, by_topic=False)
+    if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return None
-    program = _Program.empty()
-    flows = _flows(program, classes, brokers, ranges, rack_of)
+    program = classflow.Program.empty()
+    flows = classflow.class_flows(program, classes, brokers, ranges, rack_of)
     found = None if flows is None else program.solve(None)
-    if flows is None or found is None or not _integral(found[1]):
+    if flows is None or found is None or not classflow.integral(found[1]):
         return None
-    return round(found[0]), _dealt(table, brokers, rack_of, flows, _rounded(found[1]))
-
-
-def _width(classes: int, brokers: Sequence[int], rack_of: Mapping[int, str]) -> int:
-    return classes * (len(brokers) + 2 * len({rack_of[b] for b in brokers}) + 1)
-
-
-def _rounded(x: object) -> list[int]:
-    import numpy as np
-
-    return [int(v) for v in np.rint(np.asarray(x))]
+    return round(found[0]), classflow.dealt(table, brokers, rack_of, flows, classflow.rounded(found[1]))
 
 
 def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
@@ -279,8 +149,8 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     fewest, plain = found
     if fewest <= beyond:
         return None
-    classes = _classes(table, by_topic=True)
-    if _width(len(classes), brokers, rack_of) > LIMIT:
+    classes = classflow.grouped(table, by_topic=True)
+    if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return _settled(table, brokers, fewest, plain, 0)
     topics = sorted({t for t, _ in classes})
     width = {t: 0 for t in topics}
@@ -307,7 +177,7 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     if fixed is not None:  # spread 2 reached where 1 is refuted
         return fixed
     left = seconds - (time.monotonic() - start)
-    relaxed = _TopicProgram.build(classes, topics, brokers, ranges, rack_of, fewest, None)
+    relaxed = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, fewest, None)
     solved = None if left <= 0 else relaxed.program.solve(left * LP_SHARE)
     if solved is None:  # no bound above 2: the windows around each topic's mean, wider
         fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest,
@@ -342,10 +212,10 @@ def _first_within(table: PartitionTable,
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        program = _TopicProgram.build(classes, topics, brokers, ranges, rack_of, None, windows)
+        program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None, windows)
         solved = program.program.solve(left)
-        if solved is not None and round(solved[0]) == fewest and _integral(solved[1]):
-            final = _dealt(table, brokers, rack_of, program.flows, _rounded(solved[1]))
+        if solved is not None and round(solved[0]) == fewest and classflow.integral(solved[1]):
+            final = classflow.dealt(table, brokers, rack_of, program.flows, classflow.rounded(solved[1]))
             reached = worst_topic(table, final, brokers)[0]
             return RackPlan(final, fewest, reached, reached)
     return None
@@ -356,76 +226,3 @@ def _settled(table: PartitionTable, brokers: Sequence[int], fewest: int,
     """The plan of the fewest moves alone, its topics as they fell."""
     reached = worst_topic(table, plain, brokers)[0]
     return RackPlan(plain, fewest, reached, min(least, reached))
-
-
-def _integral(x: object) -> bool:
-    import numpy as np
-
-    values = np.asarray(x)
-    return bool(np.all(np.abs(values - np.rint(values)) < 1e-6))
-
-
-@dataclass(frozen=True)
-class _TopicProgram:
-    """The topic program of the module docstring: the class flow, each class's units to a
-    node per (topic, broker) and on to the broker (``y[t, b]``, the topic's end count there).
-    With ``windows`` (per topic, its end counts' bounds) it is a min-cost flow (a network
-    matrix: integral); without, each topic's window is ``floor_t .. floor_t + spread``, the
-    moves at most ``fewest``, and ``spread`` minimised: its linear relaxation bounds the
-    least worst topic spread from below."""
-
-    program: _Program
-    flows: list[_Flow]
-    spread: int
-    floors: dict[int, int]
-
-    @classmethod
-    def build(cls, classes: Mapping[tuple[int, frozenset[int]], list[int]],
-              topics: Sequence[int], brokers: Sequence[int],
-              ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str],
-              fewest: int | None, windows: Mapping[int, tuple[int, int]] | None
-              ) -> _TopicProgram:
-        program = _Program.empty()
-        flows = _flows(program, classes, brokers, ranges, rack_of, per_topic=True)
-        assert flows is not None  # fewest_moves built the same flows
-        total = float(sum(len(p) * len(m) for (_, m), p in classes.items()))
-        spread = program.column(float(windows is None), total)
-        moving = [(col, 1.0) for flow in flows for b, col in zip(brokers, flow.x, strict=True)
-                  if b not in flow.members]
-        if windows is None:
-            for col, _ in moving:
-                program.cost[col] = 0.0
-            program.row(moving, 0.0, float(fewest or 0))
-        cells: dict[tuple[int, int], list[tuple[int, float]]] = {}
-        for (t, _), flow in zip(classes, flows, strict=True):
-            for i, col in enumerate(flow.x):
-                cells.setdefault((t, i), []).append((col, 1.0))
-        per_broker: list[list[tuple[int, float]]] = [[] for _ in brokers]
-        floors: dict[int, int] = {}
-        for t in topics:
-            low, high = (0, total) if windows is None else windows[t]
-            floor = -1 if windows is not None else program.column(0.0, total)
-            if floor >= 0:
-                floors[t] = floor
-            for i in range(len(brokers)):
-                y = program.column(0.0, float(high), lower=float(low))
-                program.row([*cells.get((t, i), []), (y, -1.0)], 0.0, 0.0)
-                per_broker[i].append((y, 1.0))
-                if floor >= 0:
-                    program.row([(y, 1.0), (floor, -1.0)], 0.0, math.inf)
-                    program.row([(y, 1.0), (floor, -1.0), (spread, -1.0)], -math.inf, 0.0)
-        for i, b in enumerate(brokers):
-            program.row(per_broker[i], *map(float, ranges[b]))
-        return cls(program, flows, spread, floors)
-
-
-def _dealt(table: PartitionTable, brokers: Sequence[int], rack_of: Mapping[int, str],
-           flows: Sequence[_Flow], chosen: Sequence[int]) -> dict[int, Replicas]:
-    """Each class's counts dealt to its partitions (:func:`kadmin.balance.realise.dealt`)."""
-    racks = sorted({rack_of[b] for b in brokers})
-    by_rack = {r: [b for b in brokers if rack_of[b] == r] for r in racks}
-    final: dict[int, Replicas] = {}
-    for flow in flows:
-        units = {b: chosen[col] for b, col in zip(brokers, flow.x, strict=True)}
-        final.update(dealt(table.replicas, flow.partitions, flow.members, units, racks, by_rack))
-    return final
