@@ -81,6 +81,24 @@ class RackPlan:
     below it: ``spread`` when proven."""
 
 
+@dataclass(frozen=True)
+class SpreadPlan:
+    """The plan of :func:`within_spread` and what it proves."""
+
+    final: dict[int, Replicas]
+    """The replica lists that change, by partition index."""
+    moves: int
+    spread: int
+    """Its worst topic spread over the targets."""
+    allowed: int
+    """The spread its topics were held within: the one asked, or the least above it that any
+    plan keeping the racks within the ranges reaches (proven)."""
+    fewest: int
+    """No plan within ``allowed`` makes fewer moves: ``moves`` where proven."""
+    plain: int
+    """The fewest moves keeping the racks within the ranges, topics aside."""
+
+
 def _ready(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
            rack_of: Mapping[int, str]) -> list[int] | None:
     """The targets in order, or None where the programs do not apply: a target without a
@@ -226,3 +244,101 @@ def _settled(table: PartitionTable, brokers: Sequence[int], fewest: int,
     """The plan of the fewest moves alone, its topics as they fell."""
     reached = worst_topic(table, plain, brokers)[0]
     return RackPlan(plain, fewest, reached, min(least, reached))
+
+
+def within_spread(table: PartitionTable, targets: Collection[int],
+                  ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str], asked: int,
+                  seconds: float = SECONDS) -> SpreadPlan | None:
+    """``--topic-spread``, exactly: the fewest moves of any plan keeping the racks, every
+    target broker within its range, and every topic within ``asked`` (where no such plan
+    exists, within the least spread above it that one reaches). The plan of the fewest moves
+    alone answers where its topics are within it (no plan moves fewer). Otherwise, spread by
+    spread from ``asked``: at 0 and 1 each topic's window is forced (its mean's floor and
+    ceiling), so a min-cost flow decides; from 2 the mixed integer program of
+    :class:`kadmin.balance.classflow.TopicProgram` (``spread_at``) chooses the windows,
+    branching on their floors only. Out of time, its best plan and its bound; None where the
+    class program does not apply or found no plan in time (the search decides)."""
+    deadline = time.monotonic() + seconds
+    brokers = _ready(table, targets, ranges, rack_of)
+    found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
+    if brokers is None or found is None:
+        return None
+    fewest, plain = found
+    reached = worst_topic(table, plain, brokers)[0]
+    classes = classflow.grouped(table, by_topic=True)
+    if reached <= asked:
+        return SpreadPlan(plain, fewest, reached, asked, fewest, fewest)
+    if classflow.width(len(classes), brokers, rack_of) > LIMIT:
+        return None
+    topics = sorted({t for t, _ in classes})
+    width = {t: 0 for t in topics}
+    for (t, members), partitions in classes.items():
+        width[t] += len(members) * len(partitions)
+    nb = len(brokers)
+    for k in range(asked, reached):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if k == 0 and any(n % nb for n in width.values()):
+            continue
+        if k <= 1:
+            windows = {t: (n // nb, -(-n // nb)) for t, n in width.items()}
+            try:
+                within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of,
+                                          windows, left)
+            except _OutOfTime:
+                return None
+            if within is None:
+                continue
+            final, moves = within
+            return SpreadPlan(final, moves, worst_topic(table, final, brokers)[0], k, moves,
+                              fewest)
+        program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None,
+                                               None, spread_at=k)
+        solved = program.program.solve_integer(list(program.floors.values()), left)
+        if solved.infeasible:
+            continue
+        if solved.x is None:
+            return None
+        x = solved.x
+        windows = {t: (round(x[col]), round(x[col]) + k)  # type: ignore[index]
+                   for t, col in program.floors.items()}
+        try:
+            within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of,
+                                      windows, max(deadline - time.monotonic(), 1.0))
+        except _OutOfTime:
+            return None
+        if within is None:  # the program's windows hold its plan: not reached
+            return None
+        final, moves = within
+        return SpreadPlan(final, moves, worst_topic(table, final, brokers)[0], k,
+                          moves if solved.optimal else max(fewest, math.ceil(solved.bound - 1e-6)),
+                          fewest)
+    return SpreadPlan(plain, fewest, reached, reached, fewest, fewest)
+
+
+class _OutOfTime(Exception):
+    """A flow of :func:`_cheapest_within` ran out of time."""
+
+
+def _cheapest_within(table: PartitionTable,
+                     classes: Mapping[tuple[int, frozenset[int]], list[int]],
+                     topics: Sequence[int], brokers: Sequence[int],
+                     ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str],
+                     windows: Mapping[int, tuple[int, int]], seconds: float
+                     ) -> tuple[dict[int, Replicas], int] | None:
+    """The plan of the fewest moves with every topic's end counts within ``windows`` (the
+    min-cost flow of :class:`kadmin.balance.classflow.TopicProgram`) and its moves; None
+    where none exists (:class:`_OutOfTime` where the flow ran out of ``seconds``)."""
+    program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None,
+                                           windows)
+    solved = program.program.solve(seconds)
+    if solved is None:
+        if program.program.timed_out:
+            raise _OutOfTime
+        return None
+    if not classflow.integral(solved[1]):  # a vertex is integral: the crossover stopped short
+        raise _OutOfTime
+    final = classflow.dealt(table, brokers, rack_of, program.flows,
+                            classflow.rounded(solved[1]))
+    return final, round(solved[0])

@@ -29,6 +29,8 @@ class Program:
     vals: list[float]
     low: list[float]
     high: list[float]
+    timed_out: bool = False
+    """The last :meth:`solve` ran out of time (else a None from it: no solution exists)."""
 
     @classmethod
     def empty(cls) -> Program:
@@ -70,7 +72,45 @@ class Program:
                         b_ub=np.concatenate([high[above], -low[below]]), A_eq=matrix[equal],
                         b_eq=low[equal], bounds=np.column_stack([self.lower, self.upper]),
                         method="highs-ipm", options=options)
+        self.timed_out = found.status == 1
         return None if found.status != 0 else (float(found.fun), found.x)
+
+    def solve_integer(self, integer: Sequence[int], seconds: float) -> Integer:
+        """The mixed integer program, ``integer`` its integer columns: HiGHS's branch and
+        bound (no gap allowed) within ``seconds``."""
+        import numpy as np
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import csr_array
+
+        width = len(self.cost)
+        matrix = csr_array((self.vals, (self.rows, self.cols)), shape=(len(self.low), width))
+        kinds = np.zeros(width)
+        kinds[list(integer)] = 1
+        found = milp(np.array(self.cost), integrality=kinds,
+                     constraints=LinearConstraint(matrix, self.low, self.high),
+                     bounds=Bounds(self.lower, self.upper),
+                     options={"time_limit": max(seconds, 1.0), "mip_rel_gap": 0.0})
+        bound = getattr(found, "mip_dual_bound", None)
+        return Integer(found.status == 0, None if found.x is None else found.x,
+                       None if found.x is None else float(found.fun),
+                       float(found.fun) if found.status == 0 else (
+                           -math.inf if bound is None else float(bound)),
+                       found.status == 2)
+
+
+@dataclass(frozen=True)
+class Integer:
+    """What :meth:`Program.solve_integer` found."""
+
+    optimal: bool
+    x: object | None
+    """Its best columns (None: none found in time, or none exist)."""
+    value: float | None
+    """Their objective."""
+    bound: float
+    """No solution's objective is below it (the optimum's where ``optimal``)."""
+    infeasible: bool
+    """Proven to have no solution."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +199,9 @@ class TopicProgram:
     With ``windows`` (per topic, its end counts' bounds) it is a min-cost flow (a network
     matrix: integral); without, each topic's window is ``floor_t .. floor_t + spread``, the
     moves at most ``fewest``, and ``spread`` minimised: its linear relaxation bounds the
-    least worst topic spread from below."""
+    least worst topic spread from below. With ``spread_at`` instead, ``spread`` is that and
+    the moves are minimised: with ``floors`` integer, a mixed integer program whose optimum
+    is the fewest moves within it (each choice of the floors leaves a min-cost flow)."""
 
     program: Program
     flows: list[Flow]
@@ -170,16 +212,18 @@ class TopicProgram:
     def build(cls, classes: Mapping[tuple[int, frozenset[int]], list[int]],
               topics: Sequence[int], brokers: Sequence[int],
               ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str],
-              fewest: int | None, windows: Mapping[int, tuple[int, int]] | None
-              ) -> TopicProgram:
+              fewest: int | None, windows: Mapping[int, tuple[int, int]] | None,
+              spread_at: int | None = None) -> TopicProgram:
         program = Program.empty()
         flows = class_flows(program, classes, brokers, ranges, rack_of, per_topic=True)
         assert flows is not None  # fewest_moves built the same flows
         total = float(sum(len(p) * len(m) for (_, m), p in classes.items()))
-        spread = program.column(float(windows is None), total)
+        spread = program.column(float(windows is None and spread_at is None), total)
+        if spread_at is not None:
+            program.lower[spread] = program.upper[spread] = float(spread_at)
         moving = [(col, 1.0) for flow in flows for b, col in zip(brokers, flow.x, strict=True)
                   if b not in flow.members]
-        if windows is None:
+        if windows is None and spread_at is None:
             for col, _ in moving:
                 program.cost[col] = 0.0
             program.row(moving, 0.0, float(fewest or 0))

@@ -127,3 +127,66 @@ def test_the_issue_cluster_is_planned_exactly() -> None:
     assert found.spread == found.least
     new = after(table.replicas, found.final)
     check_valid(table.replicas, new, targets, rack_of)
+
+
+def least_within(replicas: list[Replicas], targets: list[int], topics: list[int],
+                 rack_of: dict[int, str], asked: int) -> tuple[int, int] | None:
+    """The oracle's answer to ``--topic-spread asked``: the least spread from ``asked`` up that
+    a plan keeping the racks reaches, and its fewest moves (None: no plan keeps the racks)."""
+    if fewest_moves(replicas, targets, rack_of) is None:
+        return None
+    k = asked
+    while (found := fewest_moves(replicas, targets, rack_of, topics=topics,
+                                 topic_spread=k)) is None:
+        k += 1
+    return k, found
+
+
+@settings(max_examples=50, deadline=None)
+@given(racked(), st.integers(0, 3))
+@example(([(0, (0, 2)), (0, (0, 2)), (0, (0,)), (0, (0, 2, 5))], [0, 1, 2, 3, 4],
+          {0: "a", 1: "a", 2: "b", 3: "b", 4: "c", 5: "d"}), 0)
+def test_topic_spread_makes_the_integer_programs_fewest_moves(c: Cluster, asked: int) -> None:
+    """``--topic-spread`` over the classes: the least spread reachable from the one asked, the
+    fewest moves within it (proven: the printed bound is them), every partition's racks kept
+    and every broker within its range."""
+    parts, targets, rack_of = c
+    table, replicas, topics = table_and_order(parts)
+    expected = least_within(replicas, targets, topics, rack_of, asked)
+    found = classes.within_spread(table, targets, ranges(replicas, targets), rack_of, asked)
+    if expected is None:
+        assert found is None
+        return
+    assert found is not None
+    assert (found.allowed, found.moves) == expected
+    assert found.fewest == found.moves == replica_moves(replicas, found.final)
+    assert found.plain == fewest_moves(replicas, targets, rack_of)
+    new = after(replicas, found.final)
+    check_valid(replicas, new, targets, rack_of)
+    end = Counter(b for r in new for b in r)
+    assert max(end[b] for b in targets) - min(end[b] for b in targets) <= 1
+    assert found.spread <= found.allowed
+    for t in set(topics):
+        held = Counter(b for r, tt in zip(new, topics, strict=True) if tt == t for b in r)
+        assert max(held[b] for b in targets) - min(held[b] for b in targets) <= found.allowed
+
+
+def test_topic_spread_on_the_issue_cluster_is_exact_where_the_windows_are_not_forced() -> None:
+    """Spreads 1 and 2 on the issue's cluster, where the plan of the fewest moves ends at 3:
+    each within its spread, proven the fewest, and the narrower never the cheaper."""
+    table = issue_shape(600)
+    targets = list(range(21))
+    rack_of = {b: f"r{b % 3}" for b in targets}
+    plain = classes.plan(table, targets, ranges(table.replicas, targets), rack_of)
+    assert plain is not None and plain.spread == plain.least == 3
+    moves = []
+    for asked in (1, 2):
+        found = classes.within_spread(table, targets, ranges(table.replicas, targets), rack_of,
+                                      asked)
+        assert found is not None
+        assert found.allowed == asked and found.spread <= asked
+        assert found.moves == found.fewest == replica_moves(table.replicas, found.final)
+        assert found.plain == plain.moves < found.moves
+        check_valid(table.replicas, after(table.replicas, found.final), targets, rack_of)
+        moves.append(found.moves)
+    assert moves[0] >= moves[1]
