@@ -16,9 +16,9 @@ from kadmin.synthetic import synthetic_cluster
 PARTITIONS, TOPICS = 1_200, 20
 
 
-def expansion(path: Path) -> Path:
+def expansion(path: Path, partitions: int = PARTITIONS) -> Path:
     topics = {f"t{t:02d}": {p: tuple((t + p + k) % 20 for k in range(3))
-                            for p in range(PARTITIONS // TOPICS)} for t in range(TOPICS)}
+                            for p in range(partitions // TOPICS)} for t in range(TOPICS)}
     states = {t: {p: PartitionState(r[0], r) for p, r in parts.items()}
               for t, parts in topics.items()}
     brokers = {b: Broker(b, f"broker-{b}", 9092, rack=f"r{b % 3}") for b in range(21)}
@@ -46,6 +46,28 @@ def test_the_bound_printed_is_the_rack_constrained_minimum_and_the_spread_the_le
             f"replica on each rack they must keep and could only move within their rack; lower "
             f"bound {bound}: the fewest moves that keep every partition's racks, proven"
             ) in text.out
+
+
+def test_topic_spread_with_racks_prints_its_proven_fewest_moves(kadmin, tmp_path) -> None:
+    """600 partitions: the plan of the fewest moves keeping the racks ends at topic spread 3,
+    so spread 1 costs moves over them; the lower bound printed is the fewest moves within
+    spread 1 keeping the racks, which the plan makes, and the racks line counts the racks
+    alone."""
+    cluster = str(expansion(tmp_path / "cluster.json", 600))
+    run = kadmin("plan", "rebalance", "--cluster", cluster, "--out", "p.json", "--json",
+                 "--topic-spread", "1")
+    assert run.code == 0, run.err
+    summary = json.loads(run.out)
+    racks, goal = summary["racks"], summary["topic_goal"]
+    assert summary["after"]["worst_topic_spread"] <= 1 and goal["reachable"] and goal["exact"]
+    assert summary["replica_moves"] == summary["lower_bound"] == goal["fewest"]
+    assert racks["rack_free_bound"] < racks["fewest"] == goal["plain_bound"] < goal["fewest"]
+    text = kadmin("plan", "rebalance", "--cluster", cluster, "--out", "q.json",
+                  "--topic-spread", "1")
+    assert (f"every topic within spread 1: {goal['fewest']} move(s) at least, "
+            f"{goal['fewest'] - goal['plain_bound']} over the {goal['plain_bound']}") in text.out
+    assert (f"racks cost {racks['fewest'] - racks['rack_free_bound']} move(s) over the "
+            f"rack-free bound {racks['rack_free_bound']}") in text.out
 
 
 def test_stats_and_rebalance_print_one_bound_never_above_the_moves(kadmin, tmp_path) -> None:

@@ -198,10 +198,12 @@ def racks_line(racks: RackBalance, bound: int) -> str:
     how evenly the rule let them end and what the printed lower bound is."""
     free = racks.rack_free_bound
     if racks.within is not None:
+        # with --topic-spread the plan's bound also counts the topics: racks alone cost fewer
+        kept = bound if racks.fewest is None else racks.fewest
         return ("racks: every broker balanced, no partition on fewer racks than it had; racks "
-                f"cost {bound - free} move(s) over the rack-free bound {free}, because "
+                f"cost {kept - free} move(s) over the rack-free bound {free}, because "
                 f"{racks.within:,} partition(s) hold one replica on each rack they must keep "
-                f"and could only move within their rack; lower bound {bound}: the fewest moves "
+                f"and could only move within their rack; lower bound {kept}: the fewest moves "
                 "that keep every partition's racks, proven")
     if racks.across:
         return ("racks of unequal size: every broker balanced across them, no partition on "
