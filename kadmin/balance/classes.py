@@ -32,8 +32,15 @@ them. From 2 on the windows are not forced: the linear relaxation with ``L_t`` a
 columns and the moves at most the fewest bounds ``s`` from below, and the windows it suggests
 (each ``L_t`` rounded down, then its top rounded up, then both outward, which holds the
 relaxed optimum and so always succeeds) each give a flow; the first making the fewest moves
-is the plan, proven where its spread meets the bound. Topics share only the brokers' ranges,
-so the flows stay the size of the classes, not of the partitions.
+is the plan, proven where its spread meets the bound. Where it does not, the same program
+with ``L_t`` and ``s`` integer (a mixed integer program branching on those columns only:
+every choice of them leaves a min-cost flow) decides the least spread exactly, in time.
+Topics share only the brokers' ranges, so the flows stay the size of the classes, not of
+the partitions.
+
+**The fewest moves within a spread asked** (:func:`within_spread`, ``--topic-spread``): the
+same program with ``s`` fixed and the moves minimised; forced windows at 0 and 1 (a flow),
+integer ``L_t`` from 2.
 
 Where a partition has one replica on each target rack and must keep every one, no replica may
 leave its rack: its class's rack nodes are then rows fixing each rack's units (a shortcut of
@@ -154,11 +161,13 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     not divide evenly over the targets, else 0), and at spread 0 or 1 every topic's window is
     forced (its mean's floor and ceiling), so the topic program is a min-cost flow: a plan of
     the fewest moves in it proves the least spread, none proves 2 the least there may be.
-    At 2, first the windows around each topic's mean; then the windows of the linear
-    relaxation (each topic's ``floor_t`` rounded, then its top, then both outward, which
-    holds the relaxation's optimum: within one of its bound), each a min-cost flow; where the
-    relaxation runs out of time, wider windows around the means. Out of ``seconds``, the plan
-    of the fewest moves alone."""
+    From 2, the linear relaxation bounds the spread (``least``, its ceiling); then, each a
+    min-cost flow, the windows around each topic's mean where that bound is 2, and the
+    relaxation's windows (each topic's ``floor_t`` rounded, then its top, then both outward,
+    which holds the relaxation's optimum: within one of its bound); where the relaxation
+    runs out of time, windows around the means, wider. Where a gap is left, branch and bound
+    on the windows (:func:`_branched`) closes it. Out of ``seconds``, the best plan found
+    (at worst the plan of the fewest moves alone) and the bound."""
     start = time.monotonic()
     brokers = _ready(table, targets, ranges, rack_of)
     found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
@@ -190,31 +199,68 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
         return {t: (max(0, round(n / nb) - s // 2), max(0, round(n / nb) - s // 2) + s)
                 for t, n in width.items()}
 
-    fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest,
-                          [centred(2)], start + seconds)
-    if fixed is not None:  # spread 2 reached where 1 is refuted
-        return fixed
     left = seconds - (time.monotonic() - start)
     relaxed = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, fewest, None)
     solved = None if left <= 0 else relaxed.program.solve(left * LP_SHARE)
     if solved is None:  # no bound above 2: the windows around each topic's mean, wider
-        fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest,
-                              [centred(3), centred(4)], start + seconds)
-        return _settled(table, brokers, fewest, plain, least) if fixed is None else (
-            RackPlan(fixed.final, fixed.moves, fixed.spread, least))
-    x = solved[1]
-    spread = float(x[relaxed.spread])  # type: ignore[index]
-    least = max(least, math.ceil(spread - 1e-6))
-    floors = {t: float(x[col]) for t, col in relaxed.floors.items()}  # type: ignore[index]
-    low = {t: math.floor(floors[t] + 1e-6) for t in topics}
-    high = {t: math.ceil(floors[t] + spread - 1e-6) for t in topics}
-    tries = [{t: (low[t], low[t] + least) for t in topics},
-             {t: (high[t] - least, high[t]) for t in topics},
-             {t: (low[t], high[t]) for t in topics}]
+        tries = [centred(2), centred(3), centred(4)]
+    else:
+        x = solved[1]
+        spread = float(x[relaxed.spread])  # type: ignore[index]
+        least = max(least, math.ceil(spread - 1e-6))
+        floors = {t: float(x[col]) for t, col in relaxed.floors.items()}  # type: ignore[index]
+        low = {t: math.floor(floors[t] + 1e-6) for t in topics}
+        high = {t: math.ceil(floors[t] + spread - 1e-6) for t in topics}
+        tries = [centred(2)] * (least == 2) + [
+            {t: (low[t], low[t] + least) for t in topics},
+            {t: (high[t] - least, high[t]) for t in topics},
+            {t: (low[t], high[t]) for t in topics}]
     fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest, tries,
                           start + seconds)
-    return _settled(table, brokers, fewest, plain, least) if fixed is None else (
+    best = _settled(table, brokers, fewest, plain, least) if fixed is None else (
         RackPlan(fixed.final, fixed.moves, fixed.spread, least))
+    if best.least >= best.spread:
+        return best
+    return _branched(table, classes, topics, brokers, ranges, rack_of, best,
+                     start + seconds - time.monotonic())
+
+
+def _branched(table: PartitionTable, classes: Mapping[tuple[int, frozenset[int]], list[int]],
+              topics: Sequence[int], brokers: Sequence[int],
+              ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str],
+              best: RackPlan, seconds: float) -> RackPlan:
+    """Where rounding the relaxation left a gap: the topic program of
+    :class:`kadmin.balance.classflow.TopicProgram` as a mixed integer program (the windows'
+    floors and the spread integer, between ``best.least`` and one below ``best.spread``, the
+    moves at most ``best.moves``): HiGHS's branch and bound on those columns alone, since
+    each choice of them leaves a min-cost flow. No solution proves ``best``; its optimum's
+    windows give the plan by a flow; out of ``seconds``, its best and its bound."""
+    if seconds <= 0:
+        return best
+    program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of,
+                                           best.moves, None)
+    columns = program.program
+    columns.lower[program.spread] = float(best.least)
+    columns.upper[program.spread] = float(best.spread - 1)
+    solved = columns.solve_integer([program.spread, *program.floors.values()], seconds)
+    if solved.infeasible:
+        return RackPlan(best.final, best.moves, best.spread, best.spread)
+    least = max(best.least, math.ceil(solved.bound - 1e-6))
+    if solved.x is None:
+        return RackPlan(best.final, best.moves, best.spread, least)
+    x = solved.x
+    k = round(x[program.spread])  # type: ignore[index]
+    windows = {t: (round(x[col]), round(x[col]) + k)  # type: ignore[index]
+               for t, col in program.floors.items()}
+    try:
+        within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of, windows,
+                                  max(seconds, 1.0))
+    except _OutOfTime:
+        within = None
+    if within is None or within[1] != best.moves:
+        return RackPlan(best.final, best.moves, best.spread, least)
+    reached = worst_topic(table, within[0], brokers)[0]
+    return RackPlan(within[0], best.moves, reached, reached if solved.optimal else least)
 
 
 def _first_within(table: PartitionTable,
@@ -231,7 +277,7 @@ def _first_within(table: PartitionTable,
         if left <= 0:
             return None
         program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None, windows)
-        solved = program.program.solve(left)
+        solved = program.program.solve(left, simplex=True)
         if solved is not None and round(solved[0]) == fewest and classflow.integral(solved[1]):
             final = classflow.dealt(table, brokers, rack_of, program.flows, classflow.rounded(solved[1]))
             reached = worst_topic(table, final, brokers)[0]
@@ -332,7 +378,7 @@ def _cheapest_within(table: PartitionTable,
     where none exists (:class:`_OutOfTime` where the flow ran out of ``seconds``)."""
     program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None,
                                            windows)
-    solved = program.program.solve(seconds)
+    solved = program.program.solve(seconds, simplex=True)
     if solved is None:
         if program.program.timed_out:
             raise _OutOfTime
