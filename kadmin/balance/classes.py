@@ -73,6 +73,18 @@ LP_SHARE = 0.6
 gets; the rest goes to wider windows around each topic's mean where it runs out."""
 
 
+CHALLENGE_SECONDS = 20.0
+"""Seconds :func:`plan` gets where it challenges a plan the search did not prove
+(:meth:`kadmin.balance.machine.Whole.topics`)."""
+
+
+def aggregates(table: PartitionTable) -> bool:
+    """Whether the (topic, replica set) classes are at most half the partitions: where they
+    are not, the class program is the partition program again, and slower than the search."""
+    return 2 * len(set(zip(table.topic_of, map(frozenset, table.replicas), strict=True))) <= (
+        len(table.replicas))
+
+
 @dataclass(frozen=True)
 class RackPlan:
     """The plan of :func:`plan` and what it proves."""

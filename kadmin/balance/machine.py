@@ -242,6 +242,36 @@ class Whole:
             self.moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
         self.goal = evened[1]
         self.bound = self.goal.fewest if self.goal.fewest is not None else self.bound
+        if not self.goal.exact:
+            self._challenged()
+
+    def _challenged(self) -> None:
+        """The default objective with racks where the search's plan is not proven: the class
+        program (:func:`kadmin.balance.classes.plan`) plans too, where its classes aggregate,
+        and the better plan stands (fewer moves, then a smaller worst topic spread), with
+        the larger of the two proven bounds; proven only where its spread meets it."""
+        objective, rack_of, goal, table = self.objective, self.rack_of, self.goal, self.table
+        if rack_of is None or goal is None or goal.asked is not None \
+                or not objective.least_spread or objective.weights is not None \
+                or self.held.index is not None or self.missing \
+                or not (self.racks is None or self.racks.across) \
+                or not classes.aggregates(table):
+            return
+        found = classes.plan(table, self.brokers, self.split.ranges(racks=False), rack_of,
+                             seconds=classes.CHALLENGE_SECONDS)
+        if found is None:
+            return
+        moves = replica_moves(self.before, self.moved)
+        spread = evenness.worst_topic(table, self.moved, self.brokers)[0]
+        if found.moves > moves or (found.moves == moves and found.spread >= spread
+                                   and found.least <= (goal.least or 0)):
+            return
+        least = found.least if found.moves < moves else max(found.least, goal.least or 0)
+        if found.moves < moves or found.spread < spread:
+            self.moved, self.worst, self.made = found.final, None, None
+            spread = found.spread
+        self.bound = max(self.bound, found.moves)
+        self.goal = TopicGoal(None, spread, found.moves, None, least >= spread, min(least, spread))
 
     def moves(self) -> int:
         return replica_moves(self.before, self.moved)

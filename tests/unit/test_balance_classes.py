@@ -6,15 +6,19 @@ it calls proven is the least the oracle finds at those moves (never below its bo
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
+import pytest
 from balance_oracle import fewest_moves, least_topic_spread
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_balance import after, check_valid
 
-from kadmin.balance import classes
+from kadmin.balance import classes, machine
 from kadmin.balance.bound import lower_bound
+from kadmin.balance.evenness import even_topics
 from kadmin.balance.metrics import replica_moves
+from kadmin.balance.rebalance import rebalance
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -190,3 +194,75 @@ def test_topic_spread_on_the_issue_cluster_is_exact_where_the_windows_are_not_fo
         check_valid(table.replicas, after(table.replicas, found.final), targets, rack_of)
         moves.append(found.moves)
     assert moves[0] >= moves[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(racked(), st.sampled_from([None, 0, 1, 2]))
+def test_plan_rebalance_with_racks_says_proven_only_when_it_is(c: Cluster,
+                                                               asked: int | None) -> None:
+    """The whole planner (machine.Whole: the class program, the search, and the class program
+    challenging an unproven search) against the integer program: its lower bound never above
+    the fewest moves, and what it calls proven is the optimum: by default the least worst
+    topic spread at the fewest moves, with ``--topic-spread`` the fewest moves within the
+    least spread reachable from the one asked."""
+    parts, targets, rack_of = c
+    table, replicas, topics = table_and_order(parts)
+    fewest = fewest_moves(replicas, targets, rack_of)
+    result = rebalance(table, targets, rack_of, leaders=False, topic_spread=asked)
+    goal = result.topics
+    if fewest is None or goal is None or result.unplaced:
+        return
+    new = after(replicas, result.final)
+    check_valid(replicas, new, targets, rack_of)
+    if asked is not None:
+        allowed, within = least_within(replicas, targets, topics, rack_of, asked) or (0, 0)
+        assert result.lower_bound <= within <= result.replica_moves
+        if goal.exact:
+            assert result.replica_moves == within and goal.spread <= allowed
+        return
+    assert result.lower_bound <= fewest <= result.replica_moves
+    if result.replica_moves != fewest:
+        return
+    least = least_topic_spread(replicas, targets, topics, fewest, rack_of)
+    assert goal.least is None or goal.least <= least <= goal.spread
+    if goal.exact:
+        assert goal.spread == least
+
+
+@settings(max_examples=40, deadline=None)
+@given(racked())
+def test_an_unproven_search_is_challenged_and_never_made_worse(c: Cluster) -> None:
+    """The search's plan as if it had run out of time (not proven, no bound), and the class
+    program allowed on every cluster: the plan that stands makes no more moves and no wider
+    topics than the search's, its bound holds against the integer program, and it says
+    proven only where its spread is the least at the fewest moves."""
+    parts, targets, rack_of = c
+    table, replicas, topics = table_and_order(parts)
+    fewest = fewest_moves(replicas, targets, rack_of)
+    searched: list[tuple[int, int]] = []
+
+    def unproven(*args: object, **kwargs: object) -> object:
+        found = even_topics(*args, **kwargs)  # type: ignore[arg-type]
+        if found is None:
+            return None
+        final, goal = found
+        searched.append((replica_moves(table.replicas, final), goal.spread))
+        return final, replace(goal, exact=False, least=0)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(machine.evenness, "even_topics", unproven)
+        patch.setattr(machine.classes, "aggregates", lambda _: True)
+        result = rebalance(table, targets, rack_of, leaders=False)
+    goal = result.topics
+    if fewest is None or goal is None or not searched or result.unplaced:
+        return
+    moves, spread = searched[0]
+    check_valid(replicas, after(replicas, result.final), targets, rack_of)
+    assert result.replica_moves <= moves
+    assert (result.replica_moves, goal.spread) <= (moves, spread)
+    assert result.lower_bound <= fewest <= result.replica_moves
+    if result.replica_moves == fewest:
+        least = least_topic_spread(replicas, targets, topics, fewest, rack_of)
+        assert goal.least is not None and goal.least <= least <= goal.spread
+        if goal.exact:
+            assert goal.spread == least
