@@ -14,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_balance import after, check_valid
 
-from kadmin.balance import classes, machine
+from kadmin.balance import classes, classflow, machine
 from kadmin.balance.bound import lower_bound
 from kadmin.balance.evenness import even_topics
 from kadmin.balance.metrics import replica_moves
@@ -266,3 +266,26 @@ def test_an_unproven_search_is_challenged_and_never_made_worse(c: Cluster) -> No
         assert goal.least is not None and goal.least <= least <= goal.spread
         if goal.exact:
             assert goal.spread == least
+
+
+@settings(max_examples=30, deadline=None)
+@given(racked())
+def test_branch_and_bound_on_the_windows_closes_what_rounding_leaves(c: Cluster) -> None:
+    """From the plan of the fewest moves alone and no bound but 0 (as where the relaxation's
+    windows all fail): branch and bound over the windows finds the least worst topic spread
+    at the fewest moves, the integer program's, and proves it."""
+    parts, targets, rack_of = c
+    table, replicas, topics = table_and_order(parts)
+    bounds = ranges(replicas, targets)
+    plain = classes.plan(table, targets, bounds, rack_of, seconds=0.0)
+    if plain is None:
+        return
+    fewest = plain.moves
+    start = classes.RackPlan(plain.final, fewest, plain.spread, 0)
+    grouped = classflow.grouped(table, by_topic=True)
+    found = classes._branched(table, grouped, sorted({t for t, _ in grouped}), sorted(targets),
+                              bounds, rack_of, start, 30.0)
+    assert found.moves == fewest == replica_moves(replicas, found.final)
+    check_valid(replicas, after(replicas, found.final), targets, rack_of)
+    least = least_topic_spread(replicas, targets, topics, fewest, rack_of)
+    assert found.spread == found.least == least
