@@ -118,14 +118,13 @@ class SpreadPlan:
     """The fewest moves keeping the racks within the ranges, topics aside."""
 
 
-def _ready(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
+def _ready(total: int, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
            rack_of: Mapping[int, str]) -> list[int] | None:
     """The targets in order, or None where the programs do not apply: a target without a
-    rack or without a range, or ranges that cannot hold the replicas."""
+    rack or without a range, or ranges that cannot hold the ``total`` replicas."""
     brokers = sorted(targets)
     if not brokers or any(rack_of.get(b) is None or b not in ranges for b in brokers):
         return None
-    total = sum(map(len, table.replicas))
     if not sum(ranges[b][0] for b in brokers) <= total <= sum(ranges[b][1] for b in brokers):
         return None
     return brokers
@@ -145,7 +144,7 @@ def _fewest(table: PartitionTable, targets: Collection[int],
             ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str]
             ) -> tuple[int, dict[int, Replicas]] | None:
     """:func:`fewest_moves` and a plan making them (topics aside)."""
-    brokers = _ready(table, targets, ranges, rack_of)
+    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
     if brokers is None:
         return None
     classes = classflow.grouped(table, by_topic=False)
@@ -157,6 +156,29 @@ def _fewest(table: PartitionTable, targets: Collection[int],
     if flows is None or found is None or not classflow.integral(found[1]):
         return None
     return round(found[0]), classflow.dealt(table, brokers, rack_of, flows, classflow.rounded(found[1]))
+
+
+def fewest_by_sets(sets: Mapping[frozenset[int], int], targets: Collection[int],
+                   ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str]
+                   ) -> tuple[int, dict[frozenset[int], dict[int, int]]] | None:
+    """:func:`fewest_moves` of partitions known only by how many sit on each replica set
+    (``sets``), and each set's units per target broker in a plan making them (the program's
+    own answer: dealt to the set's partitions by :func:`kadmin.balance.realise.deal`). What
+    the Spark driver solves for the whole selection from its chunks' counts. None as there."""
+    total = sum(len(members) * n for members, n in sets.items())
+    brokers = _ready(total, targets, ranges, rack_of)
+    if brokers is None or classflow.width(len(sets), brokers, rack_of) > LIMIT:
+        return None
+    program = classflow.Program.empty()
+    flows = classflow.class_flows(
+        program, {(0, members): list(range(n)) for members, n in sets.items()}, brokers,
+        ranges, rack_of)
+    found = None if flows is None else program.solve(None)
+    if flows is None or found is None or not classflow.integral(found[1]):
+        return None
+    chosen = classflow.rounded(found[1])
+    return round(found[0]), {flow.members: {b: chosen[col] for b, col in zip(
+        brokers, flow.x, strict=True)} for flow in flows}
 
 
 def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
@@ -181,7 +203,7 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     on the windows (:func:`_branched`) closes it. Out of ``seconds``, the best plan found
     (at worst the plan of the fewest moves alone) and the bound."""
     start = time.monotonic()
-    brokers = _ready(table, targets, ranges, rack_of)
+    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
     found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
     if brokers is None or found is None:
         return None
@@ -317,7 +339,7 @@ def within_spread(table: PartitionTable, targets: Collection[int],
     branching on their floors only. Out of time, its best plan and its bound; None where the
     class program does not apply or found no plan in time (the search decides)."""
     deadline = time.monotonic() + seconds
-    brokers = _ready(table, targets, ranges, rack_of)
+    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
     found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
     if brokers is None or found is None:
         return None
