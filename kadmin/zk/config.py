@@ -128,6 +128,24 @@ def update(client: KazooClient, edits: Mapping[str, Edit], *, skip_unreadable: b
     return changed
 
 
+def check_readable(client: KazooClient, entities: Iterable[str], edit: Edit) -> None:
+    """What :func:`update` with ``edit`` on ``entities`` would refuse, raised as it raises it,
+    without writing anything (a dry run predicting the run): an OperationFailed naming each
+    config znode or kadmin record it cannot decode."""
+    current = _read(client, sorted(set(entities)))
+    left = [line for entity, now in current.items() for line in _left_alone(entity, now, edit)]
+    if left:
+        raise _unreadable_error(left, "nothing would be written")
+
+
+def _left_alone(entity: str, now: _Current, edit: Edit) -> list[str]:
+    """A line per znode of ``entity`` that ``edit`` must not rewrite since it cannot be decoded
+    (an unreadable record only :func:`kadmin.throttles.remove_all` goes through)."""
+    if now.config_error or (now.record_error and edit is not remove_all):
+        return [f"{path}: {reason}" for path, reason in now.problems(entity)]
+    return []
+
+
 def _unreadable_error(problems: Sequence[str], consequence: str) -> OperationFailed:
     shown = sample_of(problems)
     return OperationFailed(
@@ -165,10 +183,8 @@ def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable
                  until: float) -> tuple[list[str], list[str]]:
     """The changed entities, and one line per znode left alone because it cannot be decoded."""
     current = _read(client, list(edits))
-    left = [f"{path}: {reason}" for entity, edit in edits.items()
-            if current[entity].config_error or (current[entity].record_error
-                                                and edit is not remove_all)
-            for path, reason in current[entity].problems(entity)]
+    left = [line for entity, edit in edits.items()
+            for line in _left_alone(entity, current[entity], edit)]
     if left and not skip_unreadable:
         raise _unreadable_error(left, "nothing was written")
     for parent in _PARENTS:
