@@ -85,6 +85,7 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "reassign": lambda plan: ["reassign", "--plan", str(plan), "--no-health-gate"],
     "elect": lambda _: ["elect", "--topics", "t0,t1"],
     "topics delete": lambda _: ["topics", "delete", "t2", "--yes"],
+    "status": lambda _: ["status"],
 }
 
 
