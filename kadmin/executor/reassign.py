@@ -257,12 +257,12 @@ def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: 
             files.check_target(path, True)
         prepared = prepare(client, plan, files_of, settings, sizes)
     if not prepared.in_flight:
-        config.check_readable(client, config.recorded_entities(client), throttles.remove_own)
+        config.check_readable(client, config.recorded_entities(client))
     if settings.throttle is not None:
         need = throttles.batch_throttle(
             (m for batch in prepared.scheduled.batches for m in batch),
             {m.tp: prepared.snapshot.replicas(m.tp) or () for m in plan.moves})
-        config.check_readable(client, need.entities(), throttles.add)
+        config.check_readable(client, need.entities())
     scheduled, deleting = prepared.scheduled, frozenset(prepared.deleting)
     would_fail = tuple(f"{m.tp}: topic {m.topic} is queued for deletion in "
                        "/admin/delete_topics; the controller drops its reassignment"
@@ -326,6 +326,7 @@ class _Run:
         self.client, self.plan, self.paths = client, plan, paths
         self.settings, self.emit, self.sizes = settings, emit, sizes
         self.deadline = deadline_of(settings)
+        self.owner = throttles.run_owner(journals.plan_fingerprint(plan))
         self.runner: BatchRunner | None = None
         self.resumed_ours = False
         """A batch of this plan an earlier run left in ZooKeeper is waited on."""
@@ -348,7 +349,7 @@ class _Run:
             files.atomic_write_json(self.paths.rollback, plans.plan_document(prepared.rollback),
                                     force=True, read_back=read_back_plan)
         if not in_flight:
-            clear_own_throttles(client, 0, self.emit)  # a run killed mid-batch left them
+            clear_own_throttles(client, 0, self.emit, self.owner)  # a killed run left them
         resumed_views = () if not in_flight else (
             tuple(transfers_of(in_flight, snapshot, self.sizes)),)
         work = [*((in_flight,) if in_flight else ()), *scheduled.batches]
@@ -371,7 +372,7 @@ class _Run:
             scheduled.journal, partitions_done=scheduled.unchanged + scheduled.already_done)
         runner = self.runner = BatchRunner(client, self.emit, settings.throttle, HealthGate(
             client, lambda tp: tp not in targets, settings.health_interval)
-            if settings.health_gate else None, self.deadline)
+            if settings.health_gate else None, self.deadline, self.owner)
         positions = [*((-1,) if in_flight else ()), *scheduled.positions]
         for number, (batch, position) in enumerate(zip(work, positions, strict=True), start=1):
             outcome = self._batch(runner, number, len(work), batch, position)
