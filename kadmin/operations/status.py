@@ -5,7 +5,6 @@ its capacity (and with partition sizes, the part of it in use)."""
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,11 +69,6 @@ class StatusRequest:
     stuck_after: float = DEFAULT_STUCK_AFTER
     """Seconds a target replica may lag, while others of its request finish, before it counts
     as stuck."""
-    timeout: float | None = None
-    """Seconds the whole read may take, connecting included (None: each request bounded on its
-    own)."""
-    started: float = dataclasses.field(default_factory=time.monotonic)
-    """The monotonic instant the command began, which ``timeout`` counts from."""
 
 
 def status(request: StatusRequest, warn: Warn = no_warnings) -> Status:
@@ -82,9 +76,7 @@ def status(request: StatusRequest, warn: Warn = no_warnings) -> Status:
     each) and capacities (the file read before connecting)."""
     sizes_path, capacity = request.sizes, request.capacity
     capacities = None if capacity is None else read_capacities(capacity)
-    limit = None if request.timeout is None else (
-        request.started + request.timeout, f"{request.timeout:g}s, the --timeout")
-    with connected(request.connection, limit) as client:
+    with connected(request.connection) as client:
         try:
             stuck_request = stuck_reads.read_request(client)[0]  # before the cluster
         except codec.DecodeError:
