@@ -11,6 +11,7 @@ connection's root, the chroot's znode).
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
@@ -34,7 +35,7 @@ def cluster_identity(client: KazooClient) -> str:
             return f"kafka:{found['id']}"
     # an undecodable /cluster/id still tells clusters apart by its own creation
     for path in (paths.CLUSTER_ID, "/brokers", "/"):
-        stat = session.bounded(client, lambda at=path: client.exists_async(at))
+        stat = session.bounded(client, partial(client.exists_async, path))
         if stat is not None:
             return f"zookeeper:{path}@{stat.czxid}:{stat.ctime}"
     return "zookeeper:/@0:0"
