@@ -277,7 +277,7 @@ class Whole:
         return replica_moves(self.before, self.moved)
 
     def cut(self, budget: int) -> None:
-        self.moved = cut_moves(self.before, self.moved, self.wanted, budget)
+        self.moved = cut_moves(self.before, self.moved, self.wanted, budget, self.rack_of)
         self.partial, self.worst, self.made = True, None, None
 
     def leaders(self) -> None:

@@ -18,6 +18,7 @@ from kadmin.balance import classes, classflow, machine
 from kadmin.balance.bound import lower_bound
 from kadmin.balance.evenness import even_topics
 from kadmin.balance.metrics import replica_moves
+from kadmin.balance.objective import Limits
 from kadmin.balance.rebalance import rebalance
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
@@ -289,3 +290,17 @@ def test_branch_and_bound_on_the_windows_closes_what_rounding_leaves(c: Cluster)
     check_valid(replicas, after(replicas, found.final), targets, rack_of)
     least = least_topic_spread(replicas, targets, topics, fewest, rack_of)
     assert found.spread == found.least == least
+
+
+def test_max_moves_on_the_class_plan_keeps_every_partitions_racks() -> None:
+    """``--max-moves`` keeps part of the class program's plan one copy at a time; a replica
+    the plan moves within its rack is cut with the copy it adds there, so the partial plan
+    loses no partition a rack (it paired copies by position before)."""
+    table = issue_shape(1_200)
+    targets = list(range(21))
+    rack_of = {b: f"r{b % 3}" for b in targets}
+    result = rebalance(table, targets, rack_of, limits=Limits(100))
+    assert result.partial
+    new = after(table.replicas, result.final)
+    assert replica_moves(table.replicas, dict(enumerate(new))) == 100
+    check_valid(table.replicas, new, targets, rack_of)
