@@ -29,14 +29,15 @@ from kadmin.cli.render.rebalance import rebalanced
 from kadmin.cli.render.status import status
 from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
 from kadmin.operations.rebalance import Rebalanced
+from kadmin.operations.sandbox import SyntheticCluster
 
 
 def demo(
-    brokers: BrokerCountOpt = 6,
-    racks: RackCountOpt = 3,
-    topics: TopicCountOpt = 20,
-    partitions: PartitionsOpt = 12,
-    replication_factor: RfOpt = 3,
+    brokers: BrokerCountOpt = SyntheticCluster.brokers,
+    racks: RackCountOpt = SyntheticCluster.racks,
+    topics: TopicCountOpt = SyntheticCluster.topics,
+    partitions: PartitionsOpt = SyntheticCluster.partitions,
+    replication_factor: RfOpt = SyntheticCluster.replication_factor,
     latency: LatencyOpt = 0.15,
     latency_ms: LatencyMsOpt = None,
     parallelism: ParallelismOpt = 25,
@@ -54,7 +55,7 @@ def demo(
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
     validation, its execution with progress and a preferred replica election at the end, and the
     status showing the new broker carrying its share and every topic even."""
-    request = DemoRequest(brokers, racks, topics, partitions, replication_factor,
+    request = DemoRequest(SyntheticCluster(brokers, racks, topics, partitions, replication_factor),
                           latency_seconds(latency, latency_ms), parallelism, batch_size, out_dir,
                           force)
     failed = False
