@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from kadmin.balance.targets import Group
 from kadmin.jsontext import json_path
-from kadmin.model import InvalidInput, listed
+from kadmin.model import MAX_ID, InvalidInput, listed
 from kadmin.units import human_bytes as human
 
 MB = 1 << 20
@@ -50,6 +50,16 @@ class Capacities:
 
     def of(self, broker: int) -> int | None:
         return self.listed.get(broker, self.default)
+
+    def strangers(self, brokers: Collection[int]) -> str | None:
+        """The warning naming the brokers given a capacity that are not among ``brokers``
+        (those of the cluster), or None. A warning, not an error: one file for a whole fleet,
+        or a broker retired since it was written, is no reason to stop; but a typo (16 for 6)
+        leaves the broker meant on the default, and the operator must see it."""
+        strangers = sorted(set(self.listed) - set(brokers))
+        return None if not strangers else (
+            f"{self.source}: broker(s) {listed(strangers)} are not in the cluster; their "
+            f"capacities are not used")
 
     def weights(self, brokers: Collection[int]) -> dict[int, int]:
         """Capacity in bytes of each of ``brokers``; a broker with none is an input error."""
@@ -123,13 +133,16 @@ def _capacities(found: dict[int, int], source: str) -> Capacities:
 
 
 def _broker_id(value: object, source: str, at: list[object], default: int) -> int:
+    """A broker id as Kafka writes one: the decimal of an int32 >= 0, without sign, spaces or
+    leading zeros ("007" would be read as another broker), or ``default``."""
     text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-    if isinstance(text, str) and text.strip().lstrip("-").isdigit() and len(text) < 12:
-        broker = int(text)
-        if broker >= 0 or broker == default:
-            return broker
-    raise InvalidInput(f"{source}: {json_path(at)}: expected a broker id (an integer >= 0, or "
-                       f"-1 for the default), got {_shown(value)}")
+    if isinstance(text, str) and (text == str(default) or (
+            text.isascii() and text.isdigit() and len(text) <= len(str(MAX_ID))
+            and int(text) <= MAX_ID and text == str(int(text)))):
+        return int(text)
+    raise InvalidInput(f"{source}: {json_path(at)}: expected a broker id (the decimal of an "
+                       f"integer from 0 to {MAX_ID}, without leading zeros, or {default} for the "
+                       f"default), got {_shown(value)}")
 
 
 def _megabytes(value: object, source: str, at: list[object], *, allow_zero: bool) -> float:

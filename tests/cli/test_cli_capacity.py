@@ -80,7 +80,8 @@ def test_status_refuses_a_malformed_capacity_file_before_connecting(kadmin, tmp_
     assert run.code == 2
     assert run.err.strip().splitlines() == [
         "kadmin: error: capacity.json: $.brokerCapacities[0].brokerId: expected a broker id "
-        "(an integer >= 0, or -1 for the default), got 'x'"]
+        "(the decimal of an integer from 0 to 2147483647, without leading zeros, or -1 for the "
+        "default), got 'x'"]
 
 
 def test_plan_stats_shows_use_before_and_after_and_names_the_full_brokers(kadmin, tmp_path):
