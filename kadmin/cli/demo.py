@@ -71,7 +71,7 @@ def demo(
             out.print(f"embedded ZooKeeper + simulated controller at {result.connect_string}",
                       markup=False)
         elif isinstance(result, Executed):
-            out.print(f"{result.what} ok: {result.ok}", markup=False)
+            out.print(f"{result.what}: {'done' if result.ok else 'failed'}", markup=False)
             failed = failed or not result.ok
         elif isinstance(result, Rebalanced):
             rebalanced(result, as_json=False)
