@@ -61,6 +61,12 @@ def bad_file(tmp_path: Path, kind: str) -> tuple[str, str]:
                           "zeros, or -1 for the default), got '007'"),
         "spaced": ('{"-1": 5, " 7": 5}', "spaced.json: $[\" 7\"]: expected a broker id"),
         "signed": ('{"-1": 5, "+7": 5}', 'signed.json: $["+7"]: expected a broker id'),
+        "boolean": ('{"-1": true}', 'boolean.json: $["-1"]: expected a capacity in bytes (a '
+                    'positive integer), got true'),
+        "null id": ('{"brokerCapacities":[{"brokerId":null,"capacity":{"DISK":"1"}}]}',
+                    "null id.json: $.brokerCapacities[0].brokerId: expected a broker id (the "
+                    "decimal of an integer from 0 to 2147483647, without leading zeros, or -1 "
+                    "for the default), got null"),
     }
     if kind in texts:
         text, message = texts[kind]
@@ -80,7 +86,7 @@ def bad_file(tmp_path: Path, kind: str) -> tuple[str, str]:
 
 KINDS = ["empty", "binary", "repeated key", "NaN", "overflow", "Infinity MB", "negative log dir",
          "no default", "a list", "folder", "device symlink", "dangling symlink", "beyond int32",
-         "leading zeros", "spaced", "signed"]
+         "leading zeros", "spaced", "signed", "boolean", "null id"]
 
 
 def setup(tmp_path: Path) -> None:

@@ -250,3 +250,13 @@ def test_read_back_runs_before_anything_is_placed(tmp_path: Path) -> None:
     files.atomic_write_files([(tmp_path / "a", b"1"), (tmp_path / "b", b"2")],
                              read_back=read_back)
     assert seen == [(tmp_path / "a", b"1"), (tmp_path / "b", b"2")]
+
+
+@pytest.mark.parametrize(("payload", "kind"), [(b"null", "null"), (b"[1]", "a list"),
+                                               (b"true", "a boolean"), (b'"x"', "a string")])
+def test_a_znode_that_is_no_object_is_named_in_jsons_words(payload: bytes, kind: str) -> None:
+    """Not Python's type names (NoneType, list, bool)."""
+    from kadmin.zk import codec
+    with pytest.raises(codec.DecodeError) as refused:
+        codec.decode_broker(1, payload)
+    assert str(refused.value).endswith(f"expected a JSON object, got {kind}"), str(refused.value)
