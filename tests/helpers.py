@@ -1,6 +1,7 @@
 """What more than one test module needs: waiting for an outcome, writing a plan file, a sandbox
-fixture of a module's own cluster, and kadmin run as an operator runs it (``python -m kadmin``:
-:class:`KadminProcesses`, the ``kadmin_process`` fixture, or :func:`run_kadmin`).
+fixture of a module's own cluster, a ZooKeeper server frozen, and kadmin run as an operator
+runs it (``python -m kadmin``: :class:`KadminProcesses`, the ``kadmin_process`` fixture, or
+:func:`run_kadmin`).
 
 Fixtures that every folder shares live in ``tests/conftest.py``; these are plain functions and
 classes, imported by the modules that use them (``from tests.helpers import ...``).
@@ -14,12 +15,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kadmin.embedded import EmbeddedZooKeeper
 from kadmin.model import ClusterSnapshot, PartitionMove
 from kadmin.sandbox import Sandbox
 
@@ -70,6 +73,18 @@ def sandbox_fixture(snapshot: ClusterSnapshot, **options: Any) -> Any:
 
 KADMIN = (sys.executable, "-m", "kadmin")
 """The command an operator types, with this test run's Python."""
+
+
+@contextmanager
+def frozen(server: EmbeddedZooKeeper) -> Iterator[None]:
+    """The server's JVM stopped (SIGSTOP): connections stay open, the kernel still accepts new
+    ones, nothing is answered. Resumed on the way out, so the fixture can stop it."""
+    assert server.pid is not None
+    os.kill(server.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(server.pid, signal.SIGCONT)
 
 
 def kadmin_env(tmp_path: Path | None = None, **extra: str) -> dict[str, str]:

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from kadmin import placement
-from kadmin.cli import replace
 from kadmin.cli.common import (
     RATE_FORMS,
     AllowInternalOpt,
@@ -54,7 +53,7 @@ from kadmin.cli.common import (
     write_stdout,
 )
 from kadmin.cli.render import summary
-from kadmin.cli.render.plan import demoted, generated, plan_stats, verdicts
+from kadmin.cli.render.plan import demoted, generated, plan_stats, replaced, verdicts
 from kadmin.cli.render.rebalance import rebalanced
 from kadmin.model import DeletionPlan, ElectionPlan, InvalidInput, PlanKind
 from kadmin.operations import generate as generating
@@ -62,6 +61,7 @@ from kadmin.operations import validate as validating
 from kadmin.operations.demote import DemoteRequest, demote_brokers
 from kadmin.operations.generate import DeletionRequest, GenerateRequest, Output
 from kadmin.operations.rebalance import rebalance
+from kadmin.operations.replace import ReplaceRequest, replace
 from kadmin.operations.selection import TopicSelection, optional_ints, split_ints
 from kadmin.reports import ReportFormat
 from kadmin.requests import RebalanceRequest
@@ -303,7 +303,38 @@ def plan_rebalance(
     rebalanced(figures, json_output)
 
 
-app.command("replace")(replace.plan_replace)
+@app.command("replace")
+@connects
+def plan_replace(
+    zk: Connection,
+    brokers: Annotated[str, typer.Option(
+        "--broker", help="The brokers to replace, comma-separated (registered or not: a dead "
+                         "broker's replicas move too).")],
+    replacements: Annotated[str, typer.Option(
+        "--with", help="Their replacements, comma-separated, in the same order: each replica "
+                       "on the n-th --broker moves to the n-th --with, in the same position of "
+                       "its list.")],
+    allow_unregistered: Annotated[bool, typer.Option(
+        "--allow-unregistered", help="Plan onto replacements not registered in /brokers/ids "
+                                     "yet (the plan then validates as a file only).")] = False,
+    cluster: ClusterOpt = None,
+    out_path: OutOpt = None,
+    force: ForceOpt = False,
+    json_output: JsonOpt = False,
+    skip_unreadable: SkipUnreadableOpt = False,
+) -> None:
+    """Replace brokers one for one: every replica on a replaced broker moves to its
+    replacement in the same position of its list (so the replacement leads what it led);
+    nothing else moves. Writes the plan and its rollback; a replacement in another rack is a
+    warning.
+
+    Example: kadmin plan replace --broker 3 --with 7 -z zk1:2181/kafka -o plans/replace-3.json;
+    then kadmin reassign --plan plans/replace-3.json -z zk1:2181/kafka --elect
+    """
+    request = ReplaceRequest(tuple(split_ints(brokers, "--broker")),
+                             tuple(split_ints(replacements, "--with")), allow_unregistered)
+    replaced(replace(request, cluster_source(cluster, zk, skip_unreadable),
+                     Output(out_path, force, write_stdout), warn), json_output)
 
 
 @app.command("demote")
@@ -338,7 +369,6 @@ def plan_demote(
     figures = demote_brokers(request, cluster_source(cluster, zk, skip_unreadable),
                              Output(out_path, force, write_stdout), warn)
     demoted(figures, json_output)
-
 
 
 @app.command("report")

@@ -1,5 +1,5 @@
-"""What every operation of the executor shares: settings, outcome, the plan's files, and the
-reads and checks against the live cluster that come before anything is written."""
+"""What every operation of the executor shares: settings, outcome, where the plan's files are,
+and the reads and checks against the live cluster that come before anything is written."""
 
 from __future__ import annotations
 
@@ -97,17 +97,6 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return not self.failures and not self.timed_out
-
-
-def read_back_plan(_: Path, written: Path) -> None:
-    """A plan file kadmin wrote (a rollback above all: the way back must be a plan kadmin
-    runs), read back as ``plan validate`` reads one, without the cluster
-    (:data:`kadmin.files.ReadBack`)."""
-    doc = files.read_json(written)
-    with files.gc_paused():
-        report = plans.validate(doc)
-    if not report.ok():
-        raise report.invalid(f"{written}: invalid plan")
 
 
 def deadline_of(settings: ExecutionSettings) -> float:

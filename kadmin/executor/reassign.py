@@ -34,7 +34,6 @@ from kadmin.executor.common import (
     live,
     not_in_isr,
     ours_in_flight,
-    read_back_plan,
     refuse_moving,
     require_valid,
     unmoved,
@@ -61,6 +60,7 @@ from kadmin.model import (
     TopicPartition,
     sample_of,
 )
+from kadmin.operations.planfiles import read_back_plan
 from kadmin.sizes import moved_bytes
 from kadmin.zk import admin, reader
 from kadmin.zk.identity import cluster_identity

@@ -54,13 +54,21 @@ def write_plan(plan: Plan, kind: PlanKind, out_path: Path | None, force: bool,
 
     def read_back(path: Path, written: Path) -> None:
         if path == rollback_path and rollback is not None:
-            # the executor's check, imported here: writing a plan must not load kazoo
-            from kadmin.executor.common import read_back_plan
-
             read_back_plan(path, written)
 
     files.atomic_write_files(writes, force=force, read_back=read_back)
     return out_path
+
+
+def read_back_plan(_: Path, written: Path) -> None:
+    """A plan file kadmin wrote (a rollback above all: the way back must be a plan kadmin
+    runs), read back as ``plan validate`` reads one, without the cluster
+    (:data:`kadmin.files.ReadBack`)."""
+    doc = files.read_json(written)
+    with files.gc_paused():
+        report = plans.validate(doc)
+    if not report.ok():
+        raise report.invalid(f"{written}: invalid plan")
 
 
 _SLOT = "\x00"

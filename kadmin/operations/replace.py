@@ -8,9 +8,10 @@ from pathlib import Path
 
 from kadmin import files, plans
 from kadmin.balance.replace import Replacement, pairs_of, replace_brokers
-from kadmin.model import ClusterSnapshot, InvalidInput, PlanKind, sample_of
+from kadmin.model import InvalidInput, PlanKind, sample_of
 from kadmin.operations.generate import Output
 from kadmin.operations.planfiles import checked, write_plan
+from kadmin.operations.source import ClusterSource, Warn, read_cluster
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,11 @@ class Replaced:
     """The plan file (None: on stdout, or nothing to move)."""
 
 
-def replace(snapshot: ClusterSnapshot, request: ReplaceRequest, output: Output) -> Replaced:
+def replace(request: ReplaceRequest, source: ClusterSource, output: Output, warn: Warn
+            ) -> Replaced:
+    """``plan replace``: the plan of ``request`` over the cluster ``source`` names, written with
+    its rollback unless nothing moves."""
+    snapshot = read_cluster(source, warn, states=False)
     pairs = pairs_of(request.brokers, request.replacements)
     unregistered = tuple(b for b in pairs.values() if b not in snapshot.brokers)
     if unregistered and not request.allow_unregistered:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from kadmin import jsontext
@@ -332,20 +332,25 @@ def encode_reassignment(moves: Iterable[PartitionMove]) -> bytes:
 
 
 def decode_reassignment(data: bytes | None) -> tuple[PartitionMove, ...]:
-    doc = _load_object(data)
-    entries = doc.get("partitions")
+    return tuple(PartitionMove(topic=tp.topic, partition=tp.partition,
+                               replicas=_ids(entry.get("replicas"), f"{where}.replicas"))
+                 for tp, entry, where in _partition_entries(data))
+
+
+def _partition_entries(data: bytes | None
+                       ) -> Iterator[tuple[TopicPartition, dict[str, Any], str]]:
+    """The ``partitions`` list of an admin znode (a reassignment or an election), entry by
+    entry: its topic and partition checked, with the entry and where it stands
+    (``partitions[i]``) for the fields the znode adds."""
+    entries = _load_object(data).get("partitions")
     if not isinstance(entries, list):
         raise DecodeError("partitions must be a list")
-    moves = []
     for i, entry in enumerate(entries):
+        where = f"partitions[{i}]"
         if not isinstance(entry, dict):
-            raise DecodeError(f"partitions[{i}] must be an object")
-        moves.append(PartitionMove(
-            topic=_str(entry.get("topic"), f"partitions[{i}].topic"),
-            partition=_id(entry.get("partition"), f"partitions[{i}].partition"),
-            replicas=_ids(entry.get("replicas"), f"partitions[{i}].replicas"),
-        ))
-    return tuple(moves)
+            raise DecodeError(f"{where} must be an object")
+        yield (TopicPartition(_str(entry.get("topic"), f"{where}.topic"),
+                              _id(entry.get("partition"), f"{where}.partition")), entry, where)
 
 
 # --- /admin/preferred_replica_election ---------------------------------------------------------
@@ -363,19 +368,7 @@ def encode_election(partitions: Iterable[TopicPartition]) -> bytes:
 
 
 def decode_election(data: bytes | None) -> tuple[TopicPartition, ...]:
-    doc = _load_object(data)
-    entries = doc.get("partitions")
-    if not isinstance(entries, list):
-        raise DecodeError("partitions must be a list")
-    out = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise DecodeError(f"partitions[{i}] must be an object")
-        out.append(TopicPartition(
-            _str(entry.get("topic"), f"partitions[{i}].topic"),
-            _id(entry.get("partition"), f"partitions[{i}].partition"),
-        ))
-    return tuple(out)
+    return tuple(tp for tp, _, _ in _partition_entries(data))
 
 
 # --- /admin/delete_topics: one transaction of empty markers -----------------------------------

@@ -14,7 +14,6 @@ its JSON progress read while it runs.
 from __future__ import annotations
 
 import json
-import os
 import queue
 import random
 import signal
@@ -24,7 +23,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -49,7 +47,7 @@ from kadmin.synthetic import synthetic_cluster
 from kadmin.zk import admin, codec, paths
 from kadmin.zk.reader import read_cluster
 from kadmin.zk.session import ZkSettings, connect, session
-from tests.helpers import KADMIN, kadmin_env, write_plan
+from tests.helpers import KADMIN, frozen, kadmin_env, write_plan
 
 pytestmark = pytest.mark.zk
 
@@ -533,18 +531,6 @@ def test_controller_outage_longer_than_the_timeout_exits_1(start_sandbox, tmp_pa
 # --- 5. limits that hold against a server that stops answering --------------------------------
 
 
-@contextmanager
-def _frozen(server: EmbeddedZooKeeper) -> Iterator[None]:
-    """The server's JVM stopped (SIGSTOP): connections stay open, the kernel still accepts new
-    ones, nothing is answered. Resumed on the way out, so the fixture can stop it."""
-    assert server.pid is not None
-    os.kill(server.pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        os.kill(server.pid, signal.SIGCONT)
-
-
 def _elect_needed(snapshot: ClusterSnapshot) -> ClusterSnapshot:
     """The snapshot with topic-000000-0 led by its second replica, so an election has work."""
     replicas = snapshot.topics["topic-000000"][0]
@@ -577,7 +563,7 @@ def test_timeout_holds_against_a_frozen_zookeeper(own_zk_server: EmbeddedZooKeep
         run.next_event(_named("execution_planned"))
         planned = time.monotonic()  # the deadline started at most this long ago
         run.next_event(_named("batch_submitted"))
-        with _frozen(own_zk_server):
+        with frozen(own_zk_server):
             code = run.wait(timeout=120)
             took = time.monotonic() - planned
     assert code == 1, run.stderr
@@ -594,7 +580,7 @@ def test_a_read_gives_up_at_its_limit_on_a_frozen_zookeeper(own_zk_server: Embed
     monkeypatch.setattr("kadmin.zk.session.DEFAULT_RETRY_SECONDS", 3.0)
     snapshot = synthetic_cluster(brokers=3, topics=5, partitions=10, replication_factor=3, seed=2)
     with Sandbox(snapshot, zookeeper=own_zk_server.connect_string, chroot="/kafka") as box:
-        with session(ZkSettings(box.connect_string)) as client, _frozen(own_zk_server):
+        with session(ZkSettings(box.connect_string)) as client, frozen(own_zk_server):
             started = time.monotonic()
             with pytest.raises(OperationFailed, match=r"^ZooKeeper did not answer within 3s, "
                                                       r"kadmin's limit for one request"):
@@ -605,7 +591,7 @@ def test_a_read_gives_up_at_its_limit_on_a_frozen_zookeeper(own_zk_server: Embed
 
 def test_connect_timeout_holds_against_a_frozen_zookeeper(own_zk_server: EmbeddedZooKeeper):
     """The kernel completes the TCP handshake for a stopped JVM; the session never comes."""
-    with _frozen(own_zk_server):
+    with frozen(own_zk_server):
         started = time.monotonic()
         with pytest.raises(OperationFailed, match=r"^cannot reach ZooKeeper at .* within 2s, the "
                                                   r"--connect-timeout$"):

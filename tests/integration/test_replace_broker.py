@@ -37,6 +37,7 @@ def test_replace_broker_end_to_end_with_elect(
     assert run.code == 0, run.err
     doc = json.loads(run.out)
     assert doc["pairs"] == [{"broker": 3, "with": 7, "replicas": 3, "preferred_leader": 2}]
+    assert (doc["plan"], doc["rollback"]) == ("r.json", "r.rollback.json")
     plan = json.loads((tmp_path / "r.json").read_text())["partitions"]
     assert [(e["topic"], e["partition"], e["replicas"]) for e in plan] == [
         ("t", 0, [7, 1, 2]), ("t", 1, [1, 7, 4]), ("t", 3, [7, 5, 1])]
@@ -74,6 +75,8 @@ def test_replace_refuses_an_unregistered_replacement_and_warns_of_another_rack(
     rack = kadmin("plan", "replace", "--broker", "3", "--with", "6", "-z", zk, "-o", "s.json")
     assert rack.code == 0, rack.err
     assert "broker 6 is in rack 'r0', broker 3 in 'r1'" in rack.err
+    assert rack.out.splitlines()[-2:] == ["plan s.json, rollback s.rollback.json (the way back)",
+                                          "next: kadmin reassign --plan s.json --elect"]
 
     clash = kadmin("plan", "replace", "--broker", "4", "--with", "5", "-z", zk, "-o", "c.json")
     assert clash.code == 2

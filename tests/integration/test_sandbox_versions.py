@@ -125,13 +125,18 @@ def test_before_2_4_a_controller_move_forgets_the_move_and_the_originals_shrink_
     assert state(zk, "orders", 3).isr == (4, 5, 6)
 
 
+def started_then_dropped(zk: KazooClient, move: PartitionMove) -> None:
+    """From 2.4: ``move`` submitted, begun (the topic znode lists replicas being added), and
+    its /admin/reassign_partitions deleted under the controller."""
+    submit(zk, move)
+    eventually(lambda: topic_doc(zk, "orders")["adding_replicas"], "the move started")
+    zk.delete(paths.REASSIGN_PARTITIONS)
+
+
 def test_from_2_4_a_controller_move_resumes_from_the_topic_znode(
         zk: KazooClient, versioned: Start) -> None:
     controller, clock = versioned(V28)
-    submit(zk, MOVING)
-    eventually(lambda: topic_doc(zk, "orders")["adding_replicas"], "the move started")
-
-    zk.delete(paths.REASSIGN_PARTITIONS)
+    started_then_dropped(zk, MOVING)
     move_controller(zk, controller)
     clock.advance(1.0)
 
@@ -145,10 +150,7 @@ def test_from_2_4_a_controller_move_resumes_from_the_topic_znode(
 def test_from_2_4_the_originals_submitted_replace_the_move_in_flight(
         zk: KazooClient, versioned: Start) -> None:
     controller, _clock = versioned(V28, stuck_brokers=[1])
-    submit(zk, HELD)
-    eventually(lambda: topic_doc(zk, "orders")["adding_replicas"], "the move started")
-
-    zk.delete(paths.REASSIGN_PARTITIONS)
+    started_then_dropped(zk, HELD)
     submit(zk, PartitionMove("orders", 3, (4, 5, 6)))
 
     eventually(lambda: reassigning(zk) is None, "the revert done")
@@ -163,10 +165,7 @@ def test_from_2_4_the_originals_submitted_replace_the_move_in_flight(
 def test_from_2_4_a_new_target_replaces_the_move_and_keeps_the_originals(
         zk: KazooClient, versioned: Start) -> None:
     _controller, _clock = versioned(V28, stuck_brokers=[1])
-    submit(zk, HELD)
-    eventually(lambda: topic_doc(zk, "orders")["adding_replicas"], "the move started")
-
-    zk.delete(paths.REASSIGN_PARTITIONS)
+    started_then_dropped(zk, HELD)
     submit(zk, PartitionMove("orders", 3, (4, 5, 2)))
 
     # full set = target + originals not in it; 1 is no longer wanted

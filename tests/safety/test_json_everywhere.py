@@ -72,6 +72,7 @@ def test_every_command_json_is_json(kadmin: Any, start_sandbox: Any, tmp_path: P
     for command in (("plan", "generate", *cluster, "--all-topics", "--strategy", "kafka"),
                     ("plan", "rebalance", *cluster, "--brokers", "0,1,2"),
                     ("plan", "demote", *cluster, "--brokers", "1"),
+                    ("plan", "replace", *cluster, "--broker", "1", "--with", "3"),
                     ("plan", "election", *cluster, "--all-topics"),
                     ("plan", "deletion", *cluster, "--topics", "gone")):
         to_file = run(*command, "--out", f"{command[1]}-x.json")

@@ -6,11 +6,8 @@ README states plus a margin for a loaded machine (not a speed test: a broken lim
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ from kadmin.model import Broker, ClusterSnapshot, OperationFailed
 from kadmin.sandbox import Sandbox
 from kadmin.zk.reader import read_cluster
 from kadmin.zk.session import ZkSettings, session
+from tests.helpers import frozen
 from tests.integration.zk_proxy import OldServerProxy
 
 pytestmark = pytest.mark.zk
@@ -36,17 +34,6 @@ SNAPSHOT = ClusterSnapshot(
     controller=0, controller_epoch=1)
 
 
-@contextmanager
-def _frozen(server: EmbeddedZooKeeper) -> Iterator[None]:
-    """The server's JVM stopped: connections stay open, nothing is answered."""
-    assert server.pid is not None
-    os.kill(server.pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        os.kill(server.pid, signal.SIGCONT)
-
-
 def test_a_read_ends_at_its_limit_counted_from_the_request_not_the_lost_connection(
         own_zk_server: EmbeddedZooKeeper, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whether the request's limit (8 s here, 60 s by default) or kazoo's read timeout (20 s
@@ -57,7 +44,7 @@ def test_a_read_ends_at_its_limit_counted_from_the_request_not_the_lost_connecti
     with Sandbox(SNAPSHOT, zookeeper=own_zk_server.connect_string, chroot="/kafka") as box, \
             session(ZkSettings(box.connect_string)) as client:
         read_cluster(client)  # the session knows the server reads multiRead: no probe first
-        with _frozen(own_zk_server):
+        with frozen(own_zk_server):
             started = time.monotonic()
             with pytest.raises(OperationFailed, match=r"^ZooKeeper did not answer within "
                                                       r"8s, kadmin's limit for one request"):

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from kadmin import files, reports
-from kadmin.cli.common import err, out, print_sampled, write_stdout
+from kadmin.cli.common import err, out, print_sampled, warn, write_stdout
 from kadmin.cli.render import above_capacity, json_escaped, over_capacity_doc, print_json
 from kadmin.model import INLINE_LIMIT, Severity, and_more, listed, sample_of
 from kadmin.operations.demote import Demoted
 from kadmin.operations.generate import Generated
+from kadmin.operations.replace import Replaced
 from kadmin.plans import PlanStats, ValidationReport
 from kadmin.reports import ReportFormat
 from kadmin.units import human_bytes
@@ -145,11 +147,53 @@ def generated(made: Generated, as_json: bool, *, to_stderr: bool) -> None:
                "and reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
 
 
+def plan_files_doc(written: Path | None) -> dict[str, str | None]:
+    """The ``--json`` keys naming a written plan and its rollback beside it (None: the plan
+    went to stdout, or none was written)."""
+    return {"plan": str(written) if written else None,
+            "rollback": str(files.rollback_of(written)) if written else None}
+
+
+def next_steps(say: Callable[[str], None], written: Path, elect: str = "") -> None:
+    """The last lines after a plan kadmin wrote for ``reassign --elect``: where the plan and
+    its rollback (the way back) are, and the command that runs it (``elect``: what follows
+    ``--elect`` on that line)."""
+    say(f"plan {written}, rollback {files.rollback_of(written)} (the way back)")
+    say(f"next: kadmin reassign --plan {written} --elect{elect}")
+
+
+def replaced(done: Replaced, as_json: bool) -> None:
+    """The summary of ``plan replace``: the replicas and preferred leaders each replacement
+    takes over (on stderr when the plan itself went to stdout)."""
+    r, written = done.result, done.written
+    for line in r.rack_changes:
+        warn(line)
+    if done.unregistered:
+        warn(f"broker(s) {listed(done.unregistered)} not registered: the moves wait for them")
+    if as_json:  # on stderr when the plan itself went to stdout
+        print_json({
+            **plan_files_doc(written),
+            "pairs": [{"broker": a, "with": b, "replicas": r.moved[a], "preferred_leader": r.led[a]}
+                      for a, b in done.pairs.items()],
+            "partitions": len(r.plan.moves), "rack_changes": list(r.rack_changes)},
+            to_stderr=not (written or not r.plan.moves))
+        return
+    console = out if written or not r.plan.moves else err
+    say = lambda line: console.print(line, markup=False)  # noqa: E731
+    if not r.plan.moves:
+        say(f"nothing to move: no replica on broker(s) {listed(done.pairs)}; no plan written")
+        return
+    say(f"{len(r.plan.moves)} partition(s) to move: " + ", ".join(
+        f"{a} -> {b}: {r.moved[a]} replica(s), {r.led[a]} preferred leader(s)"
+        for a, b in done.pairs.items()))
+    if written:
+        next_steps(say, written)
+
+
 def demoted(figures: Demoted, as_json: bool) -> None:
     """The summary of a demotion: how many leaders move and where, the spread over the other
     brokers, and the partitions that stay; the plan itself went to ``figures.written``."""
     r, written = figures.result, figures.written
-    rollback = files.rollback_of(written) if written else None
     stuck = (("all_demoted", figures.all_demoted, "every replica is on a demoted broker"),
              ("no_live_replica", figures.no_live_replica,
               "their other replicas are on unregistered brokers, which must not lead"),
@@ -157,8 +201,7 @@ def demoted(figures: Demoted, as_json: bool) -> None:
               "led by an unregistered broker that is not demoted (demote it too to move them)"))
     if as_json:  # on stderr when the plan itself went to stdout
         print_json({
-            "plan": str(written) if written else None,
-            "rollback": str(rollback) if rollback else None,
+            **plan_files_doc(written),
             "demoted": list(figures.demoted), "minimal": figures.minimal,
             "topics": figures.topics, "leader_changes": r.leader_changes,
             "targets": list(r.targets), "leader_spread_before": r.spread_before,
@@ -198,8 +241,7 @@ def demoted(figures: Demoted, as_json: bool) -> None:
             say(f"{found.total} partition(s) keep their preferred leader: {why}: "
                 + ", ".join(shown) + (f" {and_more(more)}" if more else ""))
     if written:
-        say(f"plan {written}, rollback {rollback} (the way back)")
         gate = (f" --no-health-gate (broker(s) {listed(figures.down)} are down: their partitions "
                 f"are under-replicated)" if figures.down else "")
-        say(f"next: kadmin reassign --plan {written} --elect{gate} (reordering only: it "
-            f"completes at once, and --elect makes the new preferred leaders lead)")
+        next_steps(say, written, f"{gate} (reordering only: it completes at once, and --elect "
+                                 "makes the new preferred leaders lead)")
