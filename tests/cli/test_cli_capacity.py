@@ -52,6 +52,11 @@ def test_status_shows_each_brokers_capacity_share_and_use(kadmin, start_sandbox,
     assert (missing.code, missing.out, missing.err) == (2, "", "kadmin: error: capacity.json: "
                                                         "no capacity for broker(s) 2, 3 and no "
                                                         "default (brokerId -1)\n")
+    write(tmp_path, {"-1": GB, "16": GB}, "capacity.json")  # 16: a typo, or a fleet's file
+    stranger = kadmin("status", "-z", box.connect_string, "--capacity", "capacity.json")
+    assert stranger.code == 0, stranger.err
+    assert stranger.err == ("kadmin: warning: capacity.json: broker(s) 16 are not in the "
+                            "cluster; their capacities are not used\n")
 
 
 @pytest.mark.zk
