@@ -260,3 +260,13 @@ def test_a_znode_that_is_no_object_is_named_in_jsons_words(payload: bytes, kind:
     with pytest.raises(codec.DecodeError) as refused:
         codec.decode_broker(1, payload)
     assert str(refused.value).endswith(f"expected a JSON object, got {kind}"), str(refused.value)
+
+
+def test_an_election_failure_without_a_leader_says_so_in_words() -> None:
+    """A partition without a state znode has no leader: said so, never "leader is None"."""
+    from kadmin.executor.elect import election_failure
+    from kadmin.model import Broker, ClusterSnapshot, TopicPartition
+    snapshot = ClusterSnapshot(brokers={b: Broker(b) for b in (0, 1)}, topics={"t": {0: (0, 1)}})
+    said = election_failure(snapshot, TopicPartition("t", 0))
+    assert said == ("t-0: no leader, not preferred replica 0: the partition has no state znode, "
+                    "so no leader or ISR")
