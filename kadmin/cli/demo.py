@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kadmin.cli.common import (
+    SERVING_JSON_HELP,
     BrokerCountOpt,
     ForceOpt,
     LatencyMsOpt,
@@ -47,9 +48,8 @@ def demo(
                                           help="Folder the plans go to.")] = Path("plans"),
     force: ForceOpt = False,
     json_output: Annotated[bool, typer.Option(
-        "--json", help="Print one JSON line once the sandbox is up (the connect string, the "
-                       "process ids, how to stop) and no story; the exit code says whether "
-                       "every step succeeded.")] = False,
+        "--json", help=SERVING_JSON_HELP + " No story is told; the exit code says whether "
+                                           "every step succeeded.")] = False,
 ) -> None:
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its

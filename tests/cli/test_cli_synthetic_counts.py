@@ -52,6 +52,8 @@ def test_both_commands_offer_the_same_counts(kadmin: Any, monkeypatch: Any) -> N
     entries = [[_entry(h, o) for o in options] for h in helps]
     assert entries[0] == entries[1]
     assert "[default: 6]" in entries[0][0] and "[default: 3]" in entries[0][4]
+    demo_json, sandbox_json = (_entry(h, "--json") for h in helps)
+    assert demo_json.startswith(sandbox_json) and "connect string" in sandbox_json
 
 
 def _entry(help_lines: list[str], option: str) -> str:
