@@ -183,3 +183,19 @@ def test_spark_rebalance_refuses_a_capacity_file_before_spark_starts(kadmin: Run
     assert run.err.splitlines() == ["kadmin: error: capacity.json: no capacity for broker(s) "
                                     "2, 3 and no default (brokerId -1)"]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.spark
+def test_spark_rebalance_names_capacities_of_brokers_outside_the_cluster(kadmin: Run,
+                                                                         tmp_path: Path) -> None:
+    from kadmin import snapshots
+    setup(tmp_path)
+    snapshots.write_snapshot(snapshots.read_snapshot(tmp_path / "cluster.json"),
+                             tmp_path / "snap", fmt="dir")
+    (tmp_path / "capacity.json").write_text(json.dumps(STRANGERS))
+    run = kadmin("spark", "rebalance", "--cluster", "snap", "--out", "out", "--capacity",
+                 "capacity.json", "--json")
+    assert run.code == 0, run.err
+    assert ("kadmin: warning: capacity.json: broker(s) 9, 16 are not in the cluster; their "
+            "capacities are not used") in run.err.splitlines()
+    assert (tmp_path / "out" / "manifest.json").is_file()
