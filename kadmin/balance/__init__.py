@@ -17,6 +17,7 @@ What is asked, and the order of the work:
 - :mod:`.driver`        the driver's view of the chunks: their counts, round after round
 - :mod:`.part`          one chunk as a Spark task holds it, and the steps and questions it answers
 - :mod:`.chunk_topics`  the topic stage over chunks: count step, prices, certificate, what it proves
+- :mod:`.chunk_racks`   racks over chunks: the whole's rack-kept fewest moves, split, each chunk exact
 - :mod:`.quotas`        one quota shared out over the chunks, round after round
 
 The problem and its bounds:

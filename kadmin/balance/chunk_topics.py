@@ -85,6 +85,10 @@ class TopicsPlanned:
     topics: int = 0
     topics_proven: int = 0
     """Topics whose spread meets their own bound."""
+    racked: str | None = None
+    """Planned by the class program with racks (:mod:`kadmin.balance.chunk_racks`): "whole",
+    over the whole selection on the driver; "chunks", per chunk at the counts split from the
+    whole, :attr:`chunks_proven` counting the chunks whose spread is the least at them."""
 
     def lower_bound(self, plain_bound: int, worst: int) -> int:
         """The lower bound the summary prints: with ``asked`` reached, the larger of the plain
@@ -105,7 +109,7 @@ class TopicsPlanned:
         return ChunkedGoal(None, worst, plain_bound, None, worst <= least, min(least, worst),
                            chunked=True, certified=self.bound is not None, chunks=self.of,
                            chunks_proven=self.chunks_proven, topics=self.topics,
-                           topics_proven=self.topics_proven)
+                           topics_proven=self.topics_proven, racked=self.racked)
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,9 @@ class ChunkedGoal(TopicGoal):
     chunks_proven: int = 0
     topics: int = 0
     topics_proven: int = 0
+    racked: str | None = None
+    """Planned by the class program with racks (:attr:`TopicsPlanned.racked`); the whole
+    proven only where ``exact``."""
 
 
 class TopicRounds:

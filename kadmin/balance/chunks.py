@@ -8,7 +8,9 @@ chunk; the replica lists stay with the tasks. The rounds (see :mod:`kadmin.balan
 for why they meet the bound):
 
 1. replicas: the fixed quota of the selected topics, split over the chunks, met by
-   ``move_replicas`` in each, one copy per unit, again on what is left until all is met;
+   ``move_replicas`` in each, one copy per unit, again on what is left until all is met; with
+   racks that cost moves over the rack-free bound, instead the class program over the whole
+   and then per chunk (:mod:`kadmin.balance.chunk_racks`), which decides the topics too;
 2. topics (:mod:`kadmin.balance.chunk_topics`), as ``plan rebalance`` does them
    (:func:`kadmin.balance.evenness.even_topics`, the exact program) but chunk by chunk: a
    chunk holds whole topics, so each topic's spread is the chunk's business, and only the
@@ -52,6 +54,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from kadmin.balance import stages
+from kadmin.balance.chunk_racks import RacksPlanned, plan_racks
 from kadmin.balance.chunk_topics import TopicRounds, TopicsPlanned
 from kadmin.balance.driver import TAIL_PARTITIONS, Driver
 from kadmin.balance.leaders import order_leaders
@@ -90,10 +93,13 @@ class Planned:
     """Rounds of tasks over the chunks, all kinds together."""
     topics: TopicsPlanned | None = None
     """What the topic step did (None: it did not run)."""
+    racks: RacksPlanned | None = None
+    """With racks, where the class program planned the chunks
+    (:mod:`kadmin.balance.chunk_racks`): ``lower_bound`` is then its rack-kept fewest moves."""
 
 
 def plan(parts: Parts, counts: Sequence[Counts], context: Context, *,
-         exact_topics: bool = True, certify: bool = True,
+         exact_topics: bool = True, certify: bool = True, racks: bool = True,
          report: Callable[[str], None] = lambda _: None) -> Planned:
     """Rebalance the chunks (see the module docstring); ``counts`` are each chunk's counts as
     read; the goals are ``context.objective``'s. The chunks end with the plan; the result says
@@ -101,11 +107,12 @@ def plan(parts: Parts, counts: Sequence[Counts], context: Context, *,
     the exact program (:data:`kadmin.balance.evenness.LIMIT`); ``exact_topics``: the default
     objective may run the exact program where a chunk is small enough (the executors have
     scipy); ``certify``: the default objective's spread is held to the certificate of
-    :mod:`kadmin.balance.spreads` over every chunk (the executors have numpy)."""
-    chunked = ChunkStages(parts, counts, context, exact_topics, certify, report)
+    :mod:`kadmin.balance.spreads` over every chunk (the executors have numpy); ``racks``: the
+    class program of :mod:`kadmin.balance.chunk_racks` may run (the executors have scipy)."""
+    chunked = ChunkStages(parts, counts, context, exact_topics, certify, racks, report)
     stages.run(chunked, context.objective)
     return Planned(chunked.bound, chunked.missing, chunked.partial, chunked.run.done,
-                   chunked.planned_topics)
+                   chunked.planned_topics, chunked.racks)
 
 
 class ChunkStages:
@@ -114,22 +121,35 @@ class ChunkStages:
     :mod:`kadmin.balance.chunk_topics`. ``read``: each chunk's counts as read."""
 
     def __init__(self, parts: Parts, read: Sequence[Counts], context: Context,
-                 exact_topics: bool, certify: bool, report: Callable[[str], None]) -> None:
+                 exact_topics: bool, certify: bool, racks: bool,
+                 report: Callable[[str], None]) -> None:
         self.run = Driver(parts, list(read), context)
         self.read, self.context, self.objective = read, context, context.objective
         self.exact_topics, self.certifies, self.report = exact_topics, certify, report
+        self.exact_racks = racks
         self.bound = 0
         self.missing = 0
         self.planned_topics: TopicsPlanned | None = None
         self.partial = False
+        self.racks: RacksPlanned | None = None
 
     def replicas(self) -> None:
-        """The fixed quota of the selected topics split over the chunks and met round after
-        round (:func:`kadmin.balance.quotas.meet`), the rest on the driver (the tail)."""
+        """With racks that cost moves over the rack-free bound, the class program over the
+        whole selection and then per chunk (:mod:`kadmin.balance.chunk_racks`, where the
+        executors have scipy); else the fixed quota of the selected topics split over the
+        chunks and met round after round (:func:`kadmin.balance.quotas.meet`), the rest on the
+        driver (the tail)."""
         run, context = self.run, self.context
         total = added(c.replicas for c in run.state)
         self.bound = replica_quota(total, context.targets, context.rack_of,
                                    weights=context.weights).units
+        self.racks = plan_racks(run, self.bound) if self.exact_racks else None
+        if self.racks is not None:
+            self.bound = self.racks.fewest
+            self.report(f"{self.moves():,} replica move(s) planned (lower bound {self.bound:,}: "
+                        f"the fewest that keep every partition's racks, proven; "
+                        f"{self.racks.rack_free:,} racks aside)")
+            return
         moved = meet(replica_quota(total, context.targets, context.rack_of, fixed=True,
                                    weights=context.weights),
                      [Chunk(c.replicas, {}, c.partitions) for c in run.state],
@@ -144,6 +164,15 @@ class ChunkStages:
     def topics(self) -> None:
         """The chunks' exact programs (with ``--topic-spread``, or by default where the
         executors have scipy), then, by default, the certificate (where they have numpy)."""
+        if self.racks is not None:  # the class program decided the topics with the moves
+            racks = self.racks
+            self.planned_topics = TopicsPlanned(
+                None, racks.chunks, len(self.run.state), racks.spread,
+                racks.chunks_proven == racks.chunks, racks.least, self.moves(),
+                chunks_proven=racks.chunks_proven, racked="whole" if racks.whole else "chunks")
+            self.report(f"worst topic spread {racks.spread}; {racks.chunks_proven:,} of "
+                        f"{racks.chunks:,} chunk(s) at the least their broker counts allow")
+            return
         asked = self.objective.topic_spread
         rounds = TopicRounds(self.run)
         if asked is not None or self.exact_topics:

@@ -201,14 +201,13 @@ def _flows(program: _Program, classes: Mapping[tuple[int, frozenset[int]], list[
     return flows
 
 
-def _ready(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
+def _ready(total: int, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
            rack_of: Mapping[int, str]) -> list[int] | None:
     """The targets in order, or None where the programs do not apply: a target without a
-    rack or without a range, or ranges that cannot hold the replicas."""
+    rack or without a range, or ranges that cannot hold the ``total`` replicas."""
     brokers = sorted(targets)
     if not brokers or any(rack_of.get(b) is None or b not in ranges for b in brokers):
         return None
-    total = sum(map(len, table.replicas))
     if not sum(ranges[b][0] for b in brokers) <= total <= sum(ranges[b][1] for b in brokers):
         return None
     return brokers
@@ -228,7 +227,7 @@ def _fewest(table: PartitionTable, targets: Collection[int],
             ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str]
             ) -> tuple[int, dict[int, Replicas]] | None:
     """:func:`fewest_moves` and a plan making them (topics aside)."""
-    brokers = _ready(table, targets, ranges, rack_of)
+    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
     if brokers is None:
         return None
     classes = _classes(table, by_topic=False)
@@ -272,7 +271,7 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     relaxation runs out of time, wider windows around the means. Out of ``seconds``, the plan
     of the fewest moves alone."""
     start = time.monotonic()
-    brokers = _ready(table, targets, ranges, rack_of)
+    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
     found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
     if brokers is None or found is None:
         return None
@@ -429,3 +428,25 @@ def _dealt(table: PartitionTable, brokers: Sequence[int], rack_of: Mapping[int, 
         units = {b: chosen[col] for b, col in zip(brokers, flow.x, strict=True)}
         final.update(dealt(table.replicas, flow.partitions, flow.members, units, racks, by_rack))
     return final
+
+
+def fewest_by_sets(sets: Mapping[frozenset[int], int], targets: Collection[int],
+                   ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str]
+                   ) -> tuple[int, dict[frozenset[int], dict[int, int]]] | None:
+    """:func:`fewest_moves` of partitions known only by how many sit on each replica set
+    (``sets``), and each set's units per target broker in a plan making them (the program's
+    own answer: dealt to the set's partitions by :func:`kadmin.balance.realise.deal`). What
+    the Spark driver solves for the whole selection from its chunks' counts. None as there."""
+    total = sum(len(members) * n for members, n in sets.items())
+    brokers = _ready(total, targets, ranges, rack_of)
+    if brokers is None or _width(len(sets), brokers, rack_of) > LIMIT:
+        return None
+    program = _Program.empty()
+    flows = _flows(program, {(0, members): list(range(n)) for members, n in sets.items()},
+                   brokers, ranges, rack_of)
+    found = None if flows is None else program.solve(None)
+    if flows is None or found is None or not _integral(found[1]):
+        return None
+    chosen = _rounded(found[1])
+    return round(found[0]), {flow.members: {b: chosen[col] for b, col in zip(
+        brokers, flow.x, strict=True)} for flow in flows}

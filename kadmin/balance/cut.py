@@ -13,7 +13,7 @@ from kadmin.model import Replicas
 
 
 def cut_moves(before: Sequence[Replicas], moved: Mapping[int, Replicas], wanted: Quota,
-              budget: int) -> dict[int, Replicas]:
+              budget: int, rack_of: Mapping[int, str] | None = None) -> dict[int, Replicas]:
     """The replica moves to keep within ``budget`` copies, the brokers with the most to give
     relieved first (also what a Spark task keeps of its chunk's moves).
 
@@ -22,12 +22,14 @@ def cut_moves(before: Sequence[Replicas], moved: Mapping[int, Replicas], wanted:
     alone, so what a step keeps and what it leaves are both pieces of the same plan, the rest
     still optimal from where the step ends, and a step never stalls on a partition whose
     change costs more than the budget. A partition whose every copy is kept takes ``moved``'s
-    list as it is."""
+    list as it is. With ``rack_of``, a replica that moves within its rack is paired with the
+    one it adds there (:func:`paired`), so that copy keeps the partition's racks alone."""
     units: dict[tuple[int, int], tuple[int, int]] = {}
     for i, new in moved.items():
         old = before[i]
-        added = [b for b in new if b not in old]
-        for k, (x, y) in enumerate(zip((b for b in old if b not in new), added, strict=True)):
+        dropped = [b for b in old if b not in new]
+        added = paired(dropped, [b for b in new if b not in old], rack_of)
+        for k, (x, y) in enumerate(zip(dropped, added, strict=True)):
             units[(i, k)] = (x, y)
     kept = within_changes([Change(key, (x,), 1) for key, (x, _) in sorted(units.items())],
                            wanted, budget)
@@ -42,6 +44,23 @@ def cut_moves(before: Sequence[Replicas], moved: Mapping[int, Replicas], wanted:
         whole = moved[i]
         out[i] = whole if set(members) == set(whole) else tuple(members)
     return out
+
+
+def paired(dropped: Sequence[int], added: Sequence[int], rack_of: Mapping[int, str] | None
+           ) -> list[int]:
+    """``added`` reordered so that each dropped replica faces one added on its own rack where
+    there is one left (the rest in their order); as given without racks."""
+    if rack_of is None:
+        return list(added)
+    left = list(added)
+    out: list[int | None] = []
+    for x in dropped:
+        same = next((y for y in left if rack_of.get(y) == rack_of.get(x)), None)
+        if same is not None:
+            left.remove(same)
+        out.append(same)
+    rest = iter(left)
+    return [next(rest) if y is None else y for y in out]
 
 
 def within(before: Sequence[Replicas], changed: Mapping[int, Replicas], wanted: Quota,

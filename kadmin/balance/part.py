@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from kadmin.balance import evenness, spreads
+from kadmin.balance import classes, evenness, spreads
 from kadmin.balance.cut import cut_moves
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.leaders import order_leaders
@@ -149,19 +149,37 @@ class Certified:
 
 
 @dataclass(frozen=True)
+class ReplicaSets:
+    """How many of the chunk's partitions (as read) sit on each replica set, where at most
+    ``limit`` sets are (:meth:`Part.replica_sets`)."""
+
+    limit: int
+
+
+@dataclass(frozen=True)
+class Racked:
+    """The chunk planned by the class program (:func:`kadmin.balance.classes.plan`) from the
+    chunk as read, every target broker ending with exactly ``counts``: the fewest moves that
+    keep every partition's racks at those counts, then the least worst topic spread at those
+    moves (:meth:`Part.racked`)."""
+
+    counts: Mapping[int, int]
+
+
+@dataclass(frozen=True)
 class Replace:
     """Plan these replica lists (by partition index) instead."""
 
     lists: Mapping[int, Replicas]
 
 
-Step = Move | Lead | Cut | Replace | Window | Even
+Step = Move | Lead | Cut | Replace | Window | Even | Racked
 """What changes a chunk's plan (:meth:`Parts.apply`)."""
 
-Question = Certify | Price
+Question = Certify | Price | ReplicaSets
 """What only reads a chunk (:meth:`Parts.ask`): the answer is told the driver, the chunk stays."""
 
-Answer = Certified | Priced | None
+Answer = Certified | Priced | dict[frozenset[int], int] | None
 
 
 @dataclass(frozen=True)
@@ -249,15 +267,19 @@ class Part:
             return self._with(step.lists)
         if isinstance(step, Even):
             return self.evened(step.asked, step.counts, context)
+        if isinstance(step, Racked):
+            return self.racked(step.counts, context)
         if isinstance(step, Window):
             return replace(self, windows=self.windowed(step.asked, len(context.targets)),
                            relaxed=self.relaxation(step.asked, context))
-        return self.cut(step.budget)
+        return self.cut(step.budget, context.rack_of)
 
     def answer(self, question: Question, context: Context) -> Answer:
         """What ``question`` asks of the chunk; the chunk stays as it is."""
         if isinstance(question, Certify):
             return self.certificate(question, context.targets)
+        if isinstance(question, ReplicaSets):
+            return self.replica_sets(question.limit)
         return self.priced_by(question, context)
 
     def moved(self, share: Quota, context: Context, single_copies: bool) -> Part:
@@ -359,6 +381,37 @@ class Part:
         return replace(left, changed={i: r for i, r in sorted(lists.items()) if r != before[i]},
                        topics=goal)
 
+    def replica_sets(self, limit: int) -> dict[frozenset[int], int] | None:
+        """How many of the chunk's partitions, as read, sit on each replica set; None where
+        more than ``limit`` sets are."""
+        sets: dict[frozenset[int], int] = {}
+        for members in self.table.replicas:
+            key = frozenset(members)
+            sets[key] = sets.get(key, 0) + 1
+            if len(sets) > limit:
+                return None
+        return sets
+
+    def racked(self, counts: Mapping[int, int], context: Context) -> Part:
+        """:class:`Racked`: the class program over the chunk as read, each target broker
+        ranged to exactly its count; its moves are the chunk's fewest keeping every
+        partition's racks at those counts, its topic goal says the spread and whether it is
+        proven the least at those moves and counts. Where the program does not apply, the
+        chunk as read, marked ``failed``."""
+        table, targets, rack_of = self.table, context.targets, context.rack_of
+        found = None if rack_of is None else classes.plan(
+            table, targets, {b: (counts.get(b, 0), counts.get(b, 0)) for b in targets},
+            rack_of)
+        least = evenness._least_possible(table, targets)
+        if found is None:
+            return replace(self, changed={}, topics=None, least=least, failed=True)
+        before = table.replicas
+        return replace(self, changed={i: r for i, r in sorted(found.final.items())
+                                      if r != before[i]},
+                       topics=TopicGoal(None, found.spread, found.moves, None,
+                                        found.least == found.spread, found.least),
+                       least=least, failed=False)
+
     def priced_by(self, step: Price, context: Context) -> Priced | None:
         """:class:`Price`: the exact program over the chunk as read, its brokers free, with
         ``prices[b]`` added to every arc that brings a replica to ``b`` and taken from every
@@ -409,15 +462,17 @@ class Part:
                                      context.targets, share)
         return self._with(reordered)
 
-    def cut(self, budget: int) -> Part:
+    def cut(self, budget: int, rack_of: Mapping[int, str] | None = None) -> Part:
         """The planned moves within ``budget`` copies, the brokers that give the most in this
-        chunk relieved first (their loads are in proportion to the whole cluster's)."""
+        chunk relieved first (their loads are in proportion to the whole cluster's); with
+        ``rack_of`` each kept copy within its rack (:func:`kadmin.balance.cut.paired`)."""
         before = self.table.replicas
         gives: dict[int, int] = {}
         for i, new in self.changed.items():
             for b in set(before[i]) - set(new):
                 gives[b] = gives.get(b, 0) + 1
-        kept = cut_moves(before, self.changed, Quota(gives, {}, frozenset(), frozenset()), budget)
+        kept = cut_moves(before, self.changed, Quota(gives, {}, frozenset(), frozenset()), budget,
+                         rack_of)
         return replace(self, changed=kept)
 
     def picked(self, brokers: Collection[int], limit: int) -> list[Picked]:

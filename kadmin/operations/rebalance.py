@@ -215,4 +215,6 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
                       manifest.planned.partial, manifest.before, manifest.after,
                       written=out_dir / MANIFEST_FILE, folder=True,
                       drained={b: (n, None) for b, n in manifest.drained.items()},
-                      limits=request.limit_words, topic_goal=manifest.topic_goal)
+                      limits=request.limit_words, topic_goal=manifest.topic_goal,
+                      racks=None if manifest.planned.racks is None else
+                      manifest.planned.racks.balance())

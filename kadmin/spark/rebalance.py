@@ -38,6 +38,13 @@ add up to the whole table's bound) and, on a selection of at most
 whole (:mod:`kadmin.balance.aggregate`, on the driver): a worst topic spread no plan of the
 fewest moves goes below, proven where the plan meets it, with the chunks and topics that meet
 their own bound counted.
+Racks (:mod:`kadmin.balance.chunk_racks`): where keeping every partition's racks costs moves
+over the rack-free bound, a selection small enough is planned whole on the driver (as ``plan
+rebalance``: moves and topic spread proven over the whole); a larger one: the driver solves the
+whole selection's rack-kept fewest moves from the chunks' partitions per replica set and each
+chunk plans at the counts it gets. The plan makes exactly those moves, the lower bound the
+manifest records (``racks``), proven; split over chunks, the topic spread is proven per chunk
+only.
 Measured against ``plan rebalance --topic-spread 1`` (tests/unit/test_balance_chunks.py, 7 chunks):
 every topic within 1 on all five clusters, at 0 to 1.0% more moves than the exact minimum (0 and
 proven on the skewed one); on the cluster (one broker added to 11) the exact minimum,
@@ -135,6 +142,7 @@ class Manifest:
                 "batch_size": self.batch_size,
                 "max_znode_bytes": self.max_znode_bytes,
             },
+            racks=None if self.planned.racks is None else asdict(self.planned.racks),
             topic_goal=None if self.topic_goal is None else {
                 **asdict(self.topic_goal), "reachable": self.topic_goal.reachable,
                 "proven": _proof(self.topic_goal, self.planned.topics)},
@@ -211,10 +219,11 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             context = Context(scope.targets, options.objective(
                 scope.rack_of, None if capacities is None else capacities.weights(scope.targets)),
                 price_rounds)
-            exact, certify = _exact_topics(sc, counts, options, len(scope.targets), stages)
+            exact, certify, racks = _exact_programs(sc, counts, options, len(scope.targets),
+                                                    scope.rack_of is not None, stages)
             parts.share(context)
             result = plan(parts, counts, context, exact_topics=exact, certify=certify,
-                          report=stages.note)
+                          racks=racks, report=stages.note)
             encoded = parts.encoded()
 
             def manifest(written: Sequence[folder.BatchFile], trailers: Sequence[Any]
@@ -247,7 +256,18 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
 
 def _proof(goal: TopicGoal, topics: TopicsPlanned | None) -> str:
     """What the manifest's ``topic_goal`` proves, in words (see
-    :class:`kadmin.balance.chunk_topics.TopicsPlanned`)."""
+    :class:`kadmin.balance.chunk_topics.TopicsPlanned`, and
+    :mod:`kadmin.balance.chunk_racks` with racks)."""
+    if topics is not None and topics.racked:
+        return ("racks kept: the moves are the fewest of the whole selection (its class "
+                "program on the driver: the lower bound, proven); "
+                + ("the selection planned whole on the driver; " if topics.racked == "whole"
+                   else f"the broker counts split over the chunks from that plan, each chunk's "
+                        f"topics the least its counts allow in {topics.chunks_proven} of "
+                        f"{topics.of} chunk(s); ")
+                + ("the least worst topic spread any plan of these moves reaches, proven"
+                   if goal.exact else f"not proven the least over the whole (no plan of "
+                   f"these moves goes below {goal.least})"))
     chunks = "" if topics is None else (
         f"the exact program ran on {topics.chunks} of {topics.of} chunk(s)"
         + ("" if topics.proven else ", some out of time") + "; "
@@ -278,13 +298,16 @@ def _per_task(options: RebalanceRequest, registered: Mapping[int, Any]) -> int |
     return max(1, min(pipeline.PARTITIONS_PER_TASK, evenness.LIMIT // max(1, brokers)))
 
 
-def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: RebalanceRequest,
-                  targets: int, stages: Stages) -> tuple[bool, bool]:
-    """Whether the tasks may run the exact topic program, and the default objective's
-    certificate: ``--topic-spread`` needs the program on every chunk (each small enough, and
-    scipy on the executors, or a one-line error); the default objective uses it where a chunk
-    is small enough and the executors have scipy (else the local topic search), and the
-    certificate (numpy) on every chunk whatever its size."""
+def _exact_programs(sc: SparkContext, counts: Sequence[Counts], options: RebalanceRequest,
+                    targets: int, racks: bool, stages: Stages) -> tuple[bool, bool, bool]:
+    """Whether the tasks may run the exact topic program, the default objective's
+    certificate, and (``racks``: the targets have racks) the class program of
+    :mod:`kadmin.balance.chunk_racks`: ``--topic-spread`` needs the program on every chunk
+    (each small enough, and scipy on the executors, or a one-line error); the default
+    objective uses it where a chunk is small enough and the executors have scipy (else the
+    local topic search), the certificate (numpy) on every chunk whatever its size, and the
+    class program whatever the chunks' sizes (with ``--max-moves`` too) where the executors
+    have scipy."""
     asked = options.topic_spread
     if asked is not None:
         largest = max((c.partitions for c in counts), default=0)
@@ -294,14 +317,14 @@ def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: Rebalance
                 f"partitions over {targets:,} brokers is more than the exact program takes "
                 f"({evenness.LIMIT:,} partition-broker pairs); select fewer topics (--topics) "
                 f"or fewer brokers (--brokers)")
-    elif not options.even_topics or options.max_moves is not None:
-        return False, False
+    elif not options.even_topics or (options.max_moves is not None and not racks):
+        return False, False, False
     with stages("check the executors for the exact program"):
         missing = sc.parallelize([0], 1).map(exact_program_missing).collect()[0]
     small = asked is not None or any(c.partitions * targets <= evenness.DEFAULT_LIMIT
                                      for c in counts)
     if missing is None:
-        return small, True
+        return small, True, racks
     if asked is not None:
         raise OperationFailed(
             f"--topic-spread runs an exact program (scipy's HiGHS) in Spark's tasks, and the "
@@ -309,7 +332,7 @@ def _exact_topics(sc: SparkContext, counts: Sequence[Counts], options: Rebalance
     stages.note(f"the executors cannot import {missing!r}: topics are evened by the local "
                 f"search, not the exact program"
                 + (", and not held to the certificate" if missing == "numpy" else ""))
-    return False, missing != "numpy"
+    return False, missing != "numpy", False
 
 
 class SparkParts:

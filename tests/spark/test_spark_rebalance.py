@@ -20,6 +20,7 @@ import pyspark
 import pytest
 
 from kadmin import snapshots
+from kadmin.balance import driver
 from kadmin.balance.metrics import Balance, balance
 from kadmin.balance.rebalance import Rebalance, rebalance
 from kadmin.balance.replicas import replica_counts
@@ -440,3 +441,61 @@ def test_questions_only_read_the_chunks_and_a_held_plan_comes_back(spark):
             assert sc._jsc.getPersistentRDDs().size() == persisted
     finally:
         parts.release()
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["gathered whole", "split over chunks"])
+def test_racks_on_spark_make_the_fewest_moves_that_keep_them_and_say_so(spark, tmp_path, capsys,
+                                                                         monkeypatch, whole):
+    """The usual expansion with racks: 21 brokers in 3 racks (broker b in rack b % 3), broker
+    20 new, RF 3 topics on three consecutive brokers of 0..19, so nine partitions in ten may
+    move only inside their racks. The chunks' plan makes exactly the one machine's rack-kept
+    fewest moves, the summary prints them as the lower bound (proven, with the rack-free bound
+    and why), keeps every rack and balances every broker. Gathered whole on the driver the
+    topics end as the one machine's, proven; split over the chunks they are proven only chunk
+    by chunk, and the summary says so."""
+    if not whole:
+        monkeypatch.setattr(driver, "WHOLE_PARTITIONS", 0)
+    topics = {f"t{t:02d}": {p: tuple((t + p + k) % 20 for k in range(3)) for p in range(60)}
+              for t in range(20)}
+    rack_of = {b: f"r{b % 3}" for b in range(21)}
+    cluster = write(tmp_path / "snap", {b: Broker(b, rack=rack_of[b]) for b in range(21)},
+                    dict(topics))
+    single, _, _ = single_machine(cluster, Options())
+    rack_free = 3 * 1_200 // 21  # broker 20 takes its floor, every other one gives
+    assert single.replica_moves == single.lower_bound > rack_free
+    out = tmp_path / "out"
+    code, stdout, stderr = run_cli(["--cluster", str(cluster), "--out", str(out)], capsys)
+    assert code == 0, stderr
+    doc = json.loads((out / "manifest.json").read_text())
+    fewest = single.replica_moves
+    assert doc["replica_moves"] == doc["lower_bound"] == doc["racks"]["fewest"] == fewest
+    within = doc["racks"]["within"]
+    assert within == sum(len({rack_of[b] for b in r}) == 3 for t in topics.values()
+                         for r in t.values()) == 1_080
+    assert f"{fewest} replica move(s) (lower bound {fewest})" in stdout
+    assert (f"racks cost {fewest - doc['racks']['rack_free']} move(s) over the rack-free bound "
+            f"{doc['racks']['rack_free']}, because {within:,} partition(s)") in stdout
+    assert "the fewest moves that keep every partition's racks, proven" in stdout
+    spread = doc["after"]["worst_topic_spread"]
+    chunks = doc["topic_goal"]["chunks"]
+    assert chunks >= 2 and doc["topic_goal"]["chunks_proven"] == chunks
+    assert doc["topic_goal"]["racked"] == ("whole" if whole else "chunks")
+    if whole:
+        assert single.topics is not None and single.topics.exact
+        assert spread == single.topics.spread and doc["topic_goal"]["exact"]
+        assert (f"worst topic spread {spread}: the least any plan of these moves reaches, "
+                f"proven over the whole selection") in stdout
+    else:  # no plan of these moves goes below the one machine's (proven there)
+        assert single.topics is not None and spread >= single.topics.spread == 1
+        assert spread == 1 or (
+            f"worst topic spread {spread}: planned chunk by chunk at the broker counts split "
+            f"from the whole plan of the fewest moves; the least those counts allow in {chunks} "
+            f"of {chunks} chunk(s); not proven the least over the whole (no plan goes below "
+            f"1)") in stdout
+    old, new, table = applied(cluster, out)
+    for was, now in zip(old, new, strict=True):
+        assert len(now) == len(was) == len(set(now)) and set(now) <= set(range(21))
+        assert len({rack_of[b] for b in now}) >= len({rack_of[b] for b in was})
+    after = balance(new, table.topic_of, table.topics, range(21))
+    assert after.replica_spread <= 1 and after.worst_topic_spread == spread
+    assert sum(len(set(n) - set(o)) for o, n in zip(old, new, strict=True)) == fewest

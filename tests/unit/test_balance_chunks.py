@@ -13,7 +13,7 @@ from balance_oracle import fewest_moves, least_topic_spread
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kadmin.balance import chunk_topics, evenness, part, quotas, spreads
+from kadmin.balance import chunk_topics, driver, evenness, part, quotas, spreads
 from kadmin.balance.chunks import Listed, plan
 from kadmin.balance.metrics import balance, replica_moves
 from kadmin.balance.objective import Limits, Objective
@@ -191,7 +191,7 @@ def test_chunks_plan_what_one_machine_plans(name: str) -> None:
     assert result.unplaced == 0 and not result.partial
     assert figures.replica_spread <= 1 and figures.leader_spread <= 1
     check_valid(whole.replicas, after, targets, rack_of)
-    assert parts.labels[0] == "replica moves, round 1"
+    assert parts.planning()[0] == "replica moves, round 1"  # racks cost nothing: the rounds
 
 
 @st.composite
@@ -688,3 +688,81 @@ def test_topic_spread_in_chunks_against_the_integer_program(case) -> None:
         assert goal.exact == (moves == bound)
     elif result.topics.floor > 1:  # the windows refuse spread 1: so does the program
         assert exact is None
+
+
+# --- racks: the class program over the chunks ----------------------------------------------------
+
+
+def rack_expansion(partitions: int, topics: int = 20) -> dict[str, TopicAssignment]:
+    """The usual expansion with racks: 21 brokers in 3 racks (broker b in rack b % 3), broker
+    20 new, every topic RF 3 on three consecutive brokers of 0..19 (a tenth of the partitions
+    span two racks only, the rest may move only inside their racks)."""
+    return {f"t{t:02d}": {p: tuple((t + p + k) % 20 for k in range(3))
+                          for p in range(partitions // topics)} for t in range(topics)}
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["gathered whole", "split over chunks"])
+@pytest.mark.parametrize(("partitions", "topics", "cuts"),
+                         [(1_200, 20, range(0, 20, 3)), (120, 6, (2, 3, 5))])
+def test_racks_in_chunks_make_the_one_machines_fewest_moves(
+        partitions: int, topics: int, cuts: Sequence[int], whole: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunks' plan makes the fewest moves that keep every partition's racks over the
+    whole (the one machine's, and the integer program's on the small one) and prints them as
+    the lower bound. Gathered on the driver (a selection small enough), the topics end as the
+    one machine's, proven over the whole; split over the chunks, each chunk's worst topic
+    spread is the least its counts allow, and the whole is claimed only at the topics' floor."""
+    if not whole:
+        monkeypatch.setattr(driver, "WHOLE_PARTITIONS", 0)
+    cluster = rack_expansion(partitions, topics)
+    targets = list(range(21))
+    rack_of = {b: f"r{b % 3}" for b in targets}
+    table = PartitionTable.from_topics(cluster, sorted(cluster))
+    single = rebalance(table, targets, rack_of)
+    parts, result = run_chunked(chunked(cluster, cuts), targets, rack_of)
+    after = parts.replicas()
+    moves = replica_moves(table.replicas, dict(enumerate(after)))
+    racks = result.racks  # type: ignore[attr-defined]
+    assert racks is not None and racks.whole == whole
+    assert parts.planning()[0] == ("racks, whole selection" if whole else "racks")
+    assert moves == racks.fewest == result.lower_bound == single.replica_moves  # type: ignore[attr-defined]
+    if partitions <= 120:
+        assert moves == fewest_moves(table.replicas, targets, rack_of)
+    assert racks.rack_free == replica_quota(table.replicas, targets, rack_of).units < moves
+    assert racks.within == sum(len({rack_of[b] for b in r}) == 3 for r in table.replicas)
+    check_valid(table.replicas, after, targets, rack_of)
+    figures = balance(after, table.topic_of, table.topics, targets)
+    assert figures.replica_spread <= 1 and figures.leader_spread <= 1
+    assert figures.worst_topic_spread == racks.spread
+    goal = result.topics.goal(result.lower_bound, figures.worst_topic_spread)  # type: ignore[attr-defined]
+    assert goal.racked == ("whole" if whole else "chunks") and goal.chunks == len(parts.parts)
+    if whole:
+        assert single.topics is not None and single.topics.exact
+        assert goal.exact and goal.spread == single.topics.spread
+        return
+    assert goal.exact == (figures.worst_topic_spread <= racks.least <= 1)
+    for part_table, chunk in zip(chunked(cluster, cuts), parts.parts, strict=True):
+        assert chunk.topics is not None and chunk.topics.exact  # the least at its counts
+        assert chunk.topics.fewest is None and chunk.topics.plain_bound == replica_moves(
+            part_table.replicas, chunk.changed)
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["gathered whole", "split over chunks"])
+def test_racks_in_chunks_cut_by_max_moves_keep_every_partitions_racks(
+        whole: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A budget keeps part of the class program's moves, each copy on its own rack where the
+    whole plan moves the replica within it, so no partition loses a rack."""
+    if not whole:
+        monkeypatch.setattr(driver, "WHOLE_PARTITIONS", 0)
+    cluster = rack_expansion(1_200)
+    targets = list(range(21))
+    rack_of = {b: f"r{b % 3}" for b in targets}
+    table = PartitionTable.from_topics(cluster, sorted(cluster))
+    parts, result = run_chunked(chunked(cluster, range(0, 20, 3)), targets, rack_of,
+                                max_moves=100)
+    after = parts.replicas()
+    assert result.partial and result.racks is not None  # type: ignore[attr-defined]
+    assert parts.planning()[:2] == ["racks, whole selection" if whole else "racks",
+                                    "--max-moves"]
+    assert replica_moves(table.replicas, dict(enumerate(after))) == 100
+    check_valid(table.replicas, after, targets, rack_of)

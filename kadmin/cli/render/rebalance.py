@@ -153,7 +153,18 @@ def goal_lines(r: Rebalanced) -> list[str]:
     goal = r.topic_goal
     chunked = ("planned chunk by chunk, each exact for the broker counts the driver gave it: "
                "not proven the {} over the whole")
-    if isinstance(goal, ChunkedGoal) and goal.certified:
+    if isinstance(goal, ChunkedGoal) and goal.racked:
+        lines.append(
+            f"worst topic spread {goal.spread}: "
+            + ("the least any plan of these moves reaches, proven over the whole selection"
+               if goal.exact else
+               f"planned over the whole selection, not proven the least (no plan of these "
+               f"moves goes below {goal.least})" if goal.racked == "whole" else
+               f"planned chunk by chunk at the broker counts split from the whole plan of the "
+               f"fewest moves; the least those counts allow in {goal.chunks_proven:,} of "
+               f"{goal.chunks:,} chunk(s); not proven the least over the whole (no plan goes "
+               f"below {goal.least})"))
+    elif isinstance(goal, ChunkedGoal) and goal.certified:
         lines.append(
             f"worst topic spread {goal.spread}: "
             + ("the least any plan of these moves reaches" if goal.exact else
