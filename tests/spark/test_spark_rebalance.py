@@ -473,8 +473,11 @@ def test_racks_on_spark_make_the_fewest_moves_that_keep_them_and_say_so(spark, t
     assert within == sum(len({rack_of[b] for b in r}) == 3 for t in topics.values()
                          for r in t.values()) == 1_080
     assert f"{fewest} replica move(s) (lower bound {fewest})" in stdout
-    assert (f"racks cost {fewest - doc['racks']['rack_free']} move(s) over the rack-free bound "
-            f"{doc['racks']['rack_free']}, because {within:,} partition(s)") in stdout
+    assert (f"lower bound {fewest}: {doc['racks']['rack_free']} to balance every broker, racks "
+            f"aside (the rack-free bound), {fewest - doc['racks']['rack_free']} more that racks "
+            f"cost\n") in stdout
+    assert (f"{within:,} partition(s) hold one replica on each rack they must keep and can only "
+            f"move within their rack (what racks cost)") in stdout
     assert "the fewest moves that keep every partition's racks, proven" in stdout
     spread = doc["after"]["worst_topic_spread"]
     chunks = doc["topic_goal"]["chunks"]
