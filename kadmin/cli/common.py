@@ -345,6 +345,10 @@ PlanOpt = Annotated[Path | None, typer.Option("--plan", help="Plan file.")]
 TimeoutOpt = Annotated[float | None, typer.Option(
     "--timeout", parser=number(0.0),
     help="Seconds to wait for the controller in all (default: no limit).")]
+ReadTimeoutOpt = Annotated[float | None, typer.Option(
+    "--timeout", parser=number(0.0),
+    help="Seconds the whole command may take, connecting included (default: each ZooKeeper "
+         "request bounded on its own).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
 AllowRfChangeOpt = Annotated[bool, typer.Option(
     "--allow-rf-change", help="Accept partitions whose replica count the plan changes.")]
