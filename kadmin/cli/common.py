@@ -168,9 +168,10 @@ JuteMaxBufferOpt = Annotated[int, typer.Option(
 ClusterOpt = Annotated[Path | None, typer.Option(
     "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-ServingJsonOpt = Annotated[bool, typer.Option(
-    "--json", help="Once serving, print one JSON line: the connect string, the process ids "
-                   "(kadmin's, ZooKeeper's) and how to stop; nothing else on stdout.")]
+SERVING_JSON_HELP = ("Once serving, print one JSON line: the connect string, the process ids "
+                     "(kadmin's, ZooKeeper's) and how to stop; nothing else on stdout.")
+"""``--json`` of the commands that start a ZooKeeper (sandbox, zk serve, demo)."""
+ServingJsonOpt = Annotated[bool, typer.Option("--json", help=SERVING_JSON_HELP)]
 
 
 def print_serving(connect_string: str, zookeeper_pid: int | None) -> None:

@@ -285,7 +285,7 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     with files.exclusive(paths.plan):
         # the files this run may write, checked before anything is written (README, file rules)
         for path in (paths.rollback, paths.journal):
-            files.check_target(path, True)
+            files.check_place(path, True)
         existed = {path for path in (paths.rollback, paths.journal) if path.exists()}
         run = _Run(client, plan, paths, settings, emit, sizes)
         try:
