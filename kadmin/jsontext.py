@@ -321,3 +321,23 @@ def json_path(parts: Sequence[object]) -> str:
         else:
             out.append(f"[{json.dumps(part)}]")
     return "".join(out)
+
+
+def json_kind(value: object) -> str:
+    """What a JSON value is, in JSON's words ("an object", "a boolean", "null"), for a message
+    that must not show Python's type names (``NoneType``, ``dict``)."""
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+            type(None): "null"}.get(type(value), "a number")
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """A value read from a JSON document, in a message, cut to ``limit`` characters: a string
+    quoted, a number as it is, ``true``/``false``/``null`` as JSON spells them (never Python's
+    ``True``/``None``), an object or a list by its kind."""
+    if isinstance(value, bool) or value is None:
+        text = json.dumps(value)
+    elif isinstance(value, (dict, list)):
+        text = json_kind(value)
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -50,7 +50,7 @@ class MetricsFile:
     reassignment (an election that ``--elect`` runs after it is not counted)."""
 
     def __init__(self, path: Path, plan: str, clock: Callable[[], float] = time.time) -> None:
-        files.check_target(path, True)
+        files.check_place(path, True)
         self.path, self.clock = path, clock
         self.registry = CollectorRegistry()
         labels = {"plan": plan}

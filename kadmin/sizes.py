@@ -30,6 +30,7 @@ from functools import cached_property
 from pathlib import Path
 
 from kadmin import files
+from kadmin.jsontext import shown
 from kadmin.model import MAX_ID, ClusterSnapshot, InvalidInput, TopicPartition, listed, printable
 
 SizeMap = Mapping[str, Mapping[int, int]]
@@ -163,7 +164,7 @@ def _replicas(doc: object, source: str) -> Iterator[tuple[_Replica, str]]:
                            "(kafka-log-dirs.sh --describe output)")
     if doc.get("version", 1) != 1:
         raise InvalidInput(f"{_where(source, '$.version')}: unsupported version "
-                           f"{doc.get('version')!r} (kadmin reads 1)")
+                           f"{shown(doc.get('version'))} (kadmin reads 1)")
     for b, broker in enumerate(doc["brokers"]):
         at = f"$.brokers[{b}]"
         if not isinstance(broker, dict) or not isinstance(broker.get("logDirs"), list):
@@ -176,7 +177,7 @@ def _replicas(doc: object, source: str) -> Iterator[tuple[_Replica, str]]:
                 raise InvalidInput(f"{_where(source, dir_at)}: expected an object with a "
                                    "\"partitions\" list")
             seen: set[tuple[str, int, bool]] = set()
-            where = f"broker {broker.get('broker', b)!r} {log_dir.get('logDir', dir_at)!r}"
+            where = f"broker {shown(broker.get('broker', b))} {shown(log_dir.get('logDir', dir_at), 200)}"
             for p, entry in enumerate(partitions):
                 replica = _replica(entry, source, f"{dir_at}.partitions[{p}]")
                 key = (replica.topic, replica.partition, replica.future)
@@ -193,7 +194,7 @@ def _replica(entry: object, source: str, at: str) -> _Replica:
     name, size, future = entry.get("partition"), entry.get("size"), entry.get("isFuture", False)
     if not isinstance(name, str):
         raise InvalidInput(f"{_where(source, at + '.partition')}: expected \"<topic>-<id>\", "
-                           f"got {name!r}")
+                           f"got {shown(name)}")
     topic, dash, number = name.rpartition("-")
     if not (dash and topic and number.isascii() and number.isdigit()
             and int(number) <= MAX_ID):
@@ -201,10 +202,10 @@ def _replica(entry: object, source: str, at: str) -> _Replica:
                            "\"<topic>-<partition id>\"")
     if type(size) is not int or not 0 <= size <= _MAX_SIZE:
         raise InvalidInput(f"{_where(source, at + '.size')}: expected a size in bytes (an "
-                           f"integer >= 0), got {size!r}")
+                           f"integer >= 0), got {shown(size)}")
     if type(future) is not bool:
         raise InvalidInput(f"{_where(source, at + '.isFuture')}: expected true or false, "
-                           f"got {future!r}")
+                           f"got {shown(future)}")
     return _Replica(topic, int(number), size, future, name)
 
 

@@ -13,11 +13,17 @@ instead: entries already there stay, and kadmin records, per config znode, exact
 added (a :class:`Record`); removing takes out only those entries. A rate kadmin set replaces
 the one there, whose value is kept in the record and put back afterwards, unless someone else
 changed the rate meanwhile (then it is theirs and stays).
+
+The record of a config znode (:class:`Records`) keeps what each *owner* added apart - a
+``reassign`` run of one plan, ``throttle set`` - so two runs at once never take out each
+other's throttles: an entry both need stays until the last of them removes it, and a rate
+goes back to the value of an owner still holding it before it goes back to the one kadmin
+found. ``throttle clear`` removes every owner's share.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,3 +192,152 @@ def remove_all(config: Config, record: Record) -> tuple[dict[str, str], Record]:
 def throttle_values(config: Config) -> dict[str, str]:
     """The replication throttle keys of a config, for showing."""
     return {k: config[k] for k in KEYS if k in config}
+
+
+LEGACY_OWNER = ""
+"""The owner of a record written before records were kept per owner (version 1): no run."""
+
+SET_OWNER = "throttle-set"
+"""The owner of rates ``throttle set`` puts on brokers that no run throttles."""
+
+
+def run_owner(fingerprint: str) -> str:
+    """The owner name of a ``reassign`` run of the plan with this fingerprint: the same for a
+    rerun, which so takes back what an interrupted run of the plan left behind."""
+    return f"reassign-{fingerprint[:16]}"
+
+
+@dataclass(frozen=True)
+class Records:
+    """kadmin's record of one config znode: what each owner added (empty shares dropped)."""
+
+    owners: Mapping[str, Record] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return any(self.owners.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": 2, "owners": {o: {k: v for k, v in r.to_json().items()
+                                             if k != "version"}
+                                         for o, r in sorted(self.owners.items()) if r}}
+
+    @staticmethod
+    def from_json(doc: object) -> Records:
+        """Version 2 (per owner), or a version 1 record (one owner, :data:`LEGACY_OWNER`); a
+        ValueError saying what is wrong for anything else."""
+        if isinstance(doc, dict) and doc.get("version") == 2:
+            owners = doc.get("owners")
+            if set(doc) - {"version", "owners"} or not isinstance(owners, dict):
+                raise ValueError('expected {"version": 2, "owners": {"<owner>": {"replicas": '
+                                 '{...}, "rates": {...}}}}')
+            return Records({str(o): Record.from_json({**share, "version": 1})
+                            if isinstance(share, dict) else Record.from_json(share)
+                            for o, share in owners.items()})
+        return Records({LEGACY_OWNER: Record.from_json(doc)})
+
+    def with_share(self, owner: str, share: Record) -> Records:
+        return Records({**{o: r for o, r in self.owners.items() if o != owner},
+                        **({owner: share} if share else {})})
+
+    def held(self, *, but: str) -> set[tuple[str, str]]:
+        """``(key, entry)`` of every replica entry an owner other than ``but`` holds."""
+        return {(k, e) for o, r in self.owners.items() if o != but
+                for k, es in r.replicas.items() for e in es}
+
+    def rate_holder(self, key: str, *, but: str) -> tuple[str, str | None] | None:
+        """``(value, previous)`` of rate ``key`` as another owner than ``but`` set it."""
+        return next((r.rates[key] for o, r in sorted(self.owners.items())
+                     if o != but and key in r.rates), None)
+
+
+OwnedEdit = Callable[[Config, Records], tuple[dict[str, str], Records]]
+
+
+def add_for(owner: str, replicas: Mapping[str, Sequence[str]], rates: Mapping[str, str]
+            ) -> OwnedEdit:
+    """:func:`add` as ``owner``: an entry another owner added (and needs) is held by this one
+    too, and a rate another owner set keeps the value kadmin found as the one to put back."""
+
+    def edit(config: Config, records: Records) -> tuple[dict[str, str], Records]:
+        own = records.owners.get(owner, Record())
+        out, share = add(config, own, replicas, rates)
+        held = records.held(but=owner)
+        mine = {k: {*share.replicas.get(k, ()), *(e for e in replicas.get(k, ())
+                                                   if (k, e) in held)}
+                for k in {*share.replicas, *replicas}}
+        shared = {k: tuple(e for e in entries(out.get(k)) if e in mine[k])  # the config's order
+                  for k in mine}
+        set_rates = dict(share.rates)
+        for key, value in rates.items():
+            other = records.rate_holder(key, but=owner)
+            if key not in own.rates and other is not None:
+                set_rates[key] = (value, other[1])
+        return out, records.with_share(owner, Record({k: v for k, v in shared.items() if v},
+                                                     set_rates))
+
+    return edit
+
+
+def remove_for(owner: str) -> OwnedEdit:
+    """:func:`remove_own` of ``owner``'s share alone: an entry another owner holds stays, and a
+    rate of ``owner``'s still in force goes to the value of another owner that holds it, else
+    back to the one kadmin found."""
+
+    def edit(config: Config, records: Records) -> tuple[dict[str, str], Records]:
+        own = records.owners.get(owner)
+        if own is None:
+            return dict(config), records
+        rest = records.with_share(owner, Record())
+        held = rest.held(but=owner)
+        out, _ = remove_own(config, Record({k: tuple(e for e in es if (k, e) not in held)
+                                            for k, es in own.replicas.items()}, {}))
+        for key, (value, previous) in own.rates.items():
+            if out.get(key) != value:
+                continue  # changed since: not kadmin's
+            other = rest.rate_holder(key, but=owner)
+            if other is not None:
+                out[key] = other[0]
+            elif previous is None:
+                del out[key]
+            else:
+                out[key] = previous
+        return out, rest
+
+    return edit
+
+
+def remove_kadmins(config: Config, records: Records) -> tuple[dict[str, str], Records]:
+    """Every owner's share removed (``throttle clear``: kadmin's throttles, a running
+    reassign's included; the operator's stay)."""
+    out: dict[str, str] = dict(config)
+    for owner in sorted(records.owners):
+        out, records = remove_for(owner)(out, records)
+    return out, records
+
+
+def set_rates(rates: Mapping[str, str]) -> OwnedEdit:
+    """``throttle set``: the rates in force changed; each owner holding one now holds the new
+    value (its cleanup still puts back what kadmin found), and a rate no owner holds is
+    :data:`SET_OWNER`'s."""
+
+    def edit(config: Config, records: Records) -> tuple[dict[str, str], Records]:
+        out, owners = dict(config), dict(records.owners)
+        loose = {}
+        for key, value in rates.items():
+            holders = [o for o, r in owners.items() if key in r.rates]
+            for o in holders:
+                owners[o] = Record(owners[o].replicas,
+                                   {**owners[o].rates, key: (value, owners[o].rates[key][1])})
+            if holders:
+                out[key] = value
+            else:
+                loose[key] = value
+        return add_for(SET_OWNER, {}, loose)(out, Records(owners)) if loose else (
+            out, Records(owners))
+
+    return edit
+
+
+def clear_everything(config: Config, _: Records) -> tuple[dict[str, str], Records]:
+    """:func:`remove_all` on a znode's record: every throttle and every owner's share gone."""
+    return remove_all(config, Record())[0], Records()

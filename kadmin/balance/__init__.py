@@ -39,6 +39,7 @@ Replicas and racks:
 - :mod:`.across`        the replica plan across racks of unequal size (exact programs, then the search)
 - :mod:`.realise`       reaching given counts per broker with the fewest moves, racks kept (min-cost flow)
 - :mod:`.classes`       racks kept exactly over classes of partitions: fewest moves, then topic spread
+- :mod:`.classflow`     the class program's blocks: the linear program, a class's flow, the topic program
 - :mod:`.weighted`      bytes per broker instead of replica counts (``--balance bytes``)
 - :mod:`.factor`        replication factor changes with the fewest moves
 

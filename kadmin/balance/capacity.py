@@ -26,8 +26,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from kadmin.balance.targets import Group
-from kadmin.jsontext import json_path
-from kadmin.model import InvalidInput, listed
+from kadmin.jsontext import json_kind, json_path, shown
+from kadmin.model import MAX_ID, InvalidInput, listed
 from kadmin.units import human_bytes as human
 
 MB = 1 << 20
@@ -51,6 +51,16 @@ class Capacities:
     def of(self, broker: int) -> int | None:
         return self.listed.get(broker, self.default)
 
+    def strangers(self, brokers: Collection[int]) -> str | None:
+        """The warning naming the brokers given a capacity that are not among ``brokers``
+        (those of the cluster), or None. A warning, not an error: one file for a whole fleet,
+        or a broker retired since it was written, is no reason to stop; but a typo (16 for 6)
+        leaves the broker meant on the default, and the operator must see it."""
+        strangers = sorted(set(self.listed) - set(brokers))
+        return None if not strangers else (
+            f"{self.source}: broker(s) {listed(strangers)} are not in the cluster; their "
+            f"capacities are not used")
+
     def weights(self, brokers: Collection[int]) -> dict[int, int]:
         """Capacity in bytes of each of ``brokers``; a broker with none is an input error."""
         missing = sorted(b for b in brokers if self.of(b) is None)
@@ -67,13 +77,13 @@ def parse_capacities(doc: object, source: str) -> Capacities:
         return _cruise_control(doc, source)
     if not isinstance(doc, dict) or not doc:
         raise InvalidInput(f"{source}: $: expected Cruise Control's {{\"brokerCapacities\": "
-                           f"[...]}} or a map of broker id to bytes, got {_kind(doc)}")
+                           f"[...]}} or a map of broker id to bytes, got {json_kind(doc)}")
     capacities: dict[int, int] = {}
     for key, value in doc.items():
         broker = _broker_id(key, source, [key], DEFAULT)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise InvalidInput(f"{source}: {json_path([key])}: expected a capacity in bytes "
-                               f"(a positive integer), got {_shown(value)}")
+                               f"(a positive integer), got {shown(value)}")
         if broker in capacities:
             raise InvalidInput(f"{source}: {json_path([key])}: broker {broker} is given twice")
         capacities[broker] = value
@@ -84,19 +94,19 @@ def _cruise_control(doc: dict[str, object], source: str) -> Capacities:
     entries = doc["brokerCapacities"]
     if not isinstance(entries, list) or not entries:
         raise InvalidInput(f"{source}: $.brokerCapacities: expected a non-empty list, got "
-                           f"{_kind(entries)}")
+                           f"{json_kind(entries)}")
     capacities: dict[int, int] = {}
     for i, entry in enumerate(entries):
         at = ["brokerCapacities", i]
         if not isinstance(entry, dict):
-            raise InvalidInput(f"{source}: {json_path(at)}: expected an object, got {_kind(entry)}")
+            raise InvalidInput(f"{source}: {json_path(at)}: expected an object, got {json_kind(entry)}")
         if "brokerId" not in entry:
             raise InvalidInput(f"{source}: {json_path([*at, 'brokerId'])}: missing")
         broker = _broker_id(entry["brokerId"], source, [*at, "brokerId"], DEFAULT)
         capacity = entry.get("capacity")
         if not isinstance(capacity, dict):
             raise InvalidInput(f"{source}: {json_path([*at, 'capacity'])}: expected an object "
-                               f"with DISK, got {_kind(capacity)}")
+                               f"with DISK, got {json_kind(capacity)}")
         if "DISK" not in capacity:
             raise InvalidInput(f"{source}: {json_path([*at, 'capacity', 'DISK'])}: missing")
         disk = capacity["DISK"]
@@ -123,13 +133,16 @@ def _capacities(found: dict[int, int], source: str) -> Capacities:
 
 
 def _broker_id(value: object, source: str, at: list[object], default: int) -> int:
+    """A broker id as Kafka writes one: the decimal of an int32 >= 0, without sign, spaces or
+    leading zeros ("007" would be read as another broker), or ``default``."""
     text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-    if isinstance(text, str) and text.strip().lstrip("-").isdigit() and len(text) < 12:
-        broker = int(text)
-        if broker >= 0 or broker == default:
-            return broker
-    raise InvalidInput(f"{source}: {json_path(at)}: expected a broker id (an integer >= 0, or "
-                       f"-1 for the default), got {_shown(value)}")
+    if isinstance(text, str) and (text == str(default) or (
+            text.isascii() and text.isdigit() and len(text) <= len(str(MAX_ID))
+            and int(text) <= MAX_ID and text == str(int(text)))):
+        return int(text)
+    raise InvalidInput(f"{source}: {json_path(at)}: expected a broker id (the decimal of an "
+                       f"integer from 0 to {MAX_ID}, without leading zeros, or {default} for the "
+                       f"default), got {shown(value)}")
 
 
 def _megabytes(value: object, source: str, at: list[object], *, allow_zero: bool) -> float:
@@ -145,18 +158,8 @@ def _megabytes(value: object, source: str, at: list[object], *, allow_zero: bool
     if number is None or not math.isfinite(number) or number < 0 or (
             number == 0 and not allow_zero):
         raise InvalidInput(f"{source}: {json_path(at)}: expected a size in MB (a positive "
-                           f"number), got {_shown(value)}")
+                           f"number), got {shown(value)}")
     return number
-
-
-def _kind(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-            type(None): "null"}.get(type(value), "a number")
-
-
-def _shown(value: object) -> str:
-    text = repr(value) if not isinstance(value, (dict, list)) else _kind(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def refuse_overfull(total_bytes: int, capacities: Mapping[int, int], brokers: Collection[int],

@@ -32,8 +32,15 @@ them. From 2 on the windows are not forced: the linear relaxation with ``L_t`` a
 columns and the moves at most the fewest bounds ``s`` from below, and the windows it suggests
 (each ``L_t`` rounded down, then its top rounded up, then both outward, which holds the
 relaxed optimum and so always succeeds) each give a flow; the first making the fewest moves
-is the plan, proven where its spread meets the bound. Topics share only the brokers' ranges,
-so the flows stay the size of the classes, not of the partitions.
+is the plan, proven where its spread meets the bound. Where it does not, the same program
+with ``L_t`` and ``s`` integer (a mixed integer program branching on those columns only:
+every choice of them leaves a min-cost flow) decides the least spread exactly, in time.
+Topics share only the brokers' ranges, so the flows stay the size of the classes, not of
+the partitions.
+
+**The fewest moves within a spread asked** (:func:`within_spread`, ``--topic-spread``): the
+same program with ``s`` fixed and the moves minimised; forced windows at 0 and 1 (a flow),
+integer ``L_t`` from 2.
 
 Where a partition has one replica on each target rack and must keep every one, no replica may
 leave its rack: its class's rack nodes are then rows fixing each rack's units (a shortcut of
@@ -47,13 +54,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from kadmin.balance import classflow
 from kadmin.balance.evenness import worst_topic
-from kadmin.balance.racks import racks_kept
-from kadmin.balance.realise import dealt
 from kadmin.balance.table import PartitionTable
 from kadmin.model import Replicas
 
@@ -66,6 +71,18 @@ SECONDS = 60.0
 LP_SHARE = 0.6
 """Of what is left of :data:`SECONDS` once spread 1 is refuted, the share the linear relaxation
 gets; the rest goes to wider windows around each topic's mean where it runs out."""
+
+
+CHALLENGE_SECONDS = 20.0
+"""Seconds :func:`plan` gets where it challenges a plan the search did not prove
+(:meth:`kadmin.balance.machine.Whole.topics`)."""
+
+
+def aggregates(table: PartitionTable) -> bool:
+    """Whether the (topic, replica set) classes are at most half the partitions: where they
+    are not, the class program is the partition program again, and slower than the search."""
+    return 2 * len(set(zip(table.topic_of, map(frozenset, table.replicas), strict=True))) <= (
+        len(table.replicas))
 
 
 @dataclass(frozen=True)
@@ -83,122 +100,22 @@ class RackPlan:
     below it: ``spread`` when proven."""
 
 
-@dataclass
-class _Program:
-    """Columns (cost, bounds) and rows (entries, low, high) being built."""
-
-    cost: list[float]
-    lower: list[float]
-    upper: list[float]
-    rows: list[int]
-    cols: list[int]
-    vals: list[float]
-    low: list[float]
-    high: list[float]
-
-    @classmethod
-    def empty(cls) -> _Program:
-        return cls([], [], [], [], [], [], [], [])
-
-    def column(self, cost: float, upper: float, lower: float = 0.0) -> int:
-        self.cost.append(cost)
-        self.lower.append(lower)
-        self.upper.append(upper)
-        return len(self.cost) - 1
-
-    def row(self, entries: Mapping[int, float] | Sequence[tuple[int, float]], low: float,
-            high: float) -> int:
-        n = len(self.low)
-        for col, value in (entries.items() if isinstance(entries, Mapping) else entries):
-            self.rows.append(n)
-            self.cols.append(col)
-            self.vals.append(value)
-        self.low.append(low)
-        self.high.append(high)
-        return n
-
-    def solve(self, seconds: float | None) -> tuple[float, object] | None:
-        """The linear program's optimum (its objective and columns), or None where it has
-        none within ``seconds``: HiGHS's interior point method, whose crossover ends on a
-        vertex (integral where the matrix is a network matrix). Its dual simplex stalls for
-        minutes on these degenerate flows, the interior point method takes seconds."""
-        import numpy as np
-        from scipy.optimize import linprog
-        from scipy.sparse import csr_array, vstack
-
-        width = len(self.cost)
-        matrix = csr_array((self.vals, (self.rows, self.cols)), shape=(len(self.low), width))
-        low, high = np.array(self.low), np.array(self.high)
-        equal = low == high
-        above, below = ~equal & np.isfinite(high), ~equal & np.isfinite(low)
-        options: dict[str, float] = {} if seconds is None else {"time_limit": max(seconds, 1.0)}
-        found = linprog(np.array(self.cost), A_ub=vstack([matrix[above], -matrix[below]]),
-                        b_ub=np.concatenate([high[above], -low[below]]), A_eq=matrix[equal],
-                        b_eq=low[equal], bounds=np.column_stack([self.lower, self.upper]),
-                        method="highs-ipm", options=options)
-        return None if found.status != 0 else (float(found.fun), found.x)
-
-
 @dataclass(frozen=True)
-class _Flow:
-    """The columns of one class's flow: ``x`` per target broker (in ``brokers`` order)."""
+class SpreadPlan:
+    """The plan of :func:`within_spread` and what it proves."""
 
-    members: frozenset[int]
-    partitions: list[int]
-    x: list[int]
-
-
-def _classes(table: PartitionTable, by_topic: bool) -> dict[tuple[int, frozenset[int]], list[int]]:
-    classes: dict[tuple[int, frozenset[int]], list[int]] = {}
-    topic_of = table.topic_of
-    for p, replicas in enumerate(table.replicas):
-        classes.setdefault((topic_of[p] if by_topic else 0, frozenset(replicas)), []).append(p)
-    return classes
-
-
-def _flows(program: _Program, classes: Mapping[tuple[int, frozenset[int]], list[int]],
-           brokers: Sequence[int], ranges: Mapping[int, tuple[int, int]],
-           rack_of: Mapping[int, str], per_topic: bool = False) -> list[_Flow] | None:
-    """The flow of the module docstring for ``classes``, its broker rows within ``ranges``
-    (with ``per_topic`` the caller adds them, through its topics' nodes); None where a class
-    is wider than the targets."""
-    racks = sorted({rack_of[b] for b in brokers})
-    by_rack = {r: [i for i, b in enumerate(brokers) if rack_of[b] == r] for r in racks}
-    flows: list[_Flow] = []
-    per_broker: list[list[tuple[int, float]]] = [[] for _ in brokers]
-    for (_, members), partitions in classes.items():
-        n, k = len(partitions), len(members)
-        if k > len(brokers):
-            return None
-        keep = racks_kept(tuple(members), rack_of, len(racks))
-        x = [program.column(float(b not in members), n) for b in brokers]
-        held = Counter(rack_of.get(b) for b in members)
-        if keep == k == len(racks) and held.keys() <= by_rack.keys():
-            # one replica on each target rack, each of which it must keep: none leaves its rack
-            for r in racks:
-                program.row([(x[i], 1.0) for i in by_rack[r]], n * held[r], n * held[r])
-            for i, col in enumerate(x):
-                per_broker[i].append((col, 1.0))
-            flows.append(_Flow(members, partitions, x))
-            continue
-        w = program.column(0.0, n * (k - keep))
-        pool: list[tuple[int, float]] = [(w, 1.0)]
-        source: list[tuple[int, float]] = [(w, -1.0)]
-        for r in racks:
-            u = program.column(0.0, n)
-            v = program.column(0.0, n * k)
-            source.append((u, -1.0))
-            pool.append((v, -1.0))
-            program.row([(u, 1.0), (v, 1.0)] + [(x[i], -1.0) for i in by_rack[r]], 0.0, 0.0)
-        program.row(source, -float(n * k), -float(n * k))
-        program.row(pool, 0.0, 0.0)
-        for i, col in enumerate(x):
-            per_broker[i].append((col, 1.0))
-        flows.append(_Flow(members, partitions, x))
-    if not per_topic:
-        for i, b in enumerate(brokers):
-            program.row(per_broker[i], *map(float, ranges[b]))
-    return flows
+    final: dict[int, Replicas]
+    """The replica lists that change, by partition index."""
+    moves: int
+    spread: int
+    """Its worst topic spread over the targets."""
+    allowed: int
+    """The spread its topics were held within: the one asked, or the least above it that any
+    plan keeping the racks within the ranges reaches (proven)."""
+    fewest: int
+    """No plan within ``allowed`` makes fewer moves: ``moves`` where proven."""
+    plain: int
+    """The fewest moves keeping the racks within the ranges, topics aside."""
 
 
 def _ready(total: int, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
@@ -230,25 +147,38 @@ def _fewest(table: PartitionTable, targets: Collection[int],
     brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
     if brokers is None:
         return None
-    classes = _classes(table, by_topic=False)
-    if _width(len(classes), brokers, rack_of) > LIMIT:
+    classes = classflow.grouped(table, by_topic=False)
+    if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return None
-    program = _Program.empty()
-    flows = _flows(program, classes, brokers, ranges, rack_of)
+    program = classflow.Program.empty()
+    flows = classflow.class_flows(program, classes, brokers, ranges, rack_of)
     found = None if flows is None else program.solve(None)
-    if flows is None or found is None or not _integral(found[1]):
+    if flows is None or found is None or not classflow.integral(found[1]):
         return None
-    return round(found[0]), _dealt(table, brokers, rack_of, flows, _rounded(found[1]))
+    return round(found[0]), classflow.dealt(table, brokers, rack_of, flows, classflow.rounded(found[1]))
 
 
-def _width(classes: int, brokers: Sequence[int], rack_of: Mapping[int, str]) -> int:
-    return classes * (len(brokers) + 2 * len({rack_of[b] for b in brokers}) + 1)
-
-
-def _rounded(x: object) -> list[int]:
-    import numpy as np
-
-    return [int(v) for v in np.rint(np.asarray(x))]
+def fewest_by_sets(sets: Mapping[frozenset[int], int], targets: Collection[int],
+                   ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str]
+                   ) -> tuple[int, dict[frozenset[int], dict[int, int]]] | None:
+    """:func:`fewest_moves` of partitions known only by how many sit on each replica set
+    (``sets``), and each set's units per target broker in a plan making them (the program's
+    own answer: dealt to the set's partitions by :func:`kadmin.balance.realise.deal`). What
+    the Spark driver solves for the whole selection from its chunks' counts. None as there."""
+    total = sum(len(members) * n for members, n in sets.items())
+    brokers = _ready(total, targets, ranges, rack_of)
+    if brokers is None or classflow.width(len(sets), brokers, rack_of) > LIMIT:
+        return None
+    program = classflow.Program.empty()
+    flows = classflow.class_flows(
+        program, {(0, members): list(range(n)) for members, n in sets.items()}, brokers,
+        ranges, rack_of)
+    found = None if flows is None else program.solve(None)
+    if flows is None or found is None or not classflow.integral(found[1]):
+        return None
+    chosen = classflow.rounded(found[1])
+    return round(found[0]), {flow.members: {b: chosen[col] for b, col in zip(
+        brokers, flow.x, strict=True)} for flow in flows}
 
 
 def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, tuple[int, int]],
@@ -265,11 +195,13 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     not divide evenly over the targets, else 0), and at spread 0 or 1 every topic's window is
     forced (its mean's floor and ceiling), so the topic program is a min-cost flow: a plan of
     the fewest moves in it proves the least spread, none proves 2 the least there may be.
-    At 2, first the windows around each topic's mean; then the windows of the linear
-    relaxation (each topic's ``floor_t`` rounded, then its top, then both outward, which
-    holds the relaxation's optimum: within one of its bound), each a min-cost flow; where the
-    relaxation runs out of time, wider windows around the means. Out of ``seconds``, the plan
-    of the fewest moves alone."""
+    From 2, the linear relaxation bounds the spread (``least``, its ceiling); then, each a
+    min-cost flow, the windows around each topic's mean where that bound is 2, and the
+    relaxation's windows (each topic's ``floor_t`` rounded, then its top, then both outward,
+    which holds the relaxation's optimum: within one of its bound); where the relaxation
+    runs out of time, windows around the means, wider. Where a gap is left, branch and bound
+    on the windows (:func:`_branched`) closes it. Out of ``seconds``, the best plan found
+    (at worst the plan of the fewest moves alone) and the bound."""
     start = time.monotonic()
     brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
     found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
@@ -278,8 +210,8 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     fewest, plain = found
     if fewest <= beyond:
         return None
-    classes = _classes(table, by_topic=True)
-    if _width(len(classes), brokers, rack_of) > LIMIT:
+    classes = classflow.grouped(table, by_topic=True)
+    if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return _settled(table, brokers, fewest, plain, 0)
     topics = sorted({t for t, _ in classes})
     width = {t: 0 for t in topics}
@@ -301,31 +233,68 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
         return {t: (max(0, round(n / nb) - s // 2), max(0, round(n / nb) - s // 2) + s)
                 for t, n in width.items()}
 
-    fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest,
-                          [centred(2)], start + seconds)
-    if fixed is not None:  # spread 2 reached where 1 is refuted
-        return fixed
     left = seconds - (time.monotonic() - start)
-    relaxed = _TopicProgram.build(classes, topics, brokers, ranges, rack_of, fewest, None)
+    relaxed = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, fewest, None)
     solved = None if left <= 0 else relaxed.program.solve(left * LP_SHARE)
     if solved is None:  # no bound above 2: the windows around each topic's mean, wider
-        fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest,
-                              [centred(3), centred(4)], start + seconds)
-        return _settled(table, brokers, fewest, plain, least) if fixed is None else (
-            RackPlan(fixed.final, fixed.moves, fixed.spread, least))
-    x = solved[1]
-    spread = float(x[relaxed.spread])  # type: ignore[index]
-    least = max(least, math.ceil(spread - 1e-6))
-    floors = {t: float(x[col]) for t, col in relaxed.floors.items()}  # type: ignore[index]
-    low = {t: math.floor(floors[t] + 1e-6) for t in topics}
-    high = {t: math.ceil(floors[t] + spread - 1e-6) for t in topics}
-    tries = [{t: (low[t], low[t] + least) for t in topics},
-             {t: (high[t] - least, high[t]) for t in topics},
-             {t: (low[t], high[t]) for t in topics}]
+        tries = [centred(2), centred(3), centred(4)]
+    else:
+        x = solved[1]
+        spread = float(x[relaxed.spread])  # type: ignore[index]
+        least = max(least, math.ceil(spread - 1e-6))
+        floors = {t: float(x[col]) for t, col in relaxed.floors.items()}  # type: ignore[index]
+        low = {t: math.floor(floors[t] + 1e-6) for t in topics}
+        high = {t: math.ceil(floors[t] + spread - 1e-6) for t in topics}
+        tries = [centred(2)] * (least == 2) + [
+            {t: (low[t], low[t] + least) for t in topics},
+            {t: (high[t] - least, high[t]) for t in topics},
+            {t: (low[t], high[t]) for t in topics}]
     fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest, tries,
                           start + seconds)
-    return _settled(table, brokers, fewest, plain, least) if fixed is None else (
+    best = _settled(table, brokers, fewest, plain, least) if fixed is None else (
         RackPlan(fixed.final, fixed.moves, fixed.spread, least))
+    if best.least >= best.spread:
+        return best
+    return _branched(table, classes, topics, brokers, ranges, rack_of, best,
+                     start + seconds - time.monotonic())
+
+
+def _branched(table: PartitionTable, classes: Mapping[tuple[int, frozenset[int]], list[int]],
+              topics: Sequence[int], brokers: Sequence[int],
+              ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str],
+              best: RackPlan, seconds: float) -> RackPlan:
+    """Where rounding the relaxation left a gap: the topic program of
+    :class:`kadmin.balance.classflow.TopicProgram` as a mixed integer program (the windows'
+    floors and the spread integer, between ``best.least`` and one below ``best.spread``, the
+    moves at most ``best.moves``): HiGHS's branch and bound on those columns alone, since
+    each choice of them leaves a min-cost flow. No solution proves ``best``; its optimum's
+    windows give the plan by a flow; out of ``seconds``, its best and its bound."""
+    if seconds <= 0:
+        return best
+    program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of,
+                                           best.moves, None)
+    columns = program.program
+    columns.lower[program.spread] = float(best.least)
+    columns.upper[program.spread] = float(best.spread - 1)
+    solved = columns.solve_integer([program.spread, *program.floors.values()], seconds)
+    if solved.infeasible:
+        return RackPlan(best.final, best.moves, best.spread, best.spread)
+    least = max(best.least, math.ceil(solved.bound - 1e-6))
+    if solved.x is None:
+        return RackPlan(best.final, best.moves, best.spread, least)
+    x = solved.x
+    k = round(x[program.spread])  # type: ignore[index]
+    windows = {t: (round(x[col]), round(x[col]) + k)  # type: ignore[index]
+               for t, col in program.floors.items()}
+    try:
+        within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of, windows,
+                                  max(seconds, 1.0))
+    except _OutOfTime:
+        within = None
+    if within is None or within[1] != best.moves:
+        return RackPlan(best.final, best.moves, best.spread, least)
+    reached = worst_topic(table, within[0], brokers)[0]
+    return RackPlan(within[0], best.moves, reached, reached if solved.optimal else least)
 
 
 def _first_within(table: PartitionTable,
@@ -341,10 +310,10 @@ def _first_within(table: PartitionTable,
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        program = _TopicProgram.build(classes, topics, brokers, ranges, rack_of, None, windows)
-        solved = program.program.solve(left)
-        if solved is not None and round(solved[0]) == fewest and _integral(solved[1]):
-            final = _dealt(table, brokers, rack_of, program.flows, _rounded(solved[1]))
+        program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None, windows)
+        solved = program.program.solve(left, simplex=True)
+        if solved is not None and round(solved[0]) == fewest and classflow.integral(solved[1]):
+            final = classflow.dealt(table, brokers, rack_of, program.flows, classflow.rounded(solved[1]))
             reached = worst_topic(table, final, brokers)[0]
             return RackPlan(final, fewest, reached, reached)
     return None
@@ -357,96 +326,99 @@ def _settled(table: PartitionTable, brokers: Sequence[int], fewest: int,
     return RackPlan(plain, fewest, reached, min(least, reached))
 
 
-def _integral(x: object) -> bool:
-    import numpy as np
-
-    values = np.asarray(x)
-    return bool(np.all(np.abs(values - np.rint(values)) < 1e-6))
-
-
-@dataclass(frozen=True)
-class _TopicProgram:
-    """The topic program of the module docstring: the class flow, each class's units to a
-    node per (topic, broker) and on to the broker (``y[t, b]``, the topic's end count there).
-    With ``windows`` (per topic, its end counts' bounds) it is a min-cost flow (a network
-    matrix: integral); without, each topic's window is ``floor_t .. floor_t + spread``, the
-    moves at most ``fewest``, and ``spread`` minimised: its linear relaxation bounds the
-    least worst topic spread from below."""
-
-    program: _Program
-    flows: list[_Flow]
-    spread: int
-    floors: dict[int, int]
-
-    @classmethod
-    def build(cls, classes: Mapping[tuple[int, frozenset[int]], list[int]],
-              topics: Sequence[int], brokers: Sequence[int],
-              ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str],
-              fewest: int | None, windows: Mapping[int, tuple[int, int]] | None
-              ) -> _TopicProgram:
-        program = _Program.empty()
-        flows = _flows(program, classes, brokers, ranges, rack_of, per_topic=True)
-        assert flows is not None  # fewest_moves built the same flows
-        total = float(sum(len(p) * len(m) for (_, m), p in classes.items()))
-        spread = program.column(float(windows is None), total)
-        moving = [(col, 1.0) for flow in flows for b, col in zip(brokers, flow.x, strict=True)
-                  if b not in flow.members]
-        if windows is None:
-            for col, _ in moving:
-                program.cost[col] = 0.0
-            program.row(moving, 0.0, float(fewest or 0))
-        cells: dict[tuple[int, int], list[tuple[int, float]]] = {}
-        for (t, _), flow in zip(classes, flows, strict=True):
-            for i, col in enumerate(flow.x):
-                cells.setdefault((t, i), []).append((col, 1.0))
-        per_broker: list[list[tuple[int, float]]] = [[] for _ in brokers]
-        floors: dict[int, int] = {}
-        for t in topics:
-            low, high = (0, total) if windows is None else windows[t]
-            floor = -1 if windows is not None else program.column(0.0, total)
-            if floor >= 0:
-                floors[t] = floor
-            for i in range(len(brokers)):
-                y = program.column(0.0, float(high), lower=float(low))
-                program.row([*cells.get((t, i), []), (y, -1.0)], 0.0, 0.0)
-                per_broker[i].append((y, 1.0))
-                if floor >= 0:
-                    program.row([(y, 1.0), (floor, -1.0)], 0.0, math.inf)
-                    program.row([(y, 1.0), (floor, -1.0), (spread, -1.0)], -math.inf, 0.0)
-        for i, b in enumerate(brokers):
-            program.row(per_broker[i], *map(float, ranges[b]))
-        return cls(program, flows, spread, floors)
-
-
-def _dealt(table: PartitionTable, brokers: Sequence[int], rack_of: Mapping[int, str],
-           flows: Sequence[_Flow], chosen: Sequence[int]) -> dict[int, Replicas]:
-    """Each class's counts dealt to its partitions (:func:`kadmin.balance.realise.dealt`)."""
-    racks = sorted({rack_of[b] for b in brokers})
-    by_rack = {r: [b for b in brokers if rack_of[b] == r] for r in racks}
-    final: dict[int, Replicas] = {}
-    for flow in flows:
-        units = {b: chosen[col] for b, col in zip(brokers, flow.x, strict=True)}
-        final.update(dealt(table.replicas, flow.partitions, flow.members, units, racks, by_rack))
-    return final
-
-
-def fewest_by_sets(sets: Mapping[frozenset[int], int], targets: Collection[int],
-                   ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str]
-                   ) -> tuple[int, dict[frozenset[int], dict[int, int]]] | None:
-    """:func:`fewest_moves` of partitions known only by how many sit on each replica set
-    (``sets``), and each set's units per target broker in a plan making them (the program's
-    own answer: dealt to the set's partitions by :func:`kadmin.balance.realise.deal`). What
-    the Spark driver solves for the whole selection from its chunks' counts. None as there."""
-    total = sum(len(members) * n for members, n in sets.items())
-    brokers = _ready(total, targets, ranges, rack_of)
-    if brokers is None or _width(len(sets), brokers, rack_of) > LIMIT:
+def within_spread(table: PartitionTable, targets: Collection[int],
+                  ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str], asked: int,
+                  seconds: float = SECONDS) -> SpreadPlan | None:
+    """``--topic-spread``, exactly: the fewest moves of any plan keeping the racks, every
+    target broker within its range, and every topic within ``asked`` (where no such plan
+    exists, within the least spread above it that one reaches). The plan of the fewest moves
+    alone answers where its topics are within it (no plan moves fewer). Otherwise, spread by
+    spread from ``asked``: at 0 and 1 each topic's window is forced (its mean's floor and
+    ceiling), so a min-cost flow decides; from 2 the mixed integer program of
+    :class:`kadmin.balance.classflow.TopicProgram` (``spread_at``) chooses the windows,
+    branching on their floors only. Out of time, its best plan and its bound; None where the
+    class program does not apply or found no plan in time (the search decides)."""
+    deadline = time.monotonic() + seconds
+    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
+    found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
+    if brokers is None or found is None:
         return None
-    program = _Program.empty()
-    flows = _flows(program, {(0, members): list(range(n)) for members, n in sets.items()},
-                   brokers, ranges, rack_of)
-    found = None if flows is None else program.solve(None)
-    if flows is None or found is None or not _integral(found[1]):
+    fewest, plain = found
+    reached = worst_topic(table, plain, brokers)[0]
+    classes = classflow.grouped(table, by_topic=True)
+    if reached <= asked:
+        return SpreadPlan(plain, fewest, reached, asked, fewest, fewest)
+    if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return None
-    chosen = _rounded(found[1])
-    return round(found[0]), {flow.members: {b: chosen[col] for b, col in zip(
-        brokers, flow.x, strict=True)} for flow in flows}
+    topics = sorted({t for t, _ in classes})
+    width = {t: 0 for t in topics}
+    for (t, members), partitions in classes.items():
+        width[t] += len(members) * len(partitions)
+    nb = len(brokers)
+    for k in range(asked, reached):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if k == 0 and any(n % nb for n in width.values()):
+            continue
+        if k <= 1:
+            windows = {t: (n // nb, -(-n // nb)) for t, n in width.items()}
+            try:
+                within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of,
+                                          windows, left)
+            except _OutOfTime:
+                return None
+            if within is None:
+                continue
+            final, moves = within
+            return SpreadPlan(final, moves, worst_topic(table, final, brokers)[0], k, moves,
+                              fewest)
+        program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None,
+                                               None, spread_at=k)
+        solved = program.program.solve_integer(list(program.floors.values()), left)
+        if solved.infeasible:
+            continue
+        if solved.x is None:
+            return None
+        x = solved.x
+        windows = {t: (round(x[col]), round(x[col]) + k)  # type: ignore[index]
+                   for t, col in program.floors.items()}
+        try:
+            within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of,
+                                      windows, max(deadline - time.monotonic(), 1.0))
+        except _OutOfTime:
+            return None
+        if within is None:  # the program's windows hold its plan: not reached
+            return None
+        final, moves = within
+        return SpreadPlan(final, moves, worst_topic(table, final, brokers)[0], k,
+                          moves if solved.optimal else max(fewest, math.ceil(solved.bound - 1e-6)),
+                          fewest)
+    return SpreadPlan(plain, fewest, reached, reached, fewest, fewest)
+
+
+class _OutOfTime(Exception):
+    """A flow of :func:`_cheapest_within` ran out of time."""
+
+
+def _cheapest_within(table: PartitionTable,
+                     classes: Mapping[tuple[int, frozenset[int]], list[int]],
+                     topics: Sequence[int], brokers: Sequence[int],
+                     ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str],
+                     windows: Mapping[int, tuple[int, int]], seconds: float
+                     ) -> tuple[dict[int, Replicas], int] | None:
+    """The plan of the fewest moves with every topic's end counts within ``windows`` (the
+    min-cost flow of :class:`kadmin.balance.classflow.TopicProgram`) and its moves; None
+    where none exists (:class:`_OutOfTime` where the flow ran out of ``seconds``)."""
+    program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None,
+                                           windows)
+    solved = program.program.solve(seconds, simplex=True)
+    if solved is None:
+        if program.program.timed_out:
+            raise _OutOfTime
+        return None
+    if not classflow.integral(solved[1]):  # a vertex is integral: the crossover stopped short
+        raise _OutOfTime
+    final = classflow.dealt(table, brokers, rack_of, program.flows,
+                            classflow.rounded(solved[1]))
+    return final, round(solved[0])

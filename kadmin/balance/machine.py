@@ -84,8 +84,10 @@ class Whole:
         # the search's plan across racks, kept because it meets the rack-free bound (the
         # quota's units, which no rack-aware plan beats): that is the bound, no program to run
         self._at_free_bound = False
-        # the class program's topic goal, where it planned (:meth:`_by_classes`)
+        # the class program's topic goal, where it planned (:meth:`_by_classes`), and with
+        # ``--topic-spread`` the fewest moves it proved (the lower bound)
         self.classed: TopicGoal | None = None
+        self.classed_bound: int | None = None
 
     def replicas(self) -> None:
         """The replica stage: racks of unequal size first (:mod:`kadmin.balance.across`), else
@@ -146,35 +148,57 @@ class Whole:
         self.moved, self.missing, self.counted = plan.final, plan.pending, plan.worst
 
     def _by_classes(self) -> bool:
-        """The default objective with racks, exactly, at any size the class program takes
-        (:func:`kadmin.balance.classes.plan`): every broker within its range of the whole
-        cluster with the fewest moves that keep every partition's racks (the lower bound,
-        proven), and the least worst topic spread at those moves (proven, or the bound below
-        it), which the topic stage then reports. False where the program does not apply (no
-        plan balances every broker without a partition losing a rack, too many classes,
-        capacities, ``--topic-spread``) or the racks cost no move over the rack-free bound:
-        the search (with its topic certificate) and the rack-level program decide."""
-        objective, rack_of, split, before = self.objective, self.rack_of, self.split, self.before
-        if rack_of is None or objective.weights is not None or not objective.even_topics \
-                or objective.topic_spread is not None:
+        """With racks, exactly, at any size the class program takes: every broker within its
+        range of the whole cluster with the fewest moves that keep every partition's racks.
+        ``--topic-spread``: the fewest such moves with every topic within it
+        (:func:`kadmin.balance.classes.within_spread`, the printed lower bound). The default
+        objective, where the racks cost moves over the rack-free bound
+        (:func:`kadmin.balance.classes.plan`): those moves (the lower bound, proven) and the
+        least worst topic spread at them (proven, or the bound below it). The topic stage
+        then reports it. False where the program does not apply (no plan balances every
+        broker without a partition losing a rack, too many classes, capacities) or the racks
+        cost no move over the rack-free bound: the search (with its topic certificate) and
+        the rack-level program decide."""
+        objective, rack_of, split = self.objective, self.rack_of, self.split
+        if rack_of is None or objective.weights is not None:
             return False
         free = split.quota(racks=False).units
+        if objective.topic_spread is not None:
+            spread_plan = classes.within_spread(self.table, self.brokers, split.ranges(racks=False),
+                                           rack_of, objective.topic_spread)
+            if spread_plan is None:
+                return False
+            self._classed(spread_plan.final, spread_plan.plain, free)
+            self.classed = TopicGoal(objective.topic_spread, spread_plan.spread,
+                                     spread_plan.plain, spread_plan.moves,
+                                     spread_plan.fewest == spread_plan.moves)
+            self.classed_bound = spread_plan.fewest
+            return True
+        if not objective.even_topics:
+            return False
         found = classes.plan(self.table, self.brokers, split.ranges(racks=False), rack_of,
                              beyond=free)
         if found is None:
             return False
-        served = len({rack_of[b] for b in self.brokers})
-        within = sum(1 for r in before if len(r) == racks_kept(r, rack_of, served)
-                     and all(b in rack_of for b in r))
-        self.racks = RackBalance(True, free, True, found.moves, within=within)
-        self.moved, self.missing = found.final, 0
-        ends = ends_after({**split.inside, **split.outside}, before, found.final, self.brokers)
-        give, take = toward(split.inside, ends, split.outside)
-        self.wanted = Quota(give, take, frozenset(), frozenset())
-        self.least = None  # the rack-free certificate: these moves are more than its fewest
+        self._classed(found.final, found.moves, free)
         self.classed = TopicGoal(None, found.spread, found.moves, None,
                                  found.least == found.spread, found.least)
         return True
+
+    def _classed(self, final: dict[int, Replicas], fewest: int, free: int) -> None:
+        """The class program's plan ``final``; ``fewest``: the fewest moves keeping the racks
+        (topics aside), ``free``: the rack-free bound."""
+        rack_of, split, before = self.rack_of, self.split, self.before
+        assert rack_of is not None
+        served = len({rack_of[b] for b in self.brokers})
+        within = sum(1 for r in before if len(r) == racks_kept(r, rack_of, served)
+                     and all(b in rack_of for b in r))
+        self.racks = RackBalance(True, free, True, fewest, within=within)
+        self.moved, self.missing = final, 0
+        ends = ends_after({**split.inside, **split.outside}, before, final, self.brokers)
+        give, take = toward(split.inside, ends, split.outside)
+        self.wanted = Quota(give, take, frozenset(), frozenset())
+        self.least = None  # the rack-free certificate: these moves may be more than its fewest
 
     def _bound(self) -> int:
         """When the plan balances, the quota's units are :func:`lower_bound` (the same closed
@@ -203,6 +227,7 @@ class Whole:
         table, before, moved = self.table, self.before, self.moved
         if self.classed is not None:  # the class program decided the topics with the moves
             self.goal, self.worst = self.classed, evenness.worst_topic(table, moved, self.brokers)
+            self.bound = self.bound if self.classed_bound is None else self.classed_bound
             return
         self.worst = evenness.worst_topic(table, moved, self.brokers) if self.counted is None \
             else self.counted
@@ -217,12 +242,42 @@ class Whole:
             self.moved = {i: leader_kept(before[i], list(r)) for i, r in evened[0].items()}
         self.goal = evened[1]
         self.bound = self.goal.fewest if self.goal.fewest is not None else self.bound
+        if not self.goal.exact:
+            self._challenged()
+
+    def _challenged(self) -> None:
+        """The default objective with racks where the search's plan is not proven: the class
+        program (:func:`kadmin.balance.classes.plan`) plans too, where its classes aggregate,
+        and the better plan stands (fewer moves, then a smaller worst topic spread), with
+        the larger of the two proven bounds; proven only where its spread meets it."""
+        objective, rack_of, goal, table = self.objective, self.rack_of, self.goal, self.table
+        if rack_of is None or goal is None or goal.asked is not None \
+                or not objective.least_spread or objective.weights is not None \
+                or self.held.index is not None or self.missing \
+                or not (self.racks is None or self.racks.across) \
+                or not classes.aggregates(table):
+            return
+        found = classes.plan(table, self.brokers, self.split.ranges(racks=False), rack_of,
+                             seconds=classes.CHALLENGE_SECONDS)
+        if found is None:
+            return
+        moves = replica_moves(self.before, self.moved)
+        spread = evenness.worst_topic(table, self.moved, self.brokers)[0]
+        if found.moves > moves or (found.moves == moves and found.spread >= spread
+                                   and found.least <= (goal.least or 0)):
+            return
+        least = found.least if found.moves < moves else max(found.least, goal.least or 0)
+        if found.moves < moves or found.spread < spread:
+            self.moved, self.worst, self.made = found.final, None, None
+            spread = found.spread
+        self.bound = max(self.bound, found.moves)
+        self.goal = TopicGoal(None, spread, found.moves, None, least >= spread, min(least, spread))
 
     def moves(self) -> int:
         return replica_moves(self.before, self.moved)
 
     def cut(self, budget: int) -> None:
-        self.moved = cut_moves(self.before, self.moved, self.wanted, budget)
+        self.moved = cut_moves(self.before, self.moved, self.wanted, budget, self.rack_of)
         self.partial, self.worst, self.made = True, None, None
 
     def leaders(self) -> None:

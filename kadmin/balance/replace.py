@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kadmin.model import ClusterSnapshot, InvalidInput, PartitionMove, ReassignmentPlan
+from kadmin.model import ClusterSnapshot, InvalidInput, PartitionMove, ReassignmentPlan, listed
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def pairs_of(brokers: Sequence[int], replacements: Sequence[int]) -> dict[int, i
             raise InvalidInput(f"{name}: a broker named twice in {list(ids)}")
     both = sorted(set(brokers) & set(replacements))
     if both:
-        raise InvalidInput(f"broker(s) {both} both replaced and replacing: replace in two "
+        raise InvalidInput(f"broker(s) {listed(both)} both replaced and replacing: replace in two "
                            "plans, one after the other")
     return dict(zip(brokers, replacements, strict=True))
 
@@ -63,6 +63,10 @@ def replace_brokers(snapshot: ClusterSnapshot, pairs: Mapping[int, int]) -> Repl
     for old, new in pairs.items():
         a, b = snapshot.brokers.get(old), snapshot.brokers.get(new)
         if a is not None and b is not None and a.rack != b.rack:
-            racks.append(f"broker {new} is in rack {b.rack!r}, broker {old} in {a.rack!r}: "
+            racks.append(f"broker {new} {_in_rack(b.rack)}, broker {old} {_in_rack(a.rack)}: "
                          "the topics' rack spread changes")
     return Replacement(ReassignmentPlan(tuple(moves)), moved, led, tuple(clashes), tuple(racks))
+
+
+def _in_rack(rack: str | None) -> str:
+    return "has no rack" if rack is None else f"is in rack {rack!r}"

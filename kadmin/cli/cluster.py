@@ -13,6 +13,7 @@ from kadmin.cli.common import (
     Connection,
     FolderSyntax,
     JsonOpt,
+    ReadTimeoutOpt,
     SizesOpt,
     SkipUnreadableOpt,
     cluster_source,
@@ -53,6 +54,7 @@ def snapshot(
     sizes_path: SizesOpt = None,
     json_output: JsonOpt = False,
     skip_unreadable: SkipUnreadableOpt = False,
+    timeout: ReadTimeoutOpt = None,
 ) -> None:
     """Write the cluster's brokers, topics and partition states as a snapshot; --sizes embeds
     partition sizes (kafka-log-dirs.sh --describe output) so that rehearsals know them.
@@ -66,7 +68,8 @@ def snapshot(
                            "--format dir for a snapshot folder)")
     taken = snapshotting.take(
         snapshotting.SnapshotRequest(out_path, fmt.value, force),
-        cluster_source(cluster, zk, skip_unreadable, sizes_path), write_stdout, warn)
+        cluster_source(cluster, zk.within(timeout), skip_unreadable, sizes_path), write_stdout,
+        warn)
     summary(f"{taken.brokers} broker(s), {taken.topics} topic(s), "
             f"{taken.partitions} partition(s) -> {taken.path}",
             {"snapshot": str(taken.path), "format": taken.fmt, "brokers": taken.brokers,

@@ -168,9 +168,10 @@ JuteMaxBufferOpt = Annotated[int, typer.Option(
 ClusterOpt = Annotated[Path | None, typer.Option(
     "--cluster", help="Cluster snapshot: a JSON file or a snapshot folder.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-ServingJsonOpt = Annotated[bool, typer.Option(
-    "--json", help="Once serving, print one JSON line: the connect string, the process ids "
-                   "(kadmin's, ZooKeeper's) and how to stop; nothing else on stdout.")]
+SERVING_JSON_HELP = ("Once serving, print one JSON line: the connect string, the process ids "
+                     "(kadmin's, ZooKeeper's) and how to stop; nothing else on stdout.")
+"""``--json`` of the commands that start a ZooKeeper (sandbox, zk serve, demo)."""
+ServingJsonOpt = Annotated[bool, typer.Option("--json", help=SERVING_JSON_HELP)]
 
 
 def print_serving(connect_string: str, zookeeper_pid: int | None) -> None:
@@ -344,6 +345,10 @@ PlanOpt = Annotated[Path | None, typer.Option("--plan", help="Plan file.")]
 TimeoutOpt = Annotated[float | None, typer.Option(
     "--timeout", parser=number(0.0),
     help="Seconds to wait for the controller in all (default: no limit).")]
+ReadTimeoutOpt = Annotated[float | None, typer.Option(
+    "--timeout", parser=number(0.0),
+    help="Seconds the whole command may take, connecting included (default: each ZooKeeper "
+         "request bounded on its own).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would be done; write nothing.")]
 AllowRfChangeOpt = Annotated[bool, typer.Option(
     "--allow-rf-change", help="Accept partitions whose replica count the plan changes.")]

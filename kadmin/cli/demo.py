@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kadmin.cli.common import (
+    SERVING_JSON_HELP,
     BrokerCountOpt,
     ForceOpt,
     LatencyMsOpt,
@@ -29,14 +30,15 @@ from kadmin.cli.render.rebalance import rebalanced
 from kadmin.cli.render.status import status
 from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
 from kadmin.operations.rebalance import Rebalanced
+from kadmin.operations.sandbox import SyntheticCluster
 
 
 def demo(
-    brokers: BrokerCountOpt = 6,
-    racks: RackCountOpt = 3,
-    topics: TopicCountOpt = 20,
-    partitions: PartitionsOpt = 12,
-    replication_factor: RfOpt = 3,
+    brokers: BrokerCountOpt = SyntheticCluster.brokers,
+    racks: RackCountOpt = SyntheticCluster.racks,
+    topics: TopicCountOpt = SyntheticCluster.topics,
+    partitions: PartitionsOpt = SyntheticCluster.partitions,
+    replication_factor: RfOpt = SyntheticCluster.replication_factor,
     latency: LatencyOpt = 0.15,
     latency_ms: LatencyMsOpt = None,
     parallelism: ParallelismOpt = 25,
@@ -46,15 +48,14 @@ def demo(
                                           help="Folder the plans go to.")] = Path("plans"),
     force: ForceOpt = False,
     json_output: Annotated[bool, typer.Option(
-        "--json", help="Print one JSON line once the sandbox is up (the connect string, the "
-                       "process ids, how to stop) and no story; the exit code says whether "
-                       "every step succeeded.")] = False,
+        "--json", help=SERVING_JSON_HELP + " No story is told; the exit code says whether "
+                                           "every step succeeded.")] = False,
 ) -> None:
     """The main job end to end on the embedded default, as an operator lives it: a cluster that
     just got a new broker, a retired topic deleted, a rebalance plan with the fewest moves, its
     validation, its execution with progress and a preferred replica election at the end, and the
     status showing the new broker carrying its share and every topic even."""
-    request = DemoRequest(brokers, racks, topics, partitions, replication_factor,
+    request = DemoRequest(SyntheticCluster(brokers, racks, topics, partitions, replication_factor),
                           latency_seconds(latency, latency_ms), parallelism, batch_size, out_dir,
                           force)
     failed = False
@@ -70,7 +71,7 @@ def demo(
             out.print(f"embedded ZooKeeper + simulated controller at {result.connect_string}",
                       markup=False)
         elif isinstance(result, Executed):
-            out.print(f"{result.what} ok: {result.ok}", markup=False)
+            out.print(f"{result.what}: {'done' if result.ok else 'failed'}", markup=False)
             failed = failed or not result.ok
         elif isinstance(result, Rebalanced):
             rebalanced(result, as_json=False)

@@ -30,7 +30,7 @@ from kadmin.cli.common import (
 from kadmin.cli.render.execution import dry_run as dry_run_summary
 from kadmin.cli.render.execution import finish, progress
 from kadmin.health_gate import FULL_READ_INTERVAL
-from kadmin.model import InvalidInput
+from kadmin.model import InvalidInput, OperationFailed
 from kadmin.operations import execute as executing
 from kadmin.operations.planfiles import load_reassignment
 
@@ -132,6 +132,9 @@ def reassign(
         outcome = executing.reassign(request, emit, warn)
     if isinstance(outcome, executing.ReassignDryRun):
         dry_run_summary(outcome, json_output)
+        if outcome.would_fail:
+            raise OperationFailed(f"reassign: {len(outcome.would_fail)} of {outcome.total} "
+                                  "would fail", details=outcome.would_fail)
         return
     if not outcome.ok and not any("ZooKeeper did not answer" in f for f in outcome.failures):
         # (ZooKeeper down at the deadline: no diagnosis, which would only wait to connect)

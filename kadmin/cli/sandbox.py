@@ -31,7 +31,7 @@ from kadmin.cli.common import (
 )
 from kadmin.kafka_version import DEFAULT_SANDBOX
 from kadmin.operations import sandbox as sandboxes
-from kadmin.operations.sandbox import SandboxRequest, stale_moves
+from kadmin.operations.sandbox import SandboxRequest, SyntheticCluster, stale_moves
 from kadmin.operations.selection import optional_ints
 from kadmin.stop_signals import held, sleep_while, until_stop_signal
 from kadmin.units import human_bytes
@@ -39,11 +39,11 @@ from kadmin.units import human_bytes
 
 def sandbox(
     cluster: ClusterOpt = None,
-    brokers: BrokerCountOpt = 6,
-    racks: RackCountOpt = 3,
-    topics: TopicCountOpt = 20,
-    partitions: PartitionsOpt = 12,
-    replication_factor: RfOpt = 3,
+    brokers: BrokerCountOpt = SyntheticCluster.brokers,
+    racks: RackCountOpt = SyntheticCluster.racks,
+    topics: TopicCountOpt = SyntheticCluster.topics,
+    partitions: PartitionsOpt = SyntheticCluster.partitions,
+    replication_factor: RfOpt = SyntheticCluster.replication_factor,
     port: PortOpt = 2181,
     latency: LatencyOpt = 0.05,
     latency_ms: LatencyMsOpt = None,
@@ -86,7 +86,8 @@ def sandbox(
 
     Example: kadmin sandbox --cluster my-cluster.json --port 2181 --time-scale 3600
     """
-    request = SandboxRequest(cluster, brokers, racks, topics, partitions, replication_factor, port,
+    request = SandboxRequest(cluster, SyntheticCluster(brokers, racks, topics, partitions,
+                                                       replication_factor), port,
                              latency_seconds(latency, latency_ms), parallelism, record,
                              sizes_path, broker_bandwidth, time_scale, version_option(kafka_version)
                              or DEFAULT_SANDBOX,

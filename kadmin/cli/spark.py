@@ -36,6 +36,7 @@ from kadmin.cli.common import (
     TopicsOpt,
     TopicSpreadOpt,
     named_output,
+    warn,
 )
 from kadmin.cli.render import summary
 from kadmin.cli.render.rebalance import rebalanced
@@ -154,5 +155,5 @@ def rebalance(
         figures = spark_rebalance(cluster, out_dir, request,
                                   SparkRun(master, batch_size, max_znode_bytes, force, verbose,
                                            price_rounds, jute_maxbuffer),
-                                  progress=None if verbose else progress)
+                                  progress=None if verbose else progress, warn=warn)
     rebalanced(figures, json_output)

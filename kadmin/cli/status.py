@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from kadmin.cli.cancel import STUCK_AFTER, StuckAfterOpt
-from kadmin.cli.common import CapacityOpt, Connection, JsonOpt, connects, warn
+from kadmin.cli.common import (
+    CapacityOpt,
+    Connection,
+    JsonOpt,
+    ReadTimeoutOpt,
+    connects,
+    warn,
+)
 from kadmin.cli.render.status import status as show
 from kadmin.operations import status as statuses
 
@@ -22,6 +29,7 @@ def status(
     capacity: CapacityOpt = None,
     json_output: JsonOpt = False,
     stuck_after: StuckAfterOpt = STUCK_AFTER,
+    timeout: ReadTimeoutOpt = None,
 ) -> None:
     """Controller, live brokers, partition health and admin work in progress (with each
     reassignment that cannot finish, its cause and the command that repairs it); with --capacity
@@ -30,5 +38,5 @@ def status(
 
     Example: kadmin status -z zk1:2181/kafka --sizes log-dirs.txt --capacity capacity.json
     """
-    show(statuses.status(statuses.StatusRequest(zk, sizes_path, capacity, stuck_after), warn),
-         json_output)
+    show(statuses.status(statuses.StatusRequest(zk.within(timeout), sizes_path, capacity,
+                                                stuck_after), warn), json_output)

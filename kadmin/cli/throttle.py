@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from kadmin.cli.common import RATE_FORMS, Connection, JsonOpt, connects
+from kadmin.cli.common import RATE_FORMS, Connection, JsonOpt, ReadTimeoutOpt, connects
 from kadmin.cli.render import summary
 from kadmin.cli.render.throttle import throttles
 from kadmin.model import listed
@@ -22,12 +22,13 @@ app = typer.Typer(help="Replication throttles (docs/execution.md).", no_args_is_
 def show(
     zk: Connection,
     json_output: JsonOpt = False,
+    timeout: ReadTimeoutOpt = None,
 ) -> None:
     """Every topic and broker config with a replication throttle, and which kadmin set.
 
     Example: kadmin throttle show -z zk1:2181/kafka
     """
-    throttled = throttling.show(zk)
+    throttled = throttling.show(zk.within(timeout))
     throttles(throttled.in_force, json_output, unreadable=throttled.unreadable)
 
 

@@ -8,7 +8,15 @@ from typing import Annotated
 import typer
 
 from kadmin.cli.cancel import STUCK_AFTER, StuckAfterOpt
-from kadmin.cli.common import Connection, JsonOpt, connects, err, out, print_sampled
+from kadmin.cli.common import (
+    Connection,
+    JsonOpt,
+    ReadTimeoutOpt,
+    connects,
+    err,
+    out,
+    print_sampled,
+)
 from kadmin.cli.render import print_json
 from kadmin.model import OperationFailed, listed
 from kadmin.operations import execute as executing
@@ -21,12 +29,14 @@ def verify(
     plan_path: Annotated[Path, typer.Option("--plan", help="Reassignment plan file or folder.")],
     json_output: JsonOpt = False,
     stuck_after: StuckAfterOpt = STUCK_AFTER,
+    timeout: ReadTimeoutOpt = None,
 ) -> None:
     """Report each partition of a plan as complete, in progress, not started or failed.
 
     Exit 0 when all are complete, else 1 with a last line that says whether partitions failed
     or are only unfinished (waiting, or running reassign, finishes those).
     Example: kadmin verify --plan plans/reassign-x.json -z zk1:2181"""
+    zk = zk.within(timeout)
     verified = executing.verify(executing.VerifyRequest(plan_path, zk))
     plan, result = verified.plan, verified.verification
     found = [] if result.ok else stuck_ops.diagnose_live(zk, {m.topic for m in plan.moves},

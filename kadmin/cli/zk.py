@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kadmin.cli.common import ServingJsonOpt, count, out, print_serving
-from kadmin.embedded import EmbeddedZooKeeper
+from kadmin.operations.zookeeper import ServeRequest, serving
 from kadmin.stop_signals import held, until_stop_signal
 
 app = typer.Typer(help="Embedded ZooKeeper.", no_args_is_help=True,
@@ -30,11 +30,11 @@ def serve(
     # Ctrl-C or SIGTERM before serve_forever takes over (while the server starts, or just after
     # it printed its address) ends as it does later: the server stopped, its temporary folder
     # removed (by leaving the with block), exit 0
-    with until_stop_signal(), EmbeddedZooKeeper(port=port, data_dir=data_dir) as server:
+    with until_stop_signal(), serving(ServeRequest(port, data_dir)) as up:
         with held():  # a stop now must not cut the line in two (see held)
             if json_output:
-                print_serving(server.connect_string, server.pid)
+                print_serving(up.connect_string, up.zookeeper_pid)
             else:
-                out.print(f"ZooKeeper listening on {server.connect_string} (Ctrl-C to stop)",
+                out.print(f"ZooKeeper listening on {up.connect_string} (Ctrl-C to stop)",
                           markup=False)
-        server.serve_forever()
+        up.server.serve_forever()

@@ -123,4 +123,5 @@ def election_failure(snapshot: ClusterSnapshot, tp: TopicPartition) -> str:
         why = f"preferred replica {preferred} is not in the ISR {list(state.isr)}"
     else:
         why = "the controller did not move the leadership"
-    return f"{tp}: leader is {leader}, not preferred replica {preferred}: {why}"
+    led = "no leader" if leader is None or leader < 0 else f"leader is {leader}"
+    return f"{tp}: {led}, not preferred replica {preferred}: {why}"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kadmin import files
+from kadmin.jsontext import shown
 from kadmin.model import InvalidInput, PartitionMove, ReassignmentPlan, TopicPartition
 
 VERSION = 3
@@ -160,7 +161,7 @@ def of_run(path: Path, found: Journal | None, cluster: str) -> Journal | None:
 
 def _parse(doc: dict[str, Any], moves: int) -> Journal:
     if doc.get("version") != VERSION:
-        raise ValueError(f"version {doc.get('version')!r}")
+        raise ValueError(f"version {shown(doc.get('version'))}")
     batches = tuple(tuple(_index(i, moves) for i in b) for b in doc["batches"])
     throttle = doc.get("throttle")
     return Journal(
@@ -178,19 +179,19 @@ def _parse(doc: dict[str, Any], moves: int) -> Journal:
 
 def _text(value: object) -> str:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{value!r} is not a non-empty string")
+        raise ValueError(f"{shown(value)} is not a non-empty string")
     return value
 
 
 def _index(value: object, moves: int) -> int:
     if type(value) is not int or not 0 <= value < moves:
-        raise ValueError(f"batch entry {value!r} is not a partition of the plan")
+        raise ValueError(f"batch entry {shown(value)} is not a partition of the plan")
     return value
 
 
 def _count(value: object, most: int) -> int:
     if type(value) is not int or not 0 <= value <= most:
-        raise ValueError(f"count {value!r} out of range")
+        raise ValueError(f"count {shown(value)} out of range")
     return value
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from kadmin import files, plans, schedule
+from kadmin import files, plans, schedule, throttles
 from kadmin.events import BatchDone, BatchResumed, ExecutionPlanned, Finished, TimedOut
 from kadmin.executor import journal as journals
 from kadmin.executor import rollback as rollbacks
@@ -62,7 +62,7 @@ from kadmin.model import (
 )
 from kadmin.operations.planfiles import read_back_plan
 from kadmin.sizes import moved_bytes
-from kadmin.zk import admin, reader
+from kadmin.zk import admin, config, reader
 from kadmin.zk.identity import cluster_identity
 
 
@@ -190,24 +190,85 @@ def _compose(moves: Sequence[PartitionMove], snapshot: ClusterSnapshot,
 
 
 @dataclass(frozen=True)
+class Prepared:
+    """What a run knows before it writes anything: the checks passed, the cluster as read and
+    the schedule it follows (shared by the run and its dry run, so both refuse alike)."""
+
+    in_flight: tuple[PartitionMove, ...]
+    """Our batch that an interrupted run left in /admin/reassign_partitions (waited on)."""
+    snapshot: ClusterSnapshot
+    scheduled: Scheduled
+    rollback: ReassignmentPlan | None
+    """The rollback file to write (None: the one there already covers the run)."""
+    deleting: tuple[str, ...]
+    """The topics queued in /admin/delete_topics."""
+
+
+def prepare(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles,
+            settings: ExecutionSettings, sizes: Mapping[TopicPartition, int] | None,
+            found_ours: Callable[[tuple[PartitionMove, ...]], None] = lambda _: None
+            ) -> Prepared:
+    """The reads and checks before a run's first write, in its order: another request in
+    /admin/reassign_partitions (a Conflict unless it is our batch), the plan's topics (what
+    cannot be decoded stops it), partitions moving (a Conflict), the plan against the cluster,
+    the journal and the schedule, the rollback file. ``found_ours`` hears of our batch in
+    flight as soon as it is found (a run that resumes it keeps its files, whatever follows)."""
+    in_flight = ours_in_flight(client, {m.tp: m.replicas for m in plan.moves})
+    found_ours(in_flight)
+    in_flight_tps = {m.tp for m in in_flight}
+    found = live(client, sorted({m.topic for m in plan.moves}))
+    snapshot = found.snapshot
+    refuse_moving(plan, snapshot, in_flight_tps)
+    # our batch in ZooKeeper is the controller's business now; the run that submitted it
+    # validated it
+    require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in in_flight_tps)),
+                  snapshot, settings)
+    scheduled = compose_run(client, plan, files_of, snapshot, settings, sizes, in_flight_tps)
+    # kept once written (by `plan generate` or the first run): a rerun after a crash must not
+    # replace the pre-change assignment with a half-applied one; completed with the partitions
+    # this run changes that it lacks
+    rollback = rollbacks.covering(files_of.rollback, plan, snapshot,
+                                  {m.tp for m in plans.changed_moves(plan, snapshot)[0]})
+    return Prepared(in_flight, snapshot, scheduled, rollback, found.in_flight.deletions)
+
+
+@dataclass(frozen=True)
 class DryRun:
     scheduled: Scheduled
     stats: plans.PlanStats
+    in_flight: int = 0
+    """Partitions of our batch an interrupted run left in ZooKeeper: the run waits on them
+    first, as one more batch."""
+    would_fail: tuple[str, ...] = ()
+    """A line per partition the controller would drop (its topic queued for deletion): the run
+    submits them and fails on them (exit 1)."""
 
 
 def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles,
-                         snapshot: ClusterSnapshot, settings: ExecutionSettings,
+                         settings: ExecutionSettings,
                          sizes: Mapping[TopicPartition, int] | None = None) -> DryRun:
     """The batches a real run would now submit, their modelled durations and the before/after
-    stats, computed exactly as the run does; writes nothing."""
-    ours = {m.tp for m in ours_in_flight(client, {m.tp: m.replicas for m in plan.moves})}
-    refuse_moving(plan, snapshot, ours)
-    require_valid(ReassignmentPlan(tuple(m for m in plan.moves if m.tp not in ours)), snapshot,
-                  settings)
-    scheduled = compose_run(client, plan, files_of, snapshot, settings, sizes, ours)
-    rollbacks.covering(files_of.rollback, plan, snapshot,
-                       {m.tp for m in plans.changed_moves(plan, snapshot)[0]})  # refused alike
-    return DryRun(scheduled, plans.plan_stats(plan, snapshot, sizes))
+    stats, computed exactly as the run does, with every refusal of the run before its first
+    submission (the plan's lock, the files it writes, kadmin's throttle records and, with a
+    throttle, the config znodes it merges into) and the partitions the controller would drop;
+    writes nothing."""
+    with files.exclusive(files_of.plan):  # another run of the plan: a Conflict, as the run
+        for path in (files_of.rollback, files_of.journal):
+            files.check_target(path, True)
+        prepared = prepare(client, plan, files_of, settings, sizes)
+    if not prepared.in_flight:
+        config.check_readable(client, config.recorded_entities(client))
+    if settings.throttle is not None:
+        need = throttles.batch_throttle(
+            (m for batch in prepared.scheduled.batches for m in batch),
+            {m.tp: prepared.snapshot.replicas(m.tp) or () for m in plan.moves})
+        config.check_readable(client, need.entities())
+    scheduled, deleting = prepared.scheduled, frozenset(prepared.deleting)
+    would_fail = tuple(f"{m.tp}: topic {m.topic} is queued for deletion in "
+                       "/admin/delete_topics; the controller drops its reassignment"
+                       for batch in scheduled.batches for m in batch if m.topic in deleting)
+    return DryRun(scheduled, plans.plan_stats(plan, prepared.snapshot, sizes),
+                  len(prepared.in_flight), would_fail)
 
 
 def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: PlanFiles,
@@ -224,7 +285,7 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     with files.exclusive(paths.plan):
         # the files this run may write, checked before anything is written (README, file rules)
         for path in (paths.rollback, paths.journal):
-            files.check_target(path, True)
+            files.check_place(path, True)
         existed = {path for path in (paths.rollback, paths.journal) if path.exists()}
         run = _Run(client, plan, paths, settings, emit, sizes)
         try:
@@ -265,6 +326,7 @@ class _Run:
         self.client, self.plan, self.paths = client, plan, paths
         self.settings, self.emit, self.sizes = settings, emit, sizes
         self.deadline = deadline_of(settings)
+        self.owner = throttles.run_owner(journals.plan_fingerprint(plan))
         self.runner: BatchRunner | None = None
         self.resumed_ours = False
         """A batch of this plan an earlier run left in ZooKeeper is waited on."""
@@ -274,31 +336,20 @@ class _Run:
         """Whether anything of this run is (or may be) in ZooKeeper: its files must stay."""
         return self.resumed_ours or (self.runner is not None and self.runner.submitted)
 
+    def _found_ours(self, in_flight: tuple[PartitionMove, ...]) -> None:
+        self.resumed_ours = bool(in_flight)
+
     def run(self) -> Outcome:
         client, plan, settings = self.client, self.plan, self.settings
         targets = {m.tp: m.replicas for m in plan.moves}
-        in_flight = ours_in_flight(client, targets)
-        self.resumed_ours = bool(in_flight)
-        in_flight_tps = {m.tp for m in in_flight}
-        snapshot = live(client, sorted({m.topic for m in plan.moves})).snapshot
-        refuse_moving(plan, snapshot, in_flight_tps)
-        # our batch in ZooKeeper is the controller's business now; the run that submitted it
-        # validated it
-        require_valid(ReassignmentPlan(tuple(m for m in plan.moves
-                                             if m.tp not in in_flight_tps)), snapshot, settings)
-        scheduled = compose_run(client, plan, self.paths, snapshot, settings, self.sizes,
-                                in_flight_tps)
+        prepared = prepare(client, plan, self.paths, settings, self.sizes, self._found_ours)
+        in_flight, snapshot, scheduled = prepared.in_flight, prepared.snapshot, prepared.scheduled
         self.snapshot = snapshot
-        # kept once written (by `plan generate` or the first run): a rerun after a crash must
-        # not replace the pre-change assignment with a half-applied one; completed with the
-        # partitions this run changes that it lacks
-        rollback = rollbacks.covering(self.paths.rollback, plan, snapshot,
-                                      {m.tp for m in plans.changed_moves(plan, snapshot)[0]})
-        if rollback is not None:
-            files.atomic_write_json(self.paths.rollback, plans.plan_document(rollback),
+        if prepared.rollback is not None:
+            files.atomic_write_json(self.paths.rollback, plans.plan_document(prepared.rollback),
                                     force=True, read_back=read_back_plan)
         if not in_flight:
-            clear_own_throttles(client, 0, self.emit)  # a run killed mid-batch left them
+            clear_own_throttles(client, 0, self.emit, self.owner)  # a killed run left them
         resumed_views = () if not in_flight else (
             tuple(transfers_of(in_flight, snapshot, self.sizes)),)
         work = [*((in_flight,) if in_flight else ()), *scheduled.batches]
@@ -321,7 +372,7 @@ class _Run:
             scheduled.journal, partitions_done=scheduled.unchanged + scheduled.already_done)
         runner = self.runner = BatchRunner(client, self.emit, settings.throttle, HealthGate(
             client, lambda tp: tp not in targets, settings.health_interval)
-            if settings.health_gate else None, self.deadline)
+            if settings.health_gate else None, self.deadline, self.owner)
         positions = [*((-1,) if in_flight else ()), *scheduled.positions]
         for number, (batch, position) in enumerate(zip(work, positions, strict=True), start=1):
             outcome = self._batch(runner, number, len(work), batch, position)

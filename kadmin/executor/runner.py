@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 
 from kazoo.client import KazooClient
 
@@ -26,6 +25,8 @@ class BatchRunner:
     throttle: int | None
     gate: HealthGate | None
     deadline: float
+    owner: str
+    """Whose throttles this run's are (:func:`kadmin.throttles.run_owner`)."""
     submitted: bool = False
     """A batch reached ZooKeeper, or may have (a lost answer can hide a create that was
     applied): from then on the run's files must stay."""
@@ -37,14 +38,15 @@ class BatchRunner:
         if self.gate is not None:
             self.gate.wait(number, self.deadline, self.emit)
         if self.throttle is not None:
-            on_throttle(set_throttles(self.client, batch, self.throttle, number, self.emit))
+            on_throttle(set_throttles(self.client, batch, self.throttle, number, self.emit,
+                                      self.owner))
         submitted_before, self.submitted = self.submitted, True
         try:
             admin.submit_reassignment(self.client, batch)
         except (Conflict, NotAuthorized):  # refused: nothing was written
             self.submitted = submitted_before
             with contextlib.suppress(KadminError):  # the refusal is the news, not the cleanup
-                clear_own_throttles(self.client, number, self.emit)
+                clear_own_throttles(self.client, number, self.emit, self.owner)
             raise
         self.emit(BatchSubmitted(number, count, len(batch), batch_bytes))
 
@@ -55,33 +57,34 @@ class BatchRunner:
                                        weigh=weigh)
 
     def clear(self, number: int) -> None:
-        clear_own_throttles(self.client, number, self.emit)
+        clear_own_throttles(self.client, number, self.emit, self.owner)
 
 
 def set_throttles(client: KazooClient, batch: Sequence[PartitionMove], rate: int, number: int,
-                  emit: Emit) -> Throttle:
+                  emit: Emit, owner: str) -> Throttle:
     """The throttles for the batch (docs/execution.md), merged into the config znodes (kadmin's own
-    additions recorded in /kadmin/throttles); returns what the journal records."""
+    additions recorded in /kadmin/throttles as ``owner``'s); returns what the journal records."""
     current = reader.read_assignments(client, {m.topic for m in batch})
     need = throttles.batch_throttle(batch, {
         m.tp: current.get(m.topic, {}).get(m.partition, ()) for m in batch})
     value = str(rate)
     edits: dict[str, config.Edit] = {
-        throttles.topic_entity(topic): partial(throttles.add, replicas=keys, rates={})
+        throttles.topic_entity(topic): throttles.add_for(owner, keys, {})
         for topic, keys in need.replicas.items()}
-    edits.update({throttles.broker_entity(b): partial(
-        throttles.add, replicas={}, rates={throttles.LEADER_RATE: value,
-                                           throttles.FOLLOWER_RATE: value})
+    edits.update({throttles.broker_entity(b): throttles.add_for(
+        owner, {}, {throttles.LEADER_RATE: value, throttles.FOLLOWER_RATE: value})
         for b in need.brokers})
     config.update(client, edits)
     emit(ThrottleSet(number, rate, len(need.replicas), len(need.brokers)))
     return Throttle(rate, tuple(need.entities()))
 
 
-def clear_own_throttles(client: KazooClient, number: int, emit: Emit) -> None:
-    """Take out exactly the throttle entries kadmin recorded adding (none: nothing to do)."""
+def clear_own_throttles(client: KazooClient, number: int, emit: Emit, owner: str) -> None:
+    """Take out exactly the throttle entries ``owner`` recorded adding (none: nothing to do);
+    what other owners hold stays."""
     entities = config.recorded_entities(client)
     if entities:
         # the others first: one record kadmin cannot read stops the run, naming it
-        config.update(client, dict.fromkeys(entities, throttles.remove_own), skip_unreadable=True)
+        config.update(client, dict.fromkeys(entities, throttles.remove_for(owner)),
+                      skip_unreadable=True)
         emit(ThrottleCleared(number, len(entities)))

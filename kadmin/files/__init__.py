@@ -19,6 +19,7 @@ from kadmin.files.atomic import (
     atomic_write_dir,
     atomic_write_files,
     atomic_write_json,
+    check_place,
     check_target,
     open_append,
 )
@@ -57,7 +58,8 @@ __all__ = ["DEFAULT_MAX_BYTES", "GB", "JOURNAL_SUFFIX", "MAX_JSONL_BYTES", "MAX_
            "ROLLBACK_SUFFIX", "CountedJson", "LocatedJson", "ReadBack", "UnreadableJson",
            "atomic_dir",
            "atomic_write_bytes", "atomic_write_dir", "atomic_write_files", "atomic_write_json",
-           "check_jsonl_line", "check_jsonl_size", "check_target", "dumps_json", "exclusive",
+           "check_jsonl_line", "check_jsonl_size", "check_place", "check_target", "dumps_json",
+           "exclusive",
            "gc_paused", "iter_jsonl", "journal_of", "open_append", "open_regular", "parse_json",
            "plan_paths", "read_bytes", "read_json", "read_json_counting", "read_json_located",
            "require_regular", "rollback_of", "sibling"]

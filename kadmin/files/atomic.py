@@ -248,6 +248,23 @@ _FOLDER_LOOK = 10_000
 """Members looked at before a folder is taken for one that is not kadmin's output."""
 
 
+def check_place(path: Path, force: bool, *, marker: str | None = None) -> None:
+    """:func:`check_target`, and the place around it: the nearest folder of ``path`` that
+    exists must be a folder kadmin can write in (a parent that is a file, a read-only or
+    forbidden folder is refused here, by name). For the commands that start something (a
+    sandbox, Spark, a reassignment) before they write: checked before anything starts."""
+    check_target(path, force, marker=marker)
+    place = path.absolute().parent
+    while not os.path.lexists(place) and place != place.parent:
+        place = place.parent
+    if not place.is_dir():
+        raise InvalidInput(f"cannot write {path}: {place} is not a folder")
+    if not os.access(place, os.W_OK | os.X_OK):
+        read_only = os.statvfs(place).f_flag & os.ST_RDONLY
+        reason = os.strerror(errno.EROFS if read_only else errno.EACCES)
+        raise InvalidInput(f"cannot write {path}: {place}: {reason}")
+
+
 def _check_own_folder(path: Path, marker: str) -> None:
     """Refuse to replace a folder kadmin did not write: it must be empty, or hold ``marker``
     and nothing but regular files (what kadmin writes), since replacing deletes every member."""

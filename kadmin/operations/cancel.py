@@ -200,7 +200,7 @@ def _carry_out(client: KazooClient, request: CancelRequest, plan: CancelPlan, ev
             break
     say("removing kadmin's throttles")
     entities = config.recorded_entities(client)
-    cleared = config.update(client, dict.fromkeys(entities, throttles.remove_own),
+    cleared = config.update(client, dict.fromkeys(entities, throttles.remove_kadmins),
                             skip_unreadable=True) if entities else []
     if request.anchor is not None:
         journals.record_cancel(PlanFiles(request.anchor).journal)

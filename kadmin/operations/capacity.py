@@ -1,14 +1,30 @@
 """``--capacity FILE``: the capacity file read, and parsed by the pure
-:mod:`kadmin.balance.capacity`."""
+:mod:`kadmin.balance.capacity`; the brokers it names that the cluster lacks, reported."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from kadmin import files
 from kadmin.balance.capacity import Capacities, parse_capacities
+from kadmin.model import ClusterSnapshot
+from kadmin.operations.source import Warn
 
 
 def read_capacities(path: Path) -> Capacities:
     """``--capacity FILE``: either format (see :mod:`kadmin.balance.capacity`)."""
     return parse_capacities(files.read_json(path), str(path))
+
+
+def warn_strangers(capacities: Capacities, brokers: Collection[int], warn: Warn) -> None:
+    """:meth:`Capacities.strangers`'s warning, if any, to ``warn``."""
+    strangers = capacities.strangers(brokers)
+    if strangers is not None:
+        warn(strangers)
+
+
+def cluster_brokers(snapshot: ClusterSnapshot) -> set[int]:
+    """The brokers of a cluster: registered, or holding replicas."""
+    return set(snapshot.brokers) | {b for parts in snapshot.topics.values()
+                                    for replicas in parts.values() for b in replicas}

@@ -19,12 +19,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kadmin import executor, files, plans, synthetic
+from kadmin import executor, files, plans
 from kadmin.events import Event
-from kadmin.model import Broker, ClusterSnapshot, DeletionPlan, PlanKind
+from kadmin.model import DeletionPlan, PlanKind
 from kadmin.operations import status as statuses
 from kadmin.operations.planfiles import write_plan
 from kadmin.operations.rebalance import Rebalanced, rebalanced_plan
+from kadmin.operations.sandbox import SyntheticCluster
 from kadmin.plans import ValidationReport
 from kadmin.requests import RebalanceRequest
 from kadmin.sandbox import Sandbox
@@ -33,12 +34,8 @@ from kadmin.zk import reader, session
 
 @dataclass(frozen=True)
 class DemoRequest:
-    brokers: int = 6
-    """Brokers after the new one joined (the last id is the new broker)."""
-    racks: int = 3
-    topics: int = 20
-    partitions: int = 12
-    replication_factor: int = 3
+    synthetic: SyntheticCluster = dataclasses.field(default_factory=SyntheticCluster)
+    """The cluster after the new broker joined (its last broker is the new one)."""
     latency: float = 0.15
     """Simulated seconds for one partition to catch up."""
     parallelism: int = 25
@@ -78,25 +75,13 @@ Progress = Callable[[], AbstractContextManager[Callable[[Event], None]]]
 """Opens a progress display for one execution and gives its event sink."""
 
 
-def grown_cluster(request: DemoRequest) -> ClusterSnapshot:
-    """A synthetic cluster of ``brokers - 1`` brokers plus one that just joined (no replicas)."""
-    grown = synthetic.synthetic_cluster(
-        brokers=request.brokers - 1, topics=request.topics, partitions=request.partitions,
-        replication_factor=request.replication_factor, racks=request.racks)
-    new = max(grown.brokers) + 1
-    rack = f"r{new % request.racks}" if request.racks else None
-    return ClusterSnapshot({**grown.brokers, new: Broker(new, f"broker-{new}", 9092, rack)},
-                           grown.topics, grown.states, grown.controller,
-                           grown.controller_epoch)
-
-
 def run_demo(request: DemoRequest, progress: Progress) -> Iterator[Step]:
     """The story, step by step. Its executions report to ``progress``; the caller learns from
     the :class:`Executed` steps whether each succeeded."""
     plan_path = request.out_dir / "demo-reassign.json"
     for path in (plan_path, files.sibling(plan_path, ".rollback.json")):
-        files.check_target(path, request.force)  # before anything starts, not at step 3
-    snapshot = grown_cluster(request)
+        files.check_place(path, request.force)  # before anything starts, not at step 3
+    snapshot = request.synthetic.snapshot(empty=1)  # a broker that just joined
     new = max(snapshot.brokers)
     with Sandbox(snapshot, port=0, latency=request.latency,
                  parallelism=request.parallelism) as box:

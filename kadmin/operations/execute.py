@@ -70,6 +70,17 @@ class ReassignDryRun:
     stats: plans.PlanStats
     throttle: int | None = None
     predicted: schedule.Prediction | None = None
+    total: int = 0
+    """The plan's partitions."""
+    in_flight: int = 0
+    """Partitions of our batch an interrupted run left in ZooKeeper (waited on first)."""
+    would_fail: tuple[str, ...] = ()
+    """A line per partition the run would submit and fail on (exit 1)."""
+
+    @property
+    def batch_count(self) -> int:
+        """The batches the run would run, the one it waits on included."""
+        return len(self.scheduled.batches) + (1 if self.in_flight else 0)
 
 
 def reassign(request: ReassignRequest, emit: Emit, warn: Warn
@@ -100,14 +111,15 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
             found = partition_sizes(request.sizes, snapshot, warn, topics)
             if request.dry_run:
                 result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
-                                                       snapshot, settings, found)
+                                                       settings, found)
                 for line in below_min_insync(plan, snapshot, reader.read_states(
                         client, {m.tp for m in plan.moves})):
                     warn(line)
                 rate = settings.throttle
                 predicted = (result.scheduled.prediction(rate)
                              if rate and result.scheduled.sized else None)
-                return ReassignDryRun(result.scheduled, result.stats, rate, predicted)
+                return ReassignDryRun(result.scheduled, result.stats, rate, predicted,
+                                      len(plan.moves), result.in_flight, result.would_fail)
             return executor.execute_reassignment(
                 client, plan, executor.PlanFiles(anchor), settings,
                 emit if metrics is None else _also_to(metrics, emit), found)

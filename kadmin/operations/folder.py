@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from kadmin import files, plans
+from kadmin.jsontext import shown
 from kadmin.model import (
     InvalidInput,
     TopicPartition,
@@ -165,7 +166,7 @@ def listed_batches(manifest: Path) -> dict[Path, int | None]:
                                "file name inside it)")
         partitions = entry.get("partitions") if isinstance(entry, dict) else None
         if partitions is not None and (type(partitions) is not int or partitions < 0):
-            raise InvalidInput(f"{where}.partitions: {partitions!r} is not a partition count")
+            raise InvalidInput(f"{where}.partitions: {shown(partitions)} is not a partition count")
         path = manifest.parent / name
         if path in out:
             raise InvalidInput(f"{where}: {name} is listed twice")

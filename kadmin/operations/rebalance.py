@@ -27,12 +27,18 @@ from kadmin.model import (
     Replicas,
     TopicPartition,
 )
-from kadmin.operations.capacity import read_capacities
+from kadmin.operations.capacity import cluster_brokers, read_capacities, warn_strangers
 from kadmin.operations.folder import MANIFEST_FILE
 from kadmin.operations.generate import Output, Progress, SparkRun
 from kadmin.operations.planfiles import refuse_below_min_insync, write_plan
 from kadmin.operations.selection import select_topics
-from kadmin.operations.source import ClusterSource, Warn, partition_sizes, read_cluster
+from kadmin.operations.source import (
+    ClusterSource,
+    Warn,
+    no_warnings,
+    partition_sizes,
+    read_cluster,
+)
 from kadmin.requests import RebalanceRequest
 from kadmin.sizes import moved_bytes
 
@@ -106,7 +112,7 @@ def rebalance(request: RebalanceRequest, source: ClusterSource, output: Output, 
         if request.by_bytes and sizes is None:
             raise InvalidInput("--balance bytes needs partition sizes: give --sizes FILE (or a "
                                "snapshot that carries them)")
-        plan, rollback, figures = rebalanced_plan(snapshot, selected, request, sizes)
+        plan, rollback, figures = rebalanced_plan(snapshot, selected, request, sizes, warn)
         refuse_below_min_insync(plan, snapshot)
         written = (write_plan(plan, PlanKind.REASSIGN, output.path, output.force, rollback,
                               stdout=output.stdout) if plan.moves else None)
@@ -115,13 +121,17 @@ def rebalance(request: RebalanceRequest, source: ClusterSource, output: Output, 
 
 def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
                     request: RebalanceRequest | None = None,
-                    sizes: Mapping[TopicPartition, int] | None = None
+                    sizes: Mapping[TopicPartition, int] | None = None,
+                    warn: Warn = no_warnings
                     ) -> tuple[ReassignmentPlan, ReassignmentPlan, Rebalanced]:
     """The plan, its rollback and the figures of a rebalance (or replication factor change) of
     ``selected`` topics: what ``plan rebalance`` writes and reports, and the demo shows. With
-    ``sizes`` the figures count bytes too."""
+    ``sizes`` the figures count bytes too; capacities of brokers not in the cluster go to
+    ``warn``."""
     request = request or RebalanceRequest()
     capacities = None if request.capacity is None else read_capacities(request.capacity)
+    if capacities is not None:
+        warn_strangers(capacities, cluster_brokers(snapshot), warn)
     chosen = set(selected)
     plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
                         "no plan is made for their topics")
@@ -185,9 +195,11 @@ def _held(replicas: Sequence[Replicas], sizes: Sequence[int], targets: Collectio
 
 
 def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
-                    run: SparkRun, progress: Progress | None = None) -> Rebalanced:
+                    run: SparkRun, progress: Progress | None = None,
+                    warn: Warn = no_warnings) -> Rebalanced:
     """``spark rebalance``: the same request planned on Spark into the plan folder ``out_dir``;
-    its figures are the manifest's."""
+    its figures are the manifest's. The capacity file is read, and checked against the
+    snapshot's brokers, before Spark starts."""
     from kadmin.spark.rebalance import run_rebalance  # pyspark starts a JVM: only here
 
     request.check()
@@ -197,7 +209,7 @@ def spark_rebalance(cluster_dir: Path, out_dir: Path, request: RebalanceRequest,
                              batch_size=run.batch_size, max_znode_bytes=run.max_znode_bytes,
                              force=run.force, verbose=run.verbose,
                              price_rounds=run.price_rounds, progress=progress,
-                             capacities=capacities)
+                             capacities=capacities, warn=warn)
     return Rebalanced(manifest.topics, manifest.partitions, manifest.replica_moves,
                       manifest.lower_bound, manifest.leader_changes, manifest.planned.unplaced,
                       manifest.planned.partial, manifest.before, manifest.after,

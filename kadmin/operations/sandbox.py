@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kadmin import synthetic
 from kadmin.kafka_version import DEFAULT_SANDBOX, KafkaVersion
-from kadmin.model import ClusterSnapshot, InvalidInput, PartitionMove, TopicPartition
+from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionMove, TopicPartition
 from kadmin.operations.source import Warn, partition_sizes
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
@@ -20,14 +20,48 @@ from kadmin.units import parse_rate
 
 
 @dataclass(frozen=True)
-class SandboxRequest:
-    cluster: Path | None = None
-    """A snapshot to load; None: a synthetic cluster of the counts below."""
+class SyntheticCluster:
+    """The counts of a generated cluster (``--broker-count``, ``--rack-count``, ...), the same
+    for ``sandbox`` and ``demo``; broker ``b`` is in rack ``r{b % racks}``."""
+
     brokers: int = 6
     racks: int = 3
     topics: int = 20
     partitions: int = 12
     replication_factor: int = 3
+
+    def snapshot(self, *, empty: int = 0) -> ClusterSnapshot:
+        """The cluster; its last ``empty`` brokers hold no replica (they just joined). Refused
+        in the words of the options, with the counts as typed."""
+        holding = self.brokers - empty
+        problems = []
+        if holding < 1:
+            problems.append(f"--broker-count must be at least {empty + 1} ({empty} broker(s) "
+                            f"join a cluster of at least one), got {self.brokers}")
+        elif self.replication_factor > holding:
+            joined = "" if not empty else f" less the {empty} that join{'s' if empty == 1 else ''}"
+            problems.append(f"--replication-factor must be at most --broker-count{joined} "
+                            f"({holding}), got {self.replication_factor}")
+        if self.racks > self.brokers:
+            problems.append(f"--rack-count must be at most --broker-count ({self.brokers}), "
+                            f"got {self.racks}")
+        if problems:
+            raise InvalidInput("; ".join(problems))
+        # broker b < holding is in rack b % racks either way: fewer racks only while none
+        # of the joining brokers is placed
+        grown = synthetic.synthetic_cluster(
+            brokers=holding, topics=self.topics, partitions=self.partitions,
+            replication_factor=self.replication_factor, racks=min(self.racks, holding))
+        joined = {b: Broker(b, f"broker-{b}", 9092, f"r{b % self.racks}" if self.racks else None)
+                  for b in range(holding, self.brokers)}
+        return dataclasses.replace(grown, brokers={**grown.brokers, **joined})
+
+
+@dataclass(frozen=True)
+class SandboxRequest:
+    cluster: Path | None = None
+    """A snapshot to load; None: a synthetic cluster of ``synthetic``'s counts."""
+    synthetic: SyntheticCluster = dataclasses.field(default_factory=SyntheticCluster)
     port: int = 2181
     latency: float = 0.05
     """Simulated seconds for one partition to catch up."""
@@ -94,9 +128,7 @@ def sized_cluster(request: SandboxRequest, warn: Warn) -> ClusterSnapshot:
     if request.cluster is not None:
         snapshot = read_snapshot(request.cluster)
     else:
-        snapshot = synthetic.synthetic_cluster(
-            brokers=request.brokers, topics=request.topics, partitions=request.partitions,
-            replication_factor=request.replication_factor, racks=request.racks)
+        snapshot = request.synthetic.snapshot()
         if request.sizes is None:
             return dataclasses.replace(snapshot, sizes=synthetic.synthetic_sizes(snapshot))
     found = partition_sizes(request.sizes, snapshot, warn)

@@ -3,6 +3,8 @@ ZooKeeper connection with this invocation's security options, and partition size
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -38,6 +40,17 @@ class Connection:
     zookeeper: str | None
     connect_timeout: float = 10.0
     session_timeout: float = 30.0
+    limit: tuple[float, str] | None = None
+    """The command's own bound on all its requests, connecting included (a monotonic
+    deadline and the limit it stands for, as ``--timeout`` of a reader gives it: see
+    :meth:`within`); None: each request bounded on its own."""
+
+    def within(self, timeout: float | None) -> Connection:
+        """This connection bounded by ``timeout`` seconds from now (None: as it is)."""
+        if timeout is None:
+            return self
+        return dataclasses.replace(self, limit=(time.monotonic() + timeout,
+                                                f"{timeout:g}s, the --timeout"))
 
 
 @dataclass(frozen=True)
@@ -86,11 +99,12 @@ def zk_settings(zookeeper: str | None, connect_timeout: float = 10.0,
 def connected(connection: Connection, run_limit: tuple[float, str] | None = None
               ) -> Iterator[KazooClient]:
     """A ZooKeeper session, its settings (and credential files) read once. With ``run_limit``
-    (a monotonic deadline and the limit it stands for) no request, the connect included,
-    waits past the deadline."""
+    (a monotonic deadline and the limit it stands for; else the connection's own ``limit``) no
+    request, the connect included, waits past the deadline."""
     from kadmin.zk import session
     with session.session(zk_settings(connection.zookeeper, connection.connect_timeout,
-                                     connection.session_timeout), run_limit=run_limit) as client:
+                                     connection.session_timeout),
+                         run_limit=run_limit or connection.limit) as client:
         yield client
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 
 from kadmin import throttles
 from kadmin.model import InvalidInput
@@ -43,10 +42,10 @@ def clear(request: ClearRequest) -> Cleared:
     with connected(request.connection) as client:
         if request.everything:
             entities = config.read_throttles(client).entities()
-            edit: config.Edit = throttles.remove_all
+            edit: config.Edit = throttles.clear_everything
         else:
             entities = config.recorded_entities(client)
-            edit = throttles.remove_own
+            edit = throttles.remove_kadmins
         return Cleared(config.update(client, dict.fromkeys(entities, edit),
                                      skip_unreadable=True))
 
@@ -89,7 +88,6 @@ def set_rate(request: SetRateRequest) -> RateChange:
             entities = [e for e in config.recorded_entities(client) if e.startswith("brokers/")]
             if not entities:
                 raise InvalidInput("no broker throttled by kadmin: name them with --brokers")
-        edit = partial(throttles.add, replicas={},
-                       rates={throttles.LEADER_RATE: value, throttles.FOLLOWER_RATE: value})
+        edit = throttles.set_rates({throttles.LEADER_RATE: value, throttles.FOLLOWER_RATE: value})
         changed = config.update(client, dict.fromkeys(entities, edit))
     return RateChange(rate, len(entities), changed)

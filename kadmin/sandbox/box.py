@@ -80,7 +80,7 @@ class Sandbox:
         if not chroot.startswith("/"):
             raise InvalidInput(f"chroot {chroot!r} must start with /")
         if record_path is not None:
-            files.check_target(record_path, True)  # before anything starts (appended to later)
+            files.check_place(record_path, True)  # before anything starts (appended to later)
         self.snapshot = snapshot
         self.controller_id = controller_of(snapshot)
         self._chroot = chroot.rstrip("/")

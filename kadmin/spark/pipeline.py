@@ -102,7 +102,7 @@ def spark_job(source: Source, master: str | None, verbose: bool, progress: Progr
 
 def check_output(out_dir: Path, force: bool, batch_size: int, max_znode_bytes: int) -> None:
     """The output options, refused before Spark starts."""
-    files.check_target(out_dir, force, marker=folder.MANIFEST_FILE)
+    files.check_place(out_dir, force, marker=folder.MANIFEST_FILE)
     plans.batches((), len, folder.ENVELOPE, batch_size, max_znode_bytes)  # refuses bad limits now
 
 

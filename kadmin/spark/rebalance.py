@@ -58,7 +58,7 @@ most ``TAIL_PARTITIONS``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -155,12 +155,15 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                   *, master: str | None = "local[*]", batch_size: int = 1000,
                   max_znode_bytes: int = 1_000_000, force: bool = False, verbose: bool = False,
                   price_rounds: int = PRICE_ROUNDS, progress: Progress | None = None,
-                  capacities: Capacities | None = None) -> Manifest:
+                  capacities: Capacities | None = None,
+                  warn: Callable[[str], object] = lambda line: None) -> Manifest:
     """Rebalance the selected topics of the snapshot folder ``cluster_dir`` and write the batch
     files and manifest to ``out_dir`` (``price_rounds``: see :attr:`Context.price_rounds`;
-    ``capacities``: the capacity file ``options.capacity`` names, as the operation read it).
-    Input errors raise InvalidInput before anything is written; an active SparkSession is used
-    as it is and left running."""
+    ``capacities``: the capacity file ``options.capacity`` names, as the operation read it;
+    ``warn`` hears of its brokers that the cluster lacks). Input errors raise InvalidInput
+    before anything is written, and those of the inputs read here (the snapshot's brokers, the
+    capacities) before Spark starts; an active SparkSession is used as it is and left
+    running."""
     options = options or RebalanceRequest()
     assert (options.capacity is None) == (capacities is None), "the operation reads --capacity"
     topics = topic_names(options.topics, default_all=True)
@@ -180,6 +183,9 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
     source = read_source(cluster_dir, out_dir, topics, empty="no topics to balance", force=force,
                          batch_size=batch_size, max_znode_bytes=max_znode_bytes, check=check)
     selection, registered, fingerprint = source.selection, source.brokers, source.fingerprint
+    if capacities is not None:  # every target has a capacity: known before Spark starts
+        capacities.weights(options.brokers if options.brokers is not None
+                           else sorted(set(registered) - set(options.remove or ())))
 
     with spark_job(source, master, verbose, progress) as job:
         sc, stages = job.sc, job.stages
@@ -197,6 +203,10 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             chunks.check(next((d for _, d in first if d is not None), None), selection)
             counts = [c for c, _ in first if c is not None]
             holding = {b for c in counts for b, n in c.replicas.items() if n}
+            strangers = None if capacities is None else capacities.strangers(
+                set(registered) | holding)
+            if strangers is not None:
+                warn(strangers)
             scope = scope_of(registered, holding, options.brokers, options.remove,
                              options.rack_aware)
             if scope.unregistered:

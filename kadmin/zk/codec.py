@@ -51,7 +51,7 @@ def _load_object(data: bytes | None) -> dict[str, Any]:
     except RecursionError:
         raise DecodeError("not JSON kadmin can read (nested too deeply)") from None
     if not isinstance(doc, dict):
-        raise DecodeError(f"expected a JSON object, got {type(doc).__name__}")
+        raise DecodeError(f"expected a JSON object, got {jsontext.json_kind(doc)}")
     return doc
 
 

@@ -11,7 +11,7 @@ after a connection loss that hid whether the write was applied is safe.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +27,19 @@ from kazoo.exceptions import (
 from kazoo.protocol.states import ZnodeStat
 
 from kadmin.model import OperationFailed, sample_of
-from kadmin.throttles import Config, Record, remove_all, throttle_values
+from kadmin.throttles import (
+    OwnedEdit,
+    Records,
+    clear_everything,
+    remove_kadmins,
+    throttle_values,
+)
 from kadmin.zk import codec, multiread, paths, session
 from kadmin.zk.multiread import Op
 
-Edit = Callable[[Config, Record], tuple[dict[str, str], Record]]
+Edit = OwnedEdit
 """A config entity's new config and kadmin record, from the current ones."""
+
 
 _RACES = 20
 """Attempts before giving up on a config that keeps changing under kadmin."""
@@ -54,7 +61,7 @@ class _Current:
     doc: dict[str, Any] | None
     config: dict[str, str]
     version: int | None
-    record: Record
+    record: Records
     record_version: int | None
     config_error: str | None = None
     """Why the config znode cannot be decoded (then ``config`` is empty and means nothing)."""
@@ -75,7 +82,7 @@ class EntityThrottle:
 
     entity: str
     values: dict[str, str]
-    own: Record
+    own: Records
     record_error: str | None = None
 
 
@@ -104,8 +111,8 @@ def update(client: KazooClient, edits: Mapping[str, Edit], *, skip_unreadable: b
     An entity whose config znode or kadmin record cannot be decoded is never rewritten from a
     guess: by default that is an OperationFailed naming the znode before anything is written;
     ``skip_unreadable`` edits the others first, then fails naming those it left alone. Only
-    :func:`kadmin.throttles.remove_all` (``throttle clear --all``) goes through an unreadable
-    record: it drops every throttle and the record with it."""
+    :func:`kadmin.throttles.clear_everything` (``throttle clear --all``) goes through an
+    unreadable record: it drops every throttle and the record with it."""
     if not edits:
         return []
     retrying = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Raced),
@@ -126,6 +133,26 @@ def update(client: KazooClient, edits: Mapping[str, Edit], *, skip_unreadable: b
         raise _unreadable_error(left, f"left as they are ({len(changed)} other config(s) "
                                       "changed)")
     return changed
+
+
+def check_readable(client: KazooClient, entities: Iterable[str]) -> None:
+    """What :func:`update` on ``entities`` would refuse (with any edit but
+    :func:`kadmin.throttles.clear_everything`), raised as it raises it, without writing
+    anything (a dry run predicting the run): an OperationFailed naming each config znode or
+    kadmin record it cannot decode."""
+    current = _read(client, sorted(set(entities)))
+    left = [line for entity, now in current.items()
+            for line in _left_alone(entity, now, remove_kadmins)]
+    if left:
+        raise _unreadable_error(left, "nothing would be written")
+
+
+def _left_alone(entity: str, now: _Current, edit: Edit) -> list[str]:
+    """A line per znode of ``entity`` that ``edit`` must not rewrite since it cannot be decoded
+    (an unreadable record only :func:`kadmin.throttles.clear_everything` goes through)."""
+    if now.config_error or (now.record_error and edit is not clear_everything):
+        return [f"{path}: {reason}" for path, reason in now.problems(entity)]
+    return []
 
 
 def _unreadable_error(problems: Sequence[str], consequence: str) -> OperationFailed:
@@ -165,10 +192,8 @@ def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable
                  until: float) -> tuple[list[str], list[str]]:
     """The changed entities, and one line per znode left alone because it cannot be decoded."""
     current = _read(client, list(edits))
-    left = [f"{path}: {reason}" for entity, edit in edits.items()
-            if current[entity].config_error or (current[entity].record_error
-                                                and edit is not remove_all)
-            for path, reason in current[entity].problems(entity)]
+    left = [line for entity, edit in edits.items()
+            for line in _left_alone(entity, current[entity], edit)]
     if left and not skip_unreadable:
         raise _unreadable_error(left, "nothing was written")
     for parent in _PARENTS:
@@ -177,7 +202,7 @@ def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable
     changed = []
     for entity, edit in edits.items():
         now = current[entity]
-        if now.config_error or (now.record_error and edit is not remove_all):
+        if now.config_error or (now.record_error and edit is not clear_everything):
             continue
         config, record = edit(now.config, now.record)
         ops: list[_Op] = []
@@ -257,11 +282,11 @@ def _read(client: KazooClient, entities: Sequence[str]) -> dict[str, _Current]:
             except codec.DecodeError as exc:
                 config_error = str(exc)
             version = stat.version
-        record, record_version = Record(), None
+        record, record_version = Records(), None
         if entity in records:
             data, stat = records[entity]
             try:
-                record = Record.from_json(codec.decode_json(data))
+                record = Records.from_json(codec.decode_json(data))
             except (codec.DecodeError, ValueError) as exc:
                 record_error = str(exc)
             record_version = stat.version

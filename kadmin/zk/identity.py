@@ -11,17 +11,19 @@ connection's root, the chroot's znode).
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from kadmin.zk import paths
+from kadmin.zk import paths, session
 
 
 def cluster_identity(client: KazooClient) -> str:
-    """``kafka:<id>`` from /cluster/id, else ``zookeeper:<path>@<czxid>:<ctime>``."""
+    """``kafka:<id>`` from /cluster/id, else ``zookeeper:<path>@<czxid>:<ctime>``; each read
+    bounded as every request is (a lost connection retried, the run's limit kept)."""
     try:
-        data, _ = client.get(paths.CLUSTER_ID)
+        data, _ = session.bounded(client, lambda: client.get_async(paths.CLUSTER_ID))
     except NoNodeError:
         data = None
     if data is not None:
@@ -33,7 +35,7 @@ def cluster_identity(client: KazooClient) -> str:
             return f"kafka:{found['id']}"
     # an undecodable /cluster/id still tells clusters apart by its own creation
     for path in (paths.CLUSTER_ID, "/brokers", "/"):
-        stat = client.exists(path)
+        stat = session.bounded(client, partial(client.exists_async, path))
         if stat is not None:
             return f"zookeeper:{path}@{stat.czxid}:{stat.ctime}"
     return "zookeeper:/@0:0"

@@ -52,6 +52,11 @@ def test_status_shows_each_brokers_capacity_share_and_use(kadmin, start_sandbox,
     assert (missing.code, missing.out, missing.err) == (2, "", "kadmin: error: capacity.json: "
                                                         "no capacity for broker(s) 2, 3 and no "
                                                         "default (brokerId -1)\n")
+    write(tmp_path, {"-1": GB, "16": GB}, "capacity.json")  # 16: a typo, or a fleet's file
+    stranger = kadmin("status", "-z", box.connect_string, "--capacity", "capacity.json")
+    assert stranger.code == 0, stranger.err
+    assert stranger.err == ("kadmin: warning: capacity.json: broker(s) 16 are not in the "
+                            "cluster; their capacities are not used\n")
 
 
 @pytest.mark.zk
@@ -80,7 +85,8 @@ def test_status_refuses_a_malformed_capacity_file_before_connecting(kadmin, tmp_
     assert run.code == 2
     assert run.err.strip().splitlines() == [
         "kadmin: error: capacity.json: $.brokerCapacities[0].brokerId: expected a broker id "
-        "(an integer >= 0, or -1 for the default), got 'x'"]
+        "(the decimal of an integer from 0 to 2147483647, without leading zeros, or -1 for the "
+        "default), got 'x'"]
 
 
 def test_plan_stats_shows_use_before_and_after_and_names_the_full_brokers(kadmin, tmp_path):

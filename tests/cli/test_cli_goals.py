@@ -136,8 +136,17 @@ def test_the_demo_evens_every_topic_and_says_what_it_cost(kadmin, tmp_path):
     the brokers' own bound that took, and the last status shows it."""
     run = kadmin("demo", "--topics", "8", "--partitions", "12", "--latency-ms", "1")
     assert run.code == 0, run.err
-    assert "every topic within spread 1:" in run.out and " over the " in run.out
-    assert "reassignment and election ok: True" in run.out  # one step: reassign --elect
+    assert "every topic within spread 1\n" in run.out
+    bound = next(line for line in run.out.splitlines() if line.startswith("lower bound "))
+    assert bound.endswith(" more to bring every topic within spread 1")
+    # one story: the parts of the bound add up to it (racks cost the demo's brokers nothing)
+    total, parts = bound.split(": ", 1)
+    assert int(total.split()[-1]) == sum(int(part.split()[0]) for part in parts.split(", ")
+                                         if part.split()[0].isdigit())
+    assert " to balance every broker, racks aside (the rack-free bound), none more for racks, " \
+        in bound
+    assert "reassignment and election: done" in run.out  # one step: reassign --elect
+    assert "True" not in run.out and "False" not in run.out
     last_status = run.out.split("6. status")[1]
     worst = int(last_status.split("worst topic ")[1].split()[0])
     assert worst <= 1
@@ -173,10 +182,13 @@ def test_topic_spread_and_racks_tell_one_story(kadmin, tmp_path):
                  "p.json")
     assert run.code == 0, run.err
     lines = run.out.splitlines()
+    assert lines[0].startswith("4 replica move(s) (lower bound 4)")
     goal = next(x for x in lines if x.startswith("topic spread 1 is out of reach"))
-    assert goal.endswith(": 4 move(s) at least, 0 over the 4 that even the brokers alone as far "
-                         "as racks allow")
+    assert goal.endswith("the smallest reachable is 6")
     racks = next(x for x in lines if x.startswith("racks of unequal size"))
-    assert "balanced across racks: no" in racks
-    assert "below the rack-free bound 7, which balances every broker" in racks
-    assert "that balance the brokers alone" not in run.out
+    assert "balanced across racks: no" in racks and "bound" not in racks
+    # one lower bound, its parts each stated once: the rack-free 7 is what racks forbid
+    assert [x for x in lines if "bound" in x] == [
+        lines[0], "lower bound 4: 4 to even the brokers as far as racks allow (balancing every "
+                  "broker, which racks forbid, would take 7), none more to bring every topic "
+                  "within spread 6"]

@@ -14,6 +14,7 @@ from kadmin.events import Event, Finished
 from kadmin.operations import status as statuses
 from kadmin.operations.demo import DemoRequest, Executed, Started, Validated, run_demo
 from kadmin.operations.rebalance import Rebalanced
+from kadmin.operations.sandbox import SyntheticCluster
 
 pytestmark = pytest.mark.zk
 
@@ -25,8 +26,8 @@ def test_the_demo_grows_evens_every_topic_and_hands_leadership_over(tmp_path: Pa
     def progress() -> Iterator[Callable[[Event], None]]:
         yield events.append
 
-    request = DemoRequest(brokers=5, racks=0, topics=6, partitions=10, latency=0.001,
-                          out_dir=tmp_path)
+    request = DemoRequest(SyntheticCluster(brokers=5, racks=0, topics=6, partitions=10),
+                          latency=0.001, out_dir=tmp_path)
     steps = list(run_demo(request, progress))
     headings = [h for h, _ in steps if h is not None]
     assert [h.split(".")[0] for h in headings] == ["1", "2", "3", "4", "5", "6"]

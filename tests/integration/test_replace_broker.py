@@ -74,7 +74,7 @@ def test_replace_refuses_an_unregistered_replacement_and_warns_of_another_rack(
 
     rack = kadmin("plan", "replace", "--broker", "3", "--with", "6", "-z", zk, "-o", "s.json")
     assert rack.code == 0, rack.err
-    assert "broker 6 is in rack 'r0', broker 3 in 'r1'" in rack.err
+    assert "broker 6 is in rack 'r0', broker 3 is in rack 'r1'" in rack.err
     assert rack.out.splitlines()[-2:] == ["plan s.json, rollback s.rollback.json (the way back)",
                                           "next: kadmin reassign --plan s.json --elect"]
 

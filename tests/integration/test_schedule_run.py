@@ -201,7 +201,7 @@ def test_batch_runner_alone_throttles_submits_waits_and_clears(start_sandbox):
     events: list[object] = []
     heard: list[object] = []
     runner = BatchRunner(box.client, events.append, throttle=5_000_000, gate=None,
-                         deadline=float("inf"))
+                         deadline=float("inf"), owner="reassign-test")
     runner.submit(1, 1, batch, None, heard.append)
     assert heard and heard[0].rate == 5_000_000 and config.recorded_entities(box.client)
     assert [type(e) for e in events] == [ThrottleSet, BatchSubmitted]

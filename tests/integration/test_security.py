@@ -495,3 +495,26 @@ def test_an_encrypted_client_key_is_refused_not_prompted_for(kadmin, tls_server,
     run = kadmin("--zk-tls", "--zk-cert", str(tls_server.files / "client.pem"), "--zk-key",
                  str(encrypted), "status", "-z", tls_server.connect)
     assert run.code == 2 and "the key is encrypted" in error_line(run.err)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+@pytest.mark.parametrize("command", [["cluster", "snapshot", "--out", "c.json"],
+                                     ["topics", "delete", "--topics", "t0", "--dry-run"],
+                                     ["reassign", "--plan", "p.json", "--dry-run"]])
+@pytest.mark.parametrize("user", ["kafka", "nobody"])
+def test_a_refused_sasl_login_is_an_authentication_failure_on_every_command(
+        kadmin, sasl_server, tmp_path, command, user):
+    """A wrong password, or a user the server does not know: the login refused, named with
+    the mechanism and the user, exit 1; never a connect timeout."""
+    (tmp_path / "p.json").write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "t0", "partition": 0, "replicas": [0, 1]}]}))
+    sasl_file = tmp_path / "sasl.json"
+    sasl_file.write_text(json.dumps({**SASL_DIGEST, "username": user,
+                                     "password": PASSWORD[::-1]}))
+    run = kadmin("--zk-sasl-file", str(sasl_file), *command, "-z", sasl_server.connect)
+    assert run.code == 1, run.err
+    line = error_line(run.err)
+    assert f"refused the SASL login (DIGEST-MD5 as {user})" in line, line
+    assert "timed out" not in line and "timeout" not in line
+    assert PASSWORD[::-1] not in run.out + run.err
+    assert not (tmp_path / "c.json").exists()

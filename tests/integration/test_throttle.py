@@ -225,7 +225,7 @@ def test_throttle_show_set_and_clear_all(box: tuple[Sandbox, ManualClock], zk: K
     by_config = {t["config"]: t for t in json.loads(shown.out)["throttles"]}
     assert sorted(by_config) == ["/config/brokers/1", "/config/brokers/4", "/config/topics/orders"]
     assert by_config["/config/topics/orders"]["kadmin"] is None  # the operator's
-    assert by_config["/config/brokers/1"]["kadmin"]["rates"][
+    assert by_config["/config/brokers/1"]["kadmin"]["owners"]["throttle-set"]["rates"][
         "leader.replication.throttled.rate"] == {"value": "10485760", "previous": "1000"}
     status = kadmin("status", "-z", zk_connect, "--json")
     assert len(json.loads(status.out)["throttles"]) == 3
@@ -285,12 +285,13 @@ def test_a_config_changed_between_read_and_write_is_read_and_merged_again(
     sandbox, _ = box
     seen: list[dict[str, str]] = []
 
-    def edit(current: Config, record: throttles.Record) -> tuple[dict[str, str], throttles.Record]:
+    def edit(current: Config, record: throttles.Records
+             ) -> tuple[dict[str, str], throttles.Records]:
         seen.append(dict(current))
         if len(seen) == 1:  # a broker or an operator writes the config right after kadmin read it
             zk.set(paths.config("topics/orders"),
                    codec.dumps({"version": 1, "config": {"retention.ms": "5"}}))
-        return throttles.add(current, record, {throttles.LEADER_REPLICAS: ["0:1"]}, {})
+        return throttles.add_for("test", {throttles.LEADER_REPLICAS: ["0:1"]}, {})(current, record)
 
     with session(ZkSettings(sandbox.connect_string)) as client:
         assert config.update(client, {"topics/orders": edit}) == ["topics/orders"]

@@ -51,6 +51,22 @@ def bad_file(tmp_path: Path, kind: str) -> tuple[str, str]:
                        "no default.json: no capacity for broker(s) 2, 3 and no default "
                        "(brokerId -1)"),
         "a list": ("[1, 2]", "a list.json: $: expected Cruise Control's"),
+        "beyond int32": ('{"-1": 5, "2147483648": 5}',
+                         'beyond int32.json: $["2147483648"]: expected a broker id (the decimal '
+                         'of an integer from 0 to 2147483647, without leading zeros, or -1 for '
+                         "the default), got '2147483648'"),
+        "leading zeros": ('{"brokerCapacities":[{"brokerId":"007","capacity":{"DISK":"1"}}]}',
+                          "leading zeros.json: $.brokerCapacities[0].brokerId: expected a broker "
+                          "id (the decimal of an integer from 0 to 2147483647, without leading "
+                          "zeros, or -1 for the default), got '007'"),
+        "spaced": ('{"-1": 5, " 7": 5}', "spaced.json: $[\" 7\"]: expected a broker id"),
+        "signed": ('{"-1": 5, "+7": 5}', 'signed.json: $["+7"]: expected a broker id'),
+        "boolean": ('{"-1": true}', 'boolean.json: $["-1"]: expected a capacity in bytes (a '
+                    'positive integer), got true'),
+        "null id": ('{"brokerCapacities":[{"brokerId":null,"capacity":{"DISK":"1"}}]}',
+                    "null id.json: $.brokerCapacities[0].brokerId: expected a broker id (the "
+                    "decimal of an integer from 0 to 2147483647, without leading zeros, or -1 "
+                    "for the default), got null"),
     }
     if kind in texts:
         text, message = texts[kind]
@@ -69,7 +85,8 @@ def bad_file(tmp_path: Path, kind: str) -> tuple[str, str]:
 
 
 KINDS = ["empty", "binary", "repeated key", "NaN", "overflow", "Infinity MB", "negative log dir",
-         "no default", "a list", "folder", "device symlink", "dangling symlink"]
+         "no default", "a list", "folder", "device symlink", "dangling symlink", "beyond int32",
+         "leading zeros", "spaced", "signed", "boolean", "null id"]
 
 
 def setup(tmp_path: Path) -> None:
@@ -124,3 +141,61 @@ def test_a_named_pipe_as_capacity_file_is_refused_without_blocking(
     assert run.stderr.splitlines() == [
         "kadmin: error: pipe is a named pipe (FIFO), not a regular file"]
     assert not (tmp_path / "new.json").exists()
+
+
+STRANGERS = {"-1": 10**12, "3": 10**12, "9": 10**12, "16": 10**12}
+"""Brokers 9 and 16 are not in the cluster (0-3): a fleet-wide file, or a typo."""
+
+
+@pytest.mark.parametrize("command", ["plan rebalance", "plan stats"])
+def test_capacities_of_brokers_outside_the_cluster_are_named_in_a_warning(
+        command: str, kadmin: Run, tmp_path: Path) -> None:
+    setup(tmp_path)
+    (tmp_path / "capacity.json").write_text(json.dumps(STRANGERS))
+    run = kadmin(*COMMANDS[command], "--capacity", "capacity.json")
+    assert run.code == 0, run.err
+    assert run.err.splitlines() == [
+        "kadmin: warning: capacity.json: broker(s) 9, 16 are not in the cluster; their "
+        "capacities are not used"]
+
+
+def test_a_capacity_file_of_the_cluster_brokers_warns_of_nothing(kadmin: Run,
+                                                                 tmp_path: Path) -> None:
+    setup(tmp_path)
+    (tmp_path / "capacity.json").write_text(json.dumps({"-1": 10**12, "3": 10**12}))
+    run = kadmin(*COMMANDS["plan rebalance"], "--capacity", "capacity.json")
+    assert run.code == 0 and run.err == "", run.err
+
+
+@pytest.mark.spark
+def test_spark_rebalance_refuses_a_capacity_file_before_spark_starts(kadmin: Run,
+                                                                     tmp_path: Path) -> None:
+    """A master no Spark accepts: had Spark started first, its error would be the one shown.
+    The file lacks a capacity for brokers 2 and 3, which only the snapshot's brokers tell."""
+    from kadmin import snapshots
+    setup(tmp_path)
+    snapshots.write_snapshot(snapshots.read_snapshot(tmp_path / "cluster.json"),
+                             tmp_path / "snap", fmt="dir")
+    (tmp_path / "capacity.json").write_text(json.dumps({"0": 10**12, "1": 10**12}))
+    run = kadmin("spark", "rebalance", "--cluster", "snap", "--out", "out", "--master",
+                 "nowhere://", "--capacity", "capacity.json")
+    assert run.code == 2, run.err
+    assert run.err.splitlines() == ["kadmin: error: capacity.json: no capacity for broker(s) "
+                                    "2, 3 and no default (brokerId -1)"]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.spark
+def test_spark_rebalance_names_capacities_of_brokers_outside_the_cluster(kadmin: Run,
+                                                                         tmp_path: Path) -> None:
+    from kadmin import snapshots
+    setup(tmp_path)
+    snapshots.write_snapshot(snapshots.read_snapshot(tmp_path / "cluster.json"),
+                             tmp_path / "snap", fmt="dir")
+    (tmp_path / "capacity.json").write_text(json.dumps(STRANGERS))
+    run = kadmin("spark", "rebalance", "--cluster", "snap", "--out", "out", "--capacity",
+                 "capacity.json", "--json")
+    assert run.code == 0, run.err
+    assert ("kadmin: warning: capacity.json: broker(s) 9, 16 are not in the cluster; their "
+            "capacities are not used") in run.err.splitlines()
+    assert (tmp_path / "out" / "manifest.json").is_file()

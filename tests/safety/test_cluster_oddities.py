@@ -250,3 +250,23 @@ def test_read_back_runs_before_anything_is_placed(tmp_path: Path) -> None:
     files.atomic_write_files([(tmp_path / "a", b"1"), (tmp_path / "b", b"2")],
                              read_back=read_back)
     assert seen == [(tmp_path / "a", b"1"), (tmp_path / "b", b"2")]
+
+
+@pytest.mark.parametrize(("payload", "kind"), [(b"null", "null"), (b"[1]", "a list"),
+                                               (b"true", "a boolean"), (b'"x"', "a string")])
+def test_a_znode_that_is_no_object_is_named_in_jsons_words(payload: bytes, kind: str) -> None:
+    """Not Python's type names (NoneType, list, bool)."""
+    from kadmin.zk import codec
+    with pytest.raises(codec.DecodeError) as refused:
+        codec.decode_broker(1, payload)
+    assert str(refused.value).endswith(f"expected a JSON object, got {kind}"), str(refused.value)
+
+
+def test_an_election_failure_without_a_leader_says_so_in_words() -> None:
+    """A partition without a state znode has no leader: said so, never "leader is None"."""
+    from kadmin.executor.elect import election_failure
+    from kadmin.model import Broker, ClusterSnapshot, TopicPartition
+    snapshot = ClusterSnapshot(brokers={b: Broker(b) for b in (0, 1)}, topics={"t": {0: (0, 1)}})
+    said = election_failure(snapshot, TopicPartition("t", 0))
+    assert said == ("t-0: no leader, not preferred replica 0: the partition has no state znode, "
+                    "so no leader or ISR")

@@ -5,6 +5,7 @@ nothing written, on every writer (plans, snapshots, ``reassign``'s rollback)."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,3 +119,54 @@ def test_reassign_with_its_plan_in_a_read_only_folder(kadmin: Any, start_sandbox
         one_line_error(run, "cannot write", "p.rollback.json")
     data, _ = box.client.get("/brokers/topics/a")
     assert b'"0":[0,1]' in data.replace(b" ", b"")
+
+
+# --- commands that start something (a sandbox, Spark) before they write: the place first ------
+
+
+def _a_file_as_folder(tmp_path: Path) -> Path:
+    (tmp_path / "afile").write_text("not a folder\n")
+    return tmp_path / "afile"
+
+
+def test_demo_refuses_an_out_folder_under_a_file_before_the_sandbox_starts(
+        kadmin: Any, tmp_path: Path) -> None:
+    afile = _a_file_as_folder(tmp_path)
+    run = kadmin("demo", "--topic-count", "2", "--partitions", "2", "--out", "afile/plans")
+    one_line_error(run, "cannot write afile/plans/demo-reassign.json", f"{afile} is not a folder")
+    assert run.out == ""  # no story: nothing started
+    assert afile.read_text() == "not a folder\n"
+
+
+def test_demo_refuses_a_read_only_out_folder_before_the_sandbox_starts(
+        kadmin: Any, read_only: Path) -> None:
+    run = kadmin("demo", "--topic-count", "2", "--partitions", "2", "--out",
+                 str(read_only / "plans"))
+    one_line_error(run, f"cannot write {read_only}/plans/demo-reassign.json", str(read_only))
+    assert run.out == ""
+    assert sorted(p.name for p in read_only.iterdir()) == ["sub"]
+
+
+@pytest.mark.parametrize("where", ["afile/record.jsonl", "ro/record.jsonl"])
+def test_sandbox_refuses_a_record_it_cannot_write_before_zookeeper_starts(
+        kadmin: Any, tmp_path: Path, read_only: Path, where: str) -> None:
+    """Its port taken: had ZooKeeper been started first, "port in use" would be the error."""
+    _a_file_as_folder(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        run = kadmin("sandbox", "--port", str(taken.getsockname()[1]), "--record", where)
+    reason = "is not a folder" if where.startswith("afile") else str(read_only)
+    one_line_error(run, f"cannot write {where}", reason)
+    assert run.out == ""  # no connect string: nothing started
+
+
+@pytest.mark.parametrize("command", ["plan", "rebalance"])
+def test_spark_refuses_an_out_folder_under_a_file_before_spark_starts(
+        kadmin: Any, tmp_path: Path, command: str) -> None:
+    """A master no Spark accepts: had Spark started first, its error would be the one shown."""
+    _a_file_as_folder(tmp_path)
+    write_snapshot(CLUSTER, tmp_path / "snap", fmt="dir")
+    run = kadmin("spark", command, "--cluster", "snap", "--all-topics", "--master", "nowhere://",
+                 "--out", "afile/out")
+    one_line_error(run, "cannot write afile/out", "is not a folder")

@@ -109,3 +109,19 @@ def test_the_commands_show_the_notes_as_warnings(tmp_path: Path, kadmin: Any) ->
     assert len(warnings) == 3, run.err
     assert "'t0-00' as t0-0" in warnings[1]
     assert "t0-0 in broker 0 '/data/0'" in warnings[2]
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("isFuture", None, "expected true or false, got null"),
+    ("isFuture", 1, "expected true or false, got 1"),
+    ("size", True, "expected a size in bytes (an integer >= 0), got true"),
+    ("size", [5], "expected a size in bytes (an integer >= 0), got a list"),
+    ("partition", False, "expected \"<topic>-<id>\", got false"),
+])
+def test_a_wrong_value_is_said_as_json_spells_it(field: str, value: Any, said: str,
+                                                 tmp_path: Path) -> None:
+    """Never Python's True/None or a list's repr: the file's own spelling, or its kind."""
+    bad = {**entry("t0-0", 5), field: value}
+    with pytest.raises(sizes.InvalidInput) as refused:
+        read(tmp_path, HEADER + log_dirs([bad]))
+    assert str(refused.value).endswith(f".{field}: {said}"), str(refused.value)

@@ -72,6 +72,11 @@ COMMANDS: dict[str, Callable[[Path], list[str]]] = {
     "reassign": lambda plan: ["reassign", "--plan", str(plan), "--no-health-gate"],
     "elect": lambda _: ["elect", "--topics", "t0,t1"],
     "topics delete": lambda _: ["topics", "delete", "t2", "--yes"],
+    "status": lambda _: ["status"],
+    "verify": lambda plan: ["verify", "--plan", str(plan)],
+    "cluster snapshot": lambda plan: ["cluster", "snapshot", "--out",
+                                      str(plan.with_name("snapshot.json"))],
+    "throttle show": lambda _: ["throttle", "show"],
 }
 
 

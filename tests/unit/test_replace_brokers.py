@@ -30,14 +30,20 @@ def test_a_partition_already_holding_the_replacement_is_a_clash() -> None:
 def test_a_replacement_in_another_rack_is_named() -> None:
     assert replace_brokers(SNAPSHOT, {3: 5}).rack_changes == ()
     assert replace_brokers(SNAPSHOT, {3: 8}).rack_changes == (
-        "broker 8 is in rack 'r0', broker 3 in 'r1': the topics' rack spread changes",)
+        "broker 8 is in rack 'r0', broker 3 is in rack 'r1': the topics' rack spread changes",)
+
+
+def test_a_replacement_without_a_rack_says_so_in_words() -> None:
+    snapshot = ClusterSnapshot(brokers={**SNAPSHOT.brokers, 9: Broker(9)}, topics=SNAPSHOT.topics)
+    assert replace_brokers(snapshot, {3: 9}).rack_changes == (
+        "broker 9 has no rack, broker 3 is in rack 'r1': the topics' rack spread changes",)
 
 
 @pytest.mark.parametrize(("brokers", "replacements", "message"), [
     ([3, 4], [7], "give one replacement per broker"),
     ([3, 3], [7, 8], "--broker: a broker named twice"),
     ([3, 4], [7, 7], "--with: a broker named twice"),
-    ([3, 7], [7, 8], "broker(s) [7] both replaced and replacing")])
+    ([3, 7], [7, 8], "broker(s) 7 both replaced and replacing")])
 def test_pairs_must_be_one_for_one(brokers: list[int], replacements: list[int],
                                    message: str) -> None:
     with pytest.raises(InvalidInput, match=message.replace("(", r"\(").replace(")", r"\)")

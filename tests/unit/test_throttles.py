@@ -71,3 +71,41 @@ def test_all_replicas_throttled_already_adds_nothing() -> None:
     merged, record = t.add({t.FOLLOWER_REPLICAS: "*"}, t.Record(),
                            {t.FOLLOWER_REPLICAS: ["0:4"]}, {})
     assert merged == {t.FOLLOWER_REPLICAS: "*"} and not record
+
+
+def test_two_owners_never_take_out_what_the_other_needs() -> None:
+    config = {t.LEADER_REPLICAS: "7:7", t.LEADER_RATE: "42"}
+    a = t.add_for("a", {t.LEADER_REPLICAS: ["0:1", "0:2"]}, {t.LEADER_RATE: "10"})
+    b = t.add_for("b", {t.LEADER_REPLICAS: ["0:2", "0:3"]}, {t.LEADER_RATE: "20"})
+    merged, record = b(*a(config, t.Records()))
+    assert merged == {t.LEADER_REPLICAS: "7:7,0:1,0:2,0:3", t.LEADER_RATE: "20"}
+    assert record.owners["b"] == t.Record({t.LEADER_REPLICAS: ("0:2", "0:3")},
+                                          {t.LEADER_RATE: ("20", "42")})
+    assert t.Records.from_json(record.to_json()) == record
+
+    # a ends first: the entry b holds and b's rate stay
+    after_a, left = t.remove_for("a")(merged, record)
+    assert after_a == {t.LEADER_REPLICAS: "7:7,0:2,0:3", t.LEADER_RATE: "20"}
+    assert list(left.owners) == ["b"]
+    after_b, none = t.remove_for("b")(after_a, left)
+    assert after_b == config and not none
+
+    # b ends first while a's rate is the one in force: a's value comes back, then the operator's
+    a_on_top, record = a(*b(config, t.Records()))
+    assert a_on_top[t.LEADER_RATE] == "10"
+    after_b, left = t.remove_for("b")(a_on_top, record)
+    assert after_b[t.LEADER_RATE] == "10"
+    assert t.remove_for("a")(after_b, left)[0] == config
+    assert t.remove_kadmins(a_on_top, record) == (config, t.Records())
+
+
+def test_a_record_of_one_owner_reads_as_the_legacy_owners_and_set_rates_keeps_the_previous() -> None:
+    legacy = t.Records.from_json({"version": 1, "replicas": {},
+                                  "rates": {t.LEADER_RATE: {"value": "10", "previous": "42"}}})
+    assert list(legacy.owners) == [t.LEGACY_OWNER]
+    changed, record = t.set_rates({t.LEADER_RATE: "99", t.FOLLOWER_RATE: "99"})(
+        {t.LEADER_RATE: "10"}, legacy)
+    assert changed == {t.LEADER_RATE: "99", t.FOLLOWER_RATE: "99"}
+    assert record.owners[t.LEGACY_OWNER].rates == {t.LEADER_RATE: ("99", "42")}
+    assert record.owners[t.SET_OWNER].rates == {t.FOLLOWER_RATE: ("99", None)}
+    assert t.remove_kadmins(changed, record)[0] == {t.LEADER_RATE: "42"}

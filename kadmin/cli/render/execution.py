@@ -37,21 +37,37 @@ from kadmin.units import human_bytes, human_duration
 
 
 def dry_run(dry: ReassignDryRun, as_json: bool) -> None:
-    """A reassignment's dry run: the journal's contradictions, the schedule it would follow,
-    then the plan's stats (with ``as_json`` one document: the schedule's fields, ``stats`` and
-    ``contradicted``)."""
-    contradicted = dry.scheduled.contradicted
+    """A reassignment's dry run: the journal's contradictions, the counts the run would start
+    with, the schedule it would follow, then the plan's stats, and the partitions it would fail
+    on (stderr). With ``as_json`` one document: the schedule's fields, the counts, ``stats``,
+    ``contradicted`` and ``would_fail``."""
+    scheduled = dry.scheduled
+    contradicted = scheduled.contradicted
     if as_json:
-        print_json({**_schedule_doc(dry), "stats": plan_stats_doc(dry.stats),
+        failing = sample_of(dry.would_fail)
+        print_json({**_schedule_doc(dry), "total": dry.total,
+                    "need_nothing": scheduled.unchanged, "already_done": scheduled.already_done,
+                    "batch_count": dry.batch_count, "in_flight": dry.in_flight,
+                    "resumed": bool(dry.in_flight) or scheduled.resumed,
+                    "stats": plan_stats_doc(dry.stats),
                     "contradicted": [str(tp) for tp in contradicted.items],
-                    "contradicted_count": contradicted.total})
+                    "contradicted_count": contradicted.total,
+                    "would_fail": list(failing.items), "would_fail_count": failing.total})
         return
     if contradicted.total:
         err.print(contradicted_line([str(tp) for tp in contradicted.items], contradicted.total)
                   .replace("submitting them again", "a run submits them again"),
                   markup=False, soft_wrap=True)
+    to_submit = sum(map(len, scheduled.batches))
+    out.print(f"reassign --dry-run: {dry.total} partition(s), {scheduled.unchanged} need "
+              f"nothing, {scheduled.already_done} already done, {dry.batch_count} batch(es) to "
+              f"run: {to_submit} partition(s) to submit"
+              + (f", {dry.in_flight} in flight to wait on" if dry.in_flight else "")
+              + (", resuming an earlier run" if dry.in_flight or scheduled.resumed else ""),
+              markup=False, soft_wrap=True)
     schedule(dry)
     plan_stats(dry.stats, False)
+    print_sampled(err, dry.would_fail, "would fail: ")
 
 
 def _schedule_doc(dry: ReassignDryRun) -> dict[str, Any]:

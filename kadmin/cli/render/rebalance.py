@@ -147,12 +147,10 @@ def _kept(say: Callable[[str], None], figures: Rebalanced) -> None:
 
 
 def goal_lines(r: Rebalanced) -> list[str]:
-    """What the plan did for topics, racks and capacities, in the words of docs/balancing.md."""
+    """What the plan did for topics, racks and capacities, in the words of docs/balancing.md,
+    then the one lower bound and what it is made of: each figure stated once."""
     lines = []
     goal = r.topic_goal
-    # where racks keep the brokers uneven, the plain bound only evens them as far as racks allow
-    balanced = ("that balance the brokers alone" if r.racks is None or r.racks.across else
-                "that even the brokers alone as far as racks allow")
     chunked = ("planned chunk by chunk, each exact for the broker counts the driver gave it: "
                "not proven the {} over the whole")
     if isinstance(goal, ChunkedGoal) and goal.racked:
@@ -175,22 +173,18 @@ def goal_lines(r: Rebalanced) -> list[str]:
             + f"; {goal.chunks_proven:,} of {goal.chunks:,} chunk(s) ({goal.topics_proven:,} of "
               f"{goal.topics:,} topics) at their own topics' bound")
     elif goal is not None and goal.chunked and not goal.exact:
-        extra = (goal.fewest or 0) - goal.plain_bound
         lines.append(
             f"worst topic spread {goal.spread} ({chunked.format('least')})" if goal.asked is None
             else (f"every topic within spread {goal.asked}" if goal.reachable else
                   f"topic spread {goal.asked} was not reached: the chunks end at {goal.spread}")
-            + f": {goal.fewest} move(s), {extra} over the {goal.plain_bound} {balanced} "
-              f"({chunked.format('fewest' if goal.reachable else 'smallest')})")
+            + f" ({chunked.format('fewest' if goal.reachable else 'smallest')})")
     elif goal is not None and goal.asked is not None:
-        extra = (goal.fewest or 0) - goal.plain_bound
         lines.append(
             (f"every topic within spread {goal.asked}" if goal.reachable else
              f"topic spread {goal.asked} is out of reach (racks, or partitions too few to "
              f"spread); the smallest reachable is {goal.spread}")
-            + f": {goal.fewest} move(s) at {'least' if goal.exact else 'most'}, {extra} over "
-              f"the {goal.plain_bound} {balanced}"
-            + ("" if goal.exact else " (the search ran out of time: not proven the fewest)"))
+            + ("" if goal.exact else f" (the search ran out of time: {goal.fewest} move(s), "
+                                     f"not proven the fewest)"))
     elif goal is not None:
         lines.append(f"worst topic spread {goal.spread}: "
                      + ("the least any plan of these moves reaches" if goal.exact else
@@ -198,27 +192,59 @@ def goal_lines(r: Rebalanced) -> list[str]:
                         + (f" (no plan of these moves goes below {goal.least})"
                            if goal.least is not None else "")))
     if r.racks is not None:
-        lines.append(racks_line(r.racks, r.lower_bound))
+        lines.append(racks_line(r.racks))
+    bound = bound_line(r)
+    if bound is not None:
+        lines.append(bound)
     if r.over_capacity:
         lines.append(above_capacity("warning: above capacity after the plan: ", r.over_capacity))
     return lines
 
 
-def racks_line(racks: RackBalance, bound: int) -> str:
+def bound_line(r: Rebalanced) -> str | None:
+    """The lower bound and its parts, where it has more than one (racks, or --topic-spread):
+    the moves that balance the brokers racks aside (the rack-free bound), what racks add (or,
+    where they keep the brokers uneven, what they spare), and what the topic goal adds. None
+    for a bound in bytes, or one with a single part (the first line states it)."""
+    goal, racks, total = r.topic_goal, r.racks, r.lower_bound
+    topics = goal is not None and goal.asked is not None
+    if r.bytes_moved is not None or (racks is None and not topics):
+        return None
+    # the moves that balance the brokers: the racks' own fewest where they decided them
+    # (the topic goal's moves come on top), else the topic goal's plain bound
+    brokers = racks.fewest if racks is not None and racks.fewest is not None else \
+        goal.plain_bound if topics and goal is not None else total
+    parts = []
+    if racks is None:
+        parts.append(f"{brokers} to balance the brokers")
+    elif brokers >= racks.rack_free_bound:
+        free = racks.rack_free_bound
+        parts.append(f"{free} to balance every broker, racks aside (the rack-free bound)")
+        parts.append(f"{brokers - free} more that racks cost" if brokers > free else
+                     "none more for racks")
+    else:
+        parts.append(f"{brokers} to even the brokers as far as racks allow (balancing every "
+                     f"broker, which racks forbid, would take {racks.rack_free_bound})")
+    if topics and goal is not None:
+        # the spread asked, or the smallest reachable where it is not
+        within = goal.asked if goal.reachable and goal.asked is not None else goal.spread
+        parts.append(f"{total - brokers} more to bring every topic within spread {within}"
+                     if total > brokers else
+                     f"none more to bring every topic within spread {within}")
+    return f"lower bound {total}: " + ", ".join(parts)
+
+
+def racks_line(racks: RackBalance) -> str:
     """Racks of unequal size: whether every broker was balanced across them, and if not why,
-    how evenly the rule let them end and what the printed lower bound is."""
-    free = racks.rack_free_bound
+    and how evenly the rule let them end (the moves are the bound line's)."""
     if racks.within is not None:
-        return ("racks: every broker balanced, no partition on fewer racks than it had; racks "
-                f"cost {bound - free} move(s) over the rack-free bound {free}, because "
+        return ("racks: every broker balanced, no partition on fewer racks than it had; "
                 f"{racks.within:,} partition(s) hold one replica on each rack they must keep "
-                f"and could only move within their rack; lower bound {bound}: the fewest moves "
-                "that keep every partition's racks, proven")
+                f"and can only move within their rack (what racks cost); the fewest moves that "
+                "keep every partition's racks, proven")
     if racks.across:
         return ("racks of unequal size: every broker balanced across them, no partition on "
                 "fewer racks than it had"
-                + (f"; racks cost {bound - free} move(s) over the rack-free bound {free}"
-                   if bound > free else "")
                 + ("" if racks.proven else "; not proven the fewest moves (the search's plan "
                    "makes more than the lower bound)"))
     if racks.spread is None:
@@ -227,17 +253,11 @@ def racks_line(racks: RackBalance, bound: int) -> str:
                    if racks.proven else "the search found no plan that does without a "
                    "partition losing a rack, and too many partitions for the exact program to "
                    "say whether one exists")
-                + "), so each rack is balanced inside"
-                + (f" ({bound - free} move(s) over the rack-free bound {free})"
-                   if bound > free else ""))
+                + "), so each rack is balanced inside")
     why = " and ".join([f"rack(s) {listed(racks.below)} below"] * bool(racks.below)
                        + [f"rack(s) {listed(racks.above)} above"] * bool(racks.above))
     why = f"it keeps {why} a balanced share at best" if why else ""
     return ("racks of unequal size: balanced across racks: no (no plan balances every broker "
             f"without a partition losing a rack{': ' if why else ''}{why}); as "
-            f"evenly as the rule allows: brokers' spread "
-            f"{racks.spread}, each rack's within one; lower bound {bound}: the fewest moves "
-            f"at that spread "
-            + (f"({bound - free} over" if bound > free else "(below" if bound < free else
-               "(equal to") + f" the rack-free bound {free}, which balances every broker)"
+            f"evenly as the rule allows: brokers' spread {racks.spread}, each rack's within one"
             + ("" if racks.proven else "; not proven the fewest moves (the plan makes more)"))
