@@ -22,10 +22,11 @@ when it would ever be slower than consecutive slicing in plan order (:func:`cons
 slicing is used instead, so composing never costs time.
 
 Cost: the greedy pass scores each partition against the batches still being filled (batches
-fill in index order, so these are few) with a handful of array operations, and the local search
-looks at a bounded number of candidates, so composing grows linearly with the partitions to move
-(bench/bench_compose.py: a million partitions over 1,000 brokers). tests/unit/
-test_schedule_equivalence.py holds it to the batches of the earlier, slower composer.
+fill in index order, so these are usually few; at most all of them) with a handful of array
+operations, and the local search looks at a bounded number of candidates, so composing grows
+about linearly with the partitions to move (bench/bench_compose.py: a million partitions over
+1,000 brokers). tests/unit/test_schedule_equivalence.py holds it to the batches of the
+earlier, slower composer.
 
 Order: the batches of partitions **at or below min.insync.replicas** (one more loss stops
 ``acks=all`` producers) come first, then those that **restore redundancy** (a replica on a
