@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kadmin import files, schedule
 from kadmin.balance.capacity import Capacities
-from kadmin.executor import transfers as model
+from kadmin.executor import transfers as transfer_model
 from kadmin.model import (
     ClusterSnapshot,
     DeletionPlan,
@@ -103,8 +103,8 @@ class Reporter:
         self.rate = None if settings.throttle is None else parse_rate(settings.throttle)
         max_batch_bytes = (None if settings.max_batch_bytes is None
                            else parse_bytes(settings.max_batch_bytes, "--max-batch-bytes"))
-        self.limits = model.limits(settings.batch_size, settings.max_znode_bytes,
-                                   max_batch_bytes, settings.max_moves_per_broker)
+        self.limits = transfer_model.limits(settings.batch_size, settings.max_znode_bytes,
+                                            max_batch_bytes, settings.max_moves_per_broker)
         words = [f"--batch-size {settings.batch_size}"]
         if max_batch_bytes is not None:
             words.append(f"--max-batch-bytes {human_bytes(max_batch_bytes)}")
@@ -127,7 +127,7 @@ class Reporter:
         stats = validating.stats_of(plan, snapshot, sizes, rack_aware=self.rack_aware,
                                     capacities=self.capacities)
         changed, _ = changed_moves(plan, snapshot)
-        transfers = model.transfers(changed, snapshot, sizes)
+        transfers = transfer_model.transfers(changed, snapshot, sizes)
         composed = schedule.compose(transfers, self.limits)
         return figures.reassignment(verdict.plan, plan, snapshot, stats, transfers, composed,
                                     judged, sized=sizes is not None, rate=self.rate,
