@@ -43,7 +43,7 @@ from typing import cast
 from kadmin.balance import classes, driver
 from kadmin.balance.across import RackBalance
 from kadmin.balance.driver import Driver
-from kadmin.balance.part import Racked, Replace, ReplicaSets, picked_table
+from kadmin.balance.part import Racked, Replace, ReplicaSets, added, picked_table
 from kadmin.balance.racks import racks_kept
 from kadmin.balance.realise import deal
 
@@ -97,10 +97,7 @@ def plan_racks(run: Driver, rack_free: int) -> RacksPlanned | None:
     if any(a is None for a in answers):
         return None
     held = cast("list[dict[frozenset[int], int]]", answers)
-    sets: dict[frozenset[int], int] = {}
-    for chunk in held:
-        for members, n in chunk.items():
-            sets[members] = sets.get(members, 0) + n
+    sets = added(held)
     found = classes.fewest_by_sets(sets, brokers, run.ranges(), rack_of)
     if found is None or found[0] <= rack_free:
         return None

@@ -345,9 +345,9 @@ def within_spread(table: PartitionTable, targets: Collection[int],
         return None
     fewest, plain = found
     reached = worst_topic(table, plain, brokers)[0]
-    classes = classflow.grouped(table, by_topic=True)
     if reached <= asked:
         return SpreadPlan(plain, fewest, reached, asked, fewest, fewest)
+    classes = classflow.grouped(table, by_topic=True)
     if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return None
     topics = sorted({t for t, _ in classes})

@@ -94,8 +94,7 @@ class Program:
                      bounds=Bounds(self.lower, self.upper),
                      options={"time_limit": max(seconds, 1.0), "mip_rel_gap": 0.0})
         bound = getattr(found, "mip_dual_bound", None)
-        return Integer(found.status == 0, None if found.x is None else found.x,
-                       None if found.x is None else float(found.fun),
+        return Integer(found.status == 0, found.x,
                        float(found.fun) if found.status == 0 else (
                            -math.inf if bound is None else float(bound)),
                        found.status == 2)
@@ -108,8 +107,6 @@ class Integer:
     optimal: bool
     x: object | None
     """Its best columns (None: none found in time, or none exist)."""
-    value: float | None
-    """Their objective."""
     bound: float
     """No solution's objective is below it (the optimum's where ``optimal``)."""
     infeasible: bool

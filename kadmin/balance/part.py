@@ -6,9 +6,9 @@ are :mod:`kadmin.balance.chunks`."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from kadmin.balance import classes, evenness, spreads
 from kadmin.balance.cut import cut_moves
@@ -595,9 +595,12 @@ def leaders_then(original: Sequence[Replicas], planned: Sequence[Replicas]) -> l
     return out
 
 
-def added(counts: Iterable[Mapping[int, int]]) -> dict[int, int]:
-    """Counts per broker summed over chunks."""
-    total: dict[int, int] = {}
+Key = TypeVar("Key", bound=Hashable)
+
+
+def added(counts: Iterable[Mapping[Key, int]]) -> dict[Key, int]:
+    """Counts per key (a broker, a replica set) summed over chunks."""
+    total: dict[Key, int] = {}
     for chunk in counts:
         for b, n in chunk.items():
             total[b] = total.get(b, 0) + n

@@ -30,6 +30,13 @@ class Scope:
         return tuple(b for b in self.targets if b not in self.unregistered)
 
 
+def targets_of(registered: Collection[int], brokers: Collection[int] | None,
+               remove: Collection[int] | None) -> list[int]:
+    """The brokers a plan balances over: ``--brokers`` as given, else every registered broker
+    but those of ``--remove-brokers``."""
+    return sorted(brokers if brokers is not None else set(registered) - set(remove or ()))
+
+
 def scope_of(registered: Mapping[int, Broker], holding: Collection[int],
              brokers: Sequence[int] | None = None, remove: Sequence[int] | None = None,
              rack_aware: bool = True) -> Scope:
@@ -56,7 +63,7 @@ def scope_of(registered: Mapping[int, Broker], holding: Collection[int],
             f"broker(s) {listed(dead)} hold replicas but are not registered in /brokers/ids "
             f"(dead, or stopped); name them in --brokers to keep their replicas there, or in "
             f"--remove-brokers to move them off")
-    targets = sorted(brokers if brokers is not None else set(registered) - set(remove or ()))
+    targets = targets_of(registered, brokers, remove)
     if not targets:
         raise InvalidInput("no target broker is left: every registered broker is removed")
     return Scope(tuple(targets), racks(registered, [b for b in targets if b in registered],

@@ -72,9 +72,10 @@ from kadmin.balance.chunks import Planned, plan
 from kadmin.balance.evenness import TopicGoal
 from kadmin.balance.metrics import Balance, loads
 from kadmin.balance.part import PRICE_ROUNDS, Answer, Context, Counts, Part, Picked, Question, Step
-from kadmin.balance.scope import scope_of
+from kadmin.balance.scope import scope_of, targets_of
 from kadmin.model import InvalidInput, OperationFailed, listed
 from kadmin.operations import folder
+from kadmin.operations.capacity import warn_strangers
 from kadmin.operations.selection import topic_names
 from kadmin.requests import RebalanceRequest
 from kadmin.spark import pipeline
@@ -184,8 +185,7 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
                          batch_size=batch_size, max_znode_bytes=max_znode_bytes, check=check)
     selection, registered, fingerprint = source.selection, source.brokers, source.fingerprint
     if capacities is not None:  # every target has a capacity: known before Spark starts
-        capacities.weights(options.brokers if options.brokers is not None
-                           else sorted(set(registered) - set(options.remove or ())))
+        capacities.weights(targets_of(registered, options.brokers, options.remove))
 
     with spark_job(source, master, verbose, progress) as job:
         sc, stages = job.sc, job.stages
@@ -203,10 +203,8 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             chunks.check(next((d for _, d in first if d is not None), None), selection)
             counts = [c for c, _ in first if c is not None]
             holding = {b for c in counts for b, n in c.replicas.items() if n}
-            strangers = None if capacities is None else capacities.strangers(
-                set(registered) | holding)
-            if strangers is not None:
-                warn(strangers)
+            if capacities is not None:
+                warn_strangers(capacities, set(registered) | holding, warn)
             scope = scope_of(registered, holding, options.brokers, options.remove,
                              options.rack_aware)
             if scope.unregistered:
