@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -244,6 +244,17 @@ class DryRun:
     submits them and fails on them (exit 1)."""
 
 
+@contextmanager
+def guarded(paths: PlanFiles) -> Iterator[None]:
+    """Held by a run and by its dry run alike: the plan file's lock (another run of the plan is
+    a Conflict), and the places of the files a run may write checked before anything is
+    written (README, file rules)."""
+    with files.exclusive(paths.plan):
+        for path in (paths.rollback, paths.journal):
+            files.check_place(path, True)
+        yield
+
+
 def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles,
                          settings: ExecutionSettings,
                          sizes: Mapping[TopicPartition, int] | None = None) -> DryRun:
@@ -252,9 +263,7 @@ def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: 
     submission (the plan's lock, the files it writes, kadmin's throttle records and, with a
     throttle, the config znodes it merges into) and the partitions the controller would drop;
     writes nothing."""
-    with files.exclusive(files_of.plan):  # another run of the plan: a Conflict, as the run
-        for path in (files_of.rollback, files_of.journal):
-            files.check_target(path, True)
+    with guarded(files_of):  # refused as the run refuses them
         prepared = prepare(client, plan, files_of, settings, sizes)
     if not prepared.in_flight:
         config.check_readable(client, config.recorded_entities(client))
@@ -282,10 +291,7 @@ def execute_reassignment(client: KazooClient, plan: ReassignmentPlan, paths: Pla
     One run of a plan file at a time (a lock on the file, a Conflict for the second): the
     rollback file a run creates, and removes again when its first batch is refused, must not be
     one that another run of the same plan relies on."""
-    with files.exclusive(paths.plan):
-        # the files this run may write, checked before anything is written (README, file rules)
-        for path in (paths.rollback, paths.journal):
-            files.check_place(path, True)
+    with guarded(paths):
         existed = {path for path in (paths.rollback, paths.journal) if path.exists()}
         run = _Run(client, plan, paths, settings, emit, sizes)
         try:
@@ -326,7 +332,6 @@ class _Run:
         self.client, self.plan, self.paths = client, plan, paths
         self.settings, self.emit, self.sizes = settings, emit, sizes
         self.deadline = deadline_of(settings)
-        self.owner = throttles.run_owner(journals.plan_fingerprint(plan))
         self.runner: BatchRunner | None = None
         self.resumed_ours = False
         """A batch of this plan an earlier run left in ZooKeeper is waited on."""
@@ -345,11 +350,13 @@ class _Run:
         prepared = prepare(client, plan, self.paths, settings, self.sizes, self._found_ours)
         in_flight, snapshot, scheduled = prepared.in_flight, prepared.snapshot, prepared.scheduled
         self.snapshot = snapshot
+        # the throttle records' owner: this plan (the journal prepared is always this plan's)
+        owner = throttles.run_owner(scheduled.journal.plan_sha256)
         if prepared.rollback is not None:
             files.atomic_write_json(self.paths.rollback, plans.plan_document(prepared.rollback),
                                     force=True, read_back=read_back_plan)
         if not in_flight:
-            clear_own_throttles(client, 0, self.emit, self.owner)  # a killed run left them
+            clear_own_throttles(client, 0, self.emit, owner)  # a killed run left them
         resumed_views = () if not in_flight else (
             tuple(transfers_of(in_flight, snapshot, self.sizes)),)
         work = [*((in_flight,) if in_flight else ()), *scheduled.batches]
@@ -372,7 +379,7 @@ class _Run:
             scheduled.journal, partitions_done=scheduled.unchanged + scheduled.already_done)
         runner = self.runner = BatchRunner(client, self.emit, settings.throttle, HealthGate(
             client, lambda tp: tp not in targets, settings.health_interval)
-            if settings.health_gate else None, self.deadline, self.owner)
+            if settings.health_gate else None, self.deadline, owner)
         positions = [*((-1,) if in_flight else ()), *scheduled.positions]
         for number, (batch, position) in enumerate(zip(work, positions, strict=True), start=1):
             outcome = self._batch(runner, number, len(work), batch, position)

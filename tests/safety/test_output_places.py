@@ -93,8 +93,11 @@ def test_a_snapshot_folder_in_a_read_only_folder(kadmin: Any, tmp_path: Path,
 
 
 @pytest.mark.zk
+@pytest.mark.parametrize("dry", [(), ("--dry-run",)], ids=["run", "dry run"])
 def test_reassign_with_its_plan_in_a_read_only_folder(kadmin: Any, start_sandbox: Any,
-                                                      tmp_path: Path) -> None:
+                                                      tmp_path: Path, dry: tuple[str, ...]
+                                                      ) -> None:
+    """The run refuses before it writes anything, and its dry run refuses alike."""
     box = start_sandbox(CLUSTER, latency=0.0)
     plan = write_plan(tmp_path / "p.json", {("a", 0): [1, 0]})
     if os.geteuid() == 0:
@@ -105,7 +108,8 @@ def test_reassign_with_its_plan_in_a_read_only_folder(kadmin: Any, start_sandbox
         try:
             (folder / "p.json").write_bytes(plan.read_bytes())
             subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
-            run = kadmin("reassign", "--plan", str(folder / "p.json"), "-z", box.connect_string)
+            run = kadmin("reassign", "--plan", str(folder / "p.json"), "-z", box.connect_string,
+                         *dry)
             one_line_error(run, "cannot write", "p.rollback.json")
             assert sorted(p.name for p in folder.iterdir()) == ["p.json"]
         finally:
@@ -113,7 +117,7 @@ def test_reassign_with_its_plan_in_a_read_only_folder(kadmin: Any, start_sandbox
     else:
         tmp_path.chmod(0o555)
         try:
-            run = kadmin("reassign", "--plan", str(plan), "-z", box.connect_string)
+            run = kadmin("reassign", "--plan", str(plan), "-z", box.connect_string, *dry)
         finally:
             tmp_path.chmod(0o755)
         one_line_error(run, "cannot write", "p.rollback.json")
