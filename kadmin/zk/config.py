@@ -150,9 +150,13 @@ def check_readable(client: KazooClient, entities: Iterable[str]) -> None:
 def _left_alone(entity: str, now: _Current, edit: Edit) -> list[str]:
     """A line per znode of ``entity`` that ``edit`` must not rewrite since it cannot be decoded
     (an unreadable record only :func:`kadmin.throttles.clear_everything` goes through)."""
-    if now.config_error or (now.record_error and edit is not clear_everything):
+    if _untouchable(now, edit):
         return [f"{path}: {reason}" for path, reason in now.problems(entity)]
     return []
+
+
+def _untouchable(now: _Current, edit: Edit) -> bool:
+    return bool(now.config_error or (now.record_error and edit is not clear_everything))
 
 
 def _unreadable_error(problems: Sequence[str], consequence: str) -> OperationFailed:
@@ -202,7 +206,7 @@ def _update_once(client: KazooClient, edits: Mapping[str, Edit], skip_unreadable
     changed = []
     for entity, edit in edits.items():
         now = current[entity]
-        if now.config_error or (now.record_error and edit is not clear_everything):
+        if _untouchable(now, edit):  # left alone: named above, or skipped on request
             continue
         config, record = edit(now.config, now.record)
         ops: list[_Op] = []
