@@ -17,9 +17,14 @@ def read_capacities(path: Path) -> Capacities:
     return parse_capacities(files.read_json(path), str(path))
 
 
-def warn_strangers(capacities: Capacities, brokers: Collection[int], warn: Warn) -> None:
-    """:meth:`Capacities.strangers`'s warning, if any, to ``warn``."""
-    strangers = capacities.strangers(brokers)
+def warn_strangers(capacities: Capacities | None, brokers: Collection[int] | ClusterSnapshot,
+                   warn: Warn) -> None:
+    """:meth:`Capacities.strangers`'s warning, if any, to ``warn`` (none without a capacity
+    file); ``brokers``: the cluster's, or a snapshot (:func:`cluster_brokers`)."""
+    if capacities is None:
+        return
+    strangers = capacities.strangers(cluster_brokers(brokers) if isinstance(
+        brokers, ClusterSnapshot) else brokers)
     if strangers is not None:
         warn(strangers)
 

@@ -27,7 +27,7 @@ from kadmin.model import (
     Replicas,
     TopicPartition,
 )
-from kadmin.operations.capacity import cluster_brokers, read_capacities, warn_strangers
+from kadmin.operations.capacity import read_capacities, warn_strangers
 from kadmin.operations.folder import MANIFEST_FILE
 from kadmin.operations.generate import Output, Progress, SparkRun
 from kadmin.operations.planfiles import refuse_below_min_insync, write_plan
@@ -130,8 +130,7 @@ def rebalanced_plan(snapshot: ClusterSnapshot, selected: Sequence[str],
     ``warn``."""
     request = request or RebalanceRequest()
     capacities = None if request.capacity is None else read_capacities(request.capacity)
-    if capacities is not None:
-        warn_strangers(capacities, cluster_brokers(snapshot), warn)
+    warn_strangers(capacities, snapshot, warn)
     chosen = set(selected)
     plans.refuse_moving(snapshot.reassigning, lambda tp: tp.topic in chosen,
                         "no plan is made for their topics")

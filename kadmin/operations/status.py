@@ -16,7 +16,7 @@ from kadmin.balance.weighted import topic_bytes_per_broker
 from kadmin.health import ClusterHealth, Shares
 from kadmin.model import ClusterSnapshot, TopicPartition
 from kadmin.operations import stuck as stuck_reads
-from kadmin.operations.capacity import cluster_brokers, read_capacities, warn_strangers
+from kadmin.operations.capacity import read_capacities, warn_strangers
 from kadmin.operations.source import Connection, Warn, connected, no_warnings
 from kadmin.stuck import DEFAULT_STUCK_AFTER, Stuck, diagnose
 from kadmin.zk import codec, config, reader
@@ -88,8 +88,7 @@ def status(request: StatusRequest, warn: Warn = no_warnings) -> Status:
     for line in () if found is None else sizes.warnings(found):
         warn(line)
     held = None if found is None else held_bytes(snapshot, found)
-    if capacities is not None:
-        warn_strangers(capacities, cluster_brokers(snapshot), warn)
+    warn_strangers(capacities, snapshot, warn)
     use = () if capacities is None else broker_use(
         replica_counts([r for t in snapshot.topics.values() for r in t.values()]),
         capacities.weights(sorted(snapshot.brokers)), held)

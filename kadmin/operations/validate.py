@@ -26,7 +26,7 @@ from kadmin.model import (
     ReassignmentPlan,
     TopicPartition,
 )
-from kadmin.operations.capacity import cluster_brokers, read_capacities, warn_strangers
+from kadmin.operations.capacity import read_capacities, warn_strangers
 from kadmin.operations.folder import (
     MANIFEST_FILE,
     batch_files,
@@ -200,8 +200,7 @@ def stats(request: StatsRequest, source: ClusterSource, warn: Warn) -> plans.Pla
     snapshot = read_cluster(source, warn, states=False)
     sizes = partition_sizes(source.sizes, snapshot, warn)
     capacities = None if request.capacity is None else read_capacities(request.capacity)
-    if capacities is not None:
-        warn_strangers(capacities, cluster_brokers(snapshot), warn)
+    warn_strangers(capacities, snapshot, warn)
     found, _ = load_reassignment(request.plan, snapshot, allow_rf_change=True)
     return stats_of(found, snapshot, sizes, rack_aware=request.rack_aware, capacities=capacities)
 

@@ -180,13 +180,12 @@ def refused(name: str, kind: PlanKind | None, verdict: Verdict) -> PlanFigures:
 
 def reassignment(name: str, plan: ReassignmentPlan, snapshot: ClusterSnapshot, stats: PlanStats,
                  transfers: Sequence[schedule.Transfer], composed: schedule.Schedule,
-                 verdict: Verdict, *, sized: bool, rate: int | None, limits: str,
-                 notes: Sequence[str] = ()) -> PlanFigures:
+                 verdict: Verdict, *, sized: bool, rate: int | None, limits: str) -> PlanFigures:
     """A reassignment plan's figures: ``stats`` (:func:`kadmin.plans.plan_stats` of the plan),
     ``transfers`` (the model's view of every changed partition, in the order ``composed``'s
     indices refer to), ``sized`` when transfers weigh bytes, ``rate`` the throttle if any."""
     rack_of = {b: broker.rack for b, broker in snapshot.brokers.items()}
-    notes = list(notes)
+    notes: list[str] = []
     if not sized:
         notes.append("no partition sizes (--sizes, or a snapshot with sizes): data is counted in "
                      "replicas and no duration is predicted")

@@ -203,8 +203,7 @@ def run_rebalance(cluster_dir: Path, out_dir: Path,
             chunks.check(next((d for _, d in first if d is not None), None), selection)
             counts = [c for c, _ in first if c is not None]
             holding = {b for c in counts for b, n in c.replicas.items() if n}
-            if capacities is not None:
-                warn_strangers(capacities, set(registered) | holding, warn)
+            warn_strangers(capacities, set(registered) | holding, warn)
             scope = scope_of(registered, holding, options.brokers, options.remove,
                              options.rack_aware)
             if scope.unregistered:
