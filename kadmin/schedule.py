@@ -248,8 +248,12 @@ def consecutive(transfers: Sequence[Transfer], limits: Limits) -> Schedule:
     partition would pass a limit. What kadmin did before composing; the baseline."""
     check_limits(limits)
     _check_entries(transfers, limits)
-    batches = _slices(transfers, range(len(transfers)), limits)
-    return _schedule(transfers, batches, lower_bound(transfers), composed=False)
+    return _consecutive(transfers, limits, lower_bound(transfers))
+
+
+def _consecutive(transfers: Sequence[Transfer], limits: Limits, bound: int) -> Schedule:
+    return _schedule(transfers, _slices(transfers, range(len(transfers)), limits), bound,
+                     composed=False)
 
 
 def _schedule(transfers: Sequence[Transfer], batches: Sequence[Sequence[int]], bound: int,
@@ -273,8 +277,7 @@ def compose(transfers: Sequence[Transfer], limits: Limits) -> Schedule:
                for b in _Composer(transfers, group, limits).run()]
     bound = lower_bound(transfers)
     mine = _schedule(transfers, batches, bound, composed=True)
-    base = _schedule(transfers, _slices(transfers, range(len(transfers)), limits), bound,
-                     composed=False)
+    base = _consecutive(transfers, limits, bound)
     if base.load < mine.load:
         # order doesn't change the duration: keep the most urgent batches first
         first = sorted(range(len(base.batches)), key=lambda k: min(
@@ -333,7 +336,6 @@ class _Composer:
         self.cols = np.array(flat_cols, dtype=np.intp).reshape(len(ts), pad)
         self.adds = np.array(flat_adds).reshape(len(ts), pad)
         self.ms = [len(t.receivers) + 1 if t.receivers else 0 for t in ts]
-        self.m = np.array(self.ms, np.intp)
         self.monotone = all(t.size >= 0 for t in ts)
         works = [t.work for t in ts]
         big = sum(abs(w) for w in works) + (limits.max_batch_bytes or 0) + 1
@@ -343,7 +345,6 @@ class _Composer:
         self.works = works
         self.work = np.array(works, dtype=self.int)
         self.entry_bytes = [t.entry_bytes for t in ts]
-        self.entry = np.array(self.entry_bytes, dtype=np.int64)
         tps = sorted(range(len(ts)), key=lambda p: ts[p].tp)
         tp_rank = [0] * len(ts)
         for r, p in enumerate(tps):
@@ -422,7 +423,7 @@ class _Composer:
     def _place(self, p: int, k: int, sign: int = 1, raised: float | None = None) -> None:
         """Add transfer ``p`` to batch ``k`` (``sign`` -1: take it out); ``raised``: what
         :meth:`_raised` gave for ``k``, the busiest of ``p``'s columns once added."""
-        lim, m = self.limits, self.m[p]
+        lim, m = self.limits, self.ms[p]
         if m:
             cols, adds = self.cols[p, :m], self.adds[p, :m]
             if sign > 0:
@@ -459,10 +460,10 @@ class _Composer:
         """Which batches (all, or those ``among`` names) could not take transfer ``p`` now."""
         lim = self.limits
         among = slice(0, self.k) if among is None else among
-        refused = self.room[among] < self.entry[p]
+        refused = self.room[among] < self.entry_bytes[p]
         if lim.max_batch_bytes is not None:
             refused |= self.work_room[among] < self.work[p]
-        m = self.m[p]
+        m = self.ms[p]
         if lim.max_moves_per_broker is not None and m:
             counts = self.counts[self.cols[p, :m]][:, among]
             refused |= counts.max(axis=0) >= lim.max_moves_per_broker
@@ -478,18 +479,18 @@ class _Composer:
     def _fits(self, p: int, b: int) -> bool:
         """Whether batch ``b`` could take transfer ``p`` now (one batch of :meth:`_feasible`)."""
         lim = self.limits
-        if self.room[b] < self.entry[p]:
+        if self.room[b] < self.entry_bytes[p]:
             return False
         if lim.max_batch_bytes is not None and self.work_room[b] < self.work[p]:
             return False
-        m = self.m[p]
+        m = self.ms[p]
         return lim.max_moves_per_broker is None or not m or bool(
             self.counts[self.cols[p, :m], b].max() < lim.max_moves_per_broker)
 
     def _raised(self, p: int, among: np.ndarray | slice | None = None) -> np.ndarray:
         """Per batch (all, or those ``among`` names), its busiest column among ``p``'s once
         ``p`` is added."""
-        m = self.m[p]
+        m = self.ms[p]
         among = slice(0, self.k) if among is None else among
         cols, adds = self.cols[p, :m].tolist(), self.adds[p, :m].tolist()
         new = self.loads[cols[0], among] + adds[0]
@@ -603,7 +604,7 @@ class _Composer:
 
     def _without(self, p: int, a: int) -> float:
         assert self.rows is not None
-        m = self.m[p]
+        m = self.ms[p]
         row = self.rows[a].copy()
         row[self.cols[p, :m]] -= self.adds[p, :m]
         return float(row.max())
@@ -634,7 +635,7 @@ class _Composer:
         duration = self.duration[:self.k].copy()
         if duration[a] - self._without(p, a) <= 0:
             return False
-        cp, ap = self.cols[p, :self.m[p]], self.adds[p, :self.m[p]]
+        cp, ap = self.cols[p, :self.ms[p]], self.adds[p, :self.ms[p]]
         mine = np.zeros(self.width + 1, dtype=bool)
         mine[cp] = True
         capped = self.limits.max_moves_per_broker is not None
