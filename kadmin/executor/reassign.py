@@ -265,13 +265,14 @@ def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: 
     writes nothing."""
     with guarded(files_of):  # refused as the run refuses them
         prepared = prepare(client, plan, files_of, settings, sizes)
-    if not prepared.in_flight:
-        config.check_readable(client, config.recorded_entities(client))
+    # the config znodes the run rewrites: where it clears what a killed run left (kadmin's
+    # records), and with a throttle those it merges into; each read once, every problem named
+    entities = [] if prepared.in_flight else list(config.recorded_entities(client))
     if settings.throttle is not None:
-        need = throttles.batch_throttle(
+        entities += throttles.batch_throttle(
             (m for batch in prepared.scheduled.batches for m in batch),
-            {m.tp: prepared.snapshot.replicas(m.tp) or () for m in plan.moves})
-        config.check_readable(client, need.entities())
+            {m.tp: prepared.snapshot.replicas(m.tp) or () for m in plan.moves}).entities()
+    config.check_readable(client, entities)
     scheduled, deleting = prepared.scheduled, frozenset(prepared.deleting)
     would_fail = tuple(f"{m.tp}: topic {m.topic} is queued for deletion in "
                        "/admin/delete_topics; the controller drops its reassignment"

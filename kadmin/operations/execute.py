@@ -82,6 +82,11 @@ class ReassignDryRun:
         """The batches the run would run, the one it waits on included."""
         return len(self.scheduled.batches) + (1 if self.in_flight else 0)
 
+    @property
+    def resumed(self) -> bool:
+        """The run would resume an earlier one: our batch in flight, or a journal to go on."""
+        return bool(self.in_flight) or self.scheduled.resumed
+
 
 def reassign(request: ReassignRequest, emit: Emit, warn: Warn
              ) -> executor.Outcome | ReassignDryRun:

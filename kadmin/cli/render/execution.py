@@ -48,7 +48,7 @@ def dry_run(dry: ReassignDryRun, as_json: bool) -> None:
         print_json({**_schedule_doc(dry), "total": dry.total,
                     "need_nothing": scheduled.unchanged, "already_done": scheduled.already_done,
                     "batch_count": dry.batch_count, "in_flight": dry.in_flight,
-                    "resumed": bool(dry.in_flight) or scheduled.resumed,
+                    "resumed": dry.resumed,
                     "stats": plan_stats_doc(dry.stats),
                     "contradicted": [str(tp) for tp in contradicted.items],
                     "contradicted_count": contradicted.total,
@@ -63,7 +63,7 @@ def dry_run(dry: ReassignDryRun, as_json: bool) -> None:
               f"nothing, {scheduled.already_done} already done, {dry.batch_count} batch(es) to "
               f"run: {to_submit} partition(s) to submit"
               + (f", {dry.in_flight} in flight to wait on" if dry.in_flight else "")
-              + (", resuming an earlier run" if dry.in_flight or scheduled.resumed else ""),
+              + (", resuming an earlier run" if dry.resumed else ""),
               markup=False, soft_wrap=True)
     schedule(dry)
     plan_stats(dry.stats, False)
