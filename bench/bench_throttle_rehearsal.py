@@ -128,9 +128,9 @@ def rehearse(cluster: ClusterSnapshot, plan: ReassignmentPlan, rate: int, scale:
     with Sandbox(cluster, latency=0.0, parallelism=BATCH_SIZE, bandwidth=BANDWIDTH,
                  clock=ScaledClock(scale)) as box, \
             session(ZkSettings(box.connect_string)) as client:
-        live = reader.read_for_operation(client, {m.topic for m in plan.moves}).snapshot
-        dry = dry_run_reassignment(client, plan, PlanFiles(plan_file), live, settings,
-                                   snapshot_sizes(cluster))
+        live = reader.read_for_operation(client, {m.topic for m in plan.moves})
+        dry = dry_run_reassignment(client, plan, PlanFiles(plan_file), settings,
+                                   snapshot_sizes(cluster), cluster=live)
         predicted_by_dry_run = dry.scheduled.prediction(rate).seconds
         started = time.monotonic()
         outcome = execute_reassignment(client, plan, PlanFiles(plan_file), settings,

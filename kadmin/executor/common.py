@@ -148,12 +148,12 @@ def in_flight_reassignment(client: KazooClient) -> tuple[PartitionMove, ...] | N
     return live(client, ()).in_flight.reassignment
 
 
-def ours_in_flight(client: KazooClient, targets: dict[TopicPartition, Replicas]
-                   ) -> tuple[PartitionMove, ...]:
-    """Our batch that an interrupted run left in /admin/reassign_partitions, to wait on rather
-    than submit again; anyone else's request there is a Conflict. (An unreadable znode reads as
-    none: the create that follows refuses with a Conflict naming it.)"""
-    in_flight = in_flight_reassignment(client)
+def ours_in_flight(client: KazooClient, in_flight: tuple[PartitionMove, ...] | None,
+                   targets: dict[TopicPartition, Replicas]) -> tuple[PartitionMove, ...]:
+    """Our batch that an interrupted run left in /admin/reassign_partitions (``in_flight``, as
+    :func:`in_flight_reassignment` reads it), to wait on rather than submit again; anyone else's
+    request there is a Conflict. (An unreadable znode reads as none: the create that follows
+    refuses with a Conflict naming it.)"""
     if in_flight is None:
         return ()
     if not in_flight or any(targets.get(m.tp) != m.replicas for m in in_flight):

@@ -31,6 +31,7 @@ from kadmin.executor.common import (
     PlanFiles,
     deadline_of,
     ignore,
+    in_flight_reassignment,
     live,
     not_in_isr,
     ours_in_flight,
@@ -206,17 +207,22 @@ class Prepared:
 
 def prepare(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles,
             settings: ExecutionSettings, sizes: Mapping[TopicPartition, int] | None,
-            found_ours: Callable[[tuple[PartitionMove, ...]], None] = lambda _: None
-            ) -> Prepared:
+            found_ours: Callable[[tuple[PartitionMove, ...]], None] = lambda _: None,
+            cluster: reader.LiveCluster | None = None) -> Prepared:
     """The reads and checks before a run's first write, in its order: another request in
     /admin/reassign_partitions (a Conflict unless it is our batch), the plan's topics (what
     cannot be decoded stops it), partitions moving (a Conflict), the plan against the cluster,
     the journal and the schedule, the rollback file. ``found_ours`` hears of our batch in
-    flight as soon as it is found (a run that resumes it keeps its files, whatever follows)."""
-    in_flight = ours_in_flight(client, {m.tp: m.replicas for m in plan.moves})
+    flight as soon as it is found (a run that resumes it keeps its files, whatever follows).
+
+    ``cluster``: the plan's topics as the caller already read them (``live(client, topics)``,
+    which reads /admin/reassign_partitions before them), used instead of reading both again."""
+    listed = (in_flight_reassignment(client) if cluster is None
+              else cluster.in_flight.reassignment)
+    in_flight = ours_in_flight(client, listed, {m.tp: m.replicas for m in plan.moves})
     found_ours(in_flight)
     in_flight_tps = {m.tp for m in in_flight}
-    found = live(client, sorted({m.topic for m in plan.moves}))
+    found = cluster if cluster is not None else live(client, sorted({m.topic for m in plan.moves}))
     snapshot = found.snapshot
     refuse_moving(plan, snapshot, in_flight_tps)
     # our batch in ZooKeeper is the controller's business now; the run that submitted it
@@ -257,14 +263,16 @@ def guarded(paths: PlanFiles) -> Iterator[None]:
 
 def dry_run_reassignment(client: KazooClient, plan: ReassignmentPlan, files_of: PlanFiles,
                          settings: ExecutionSettings,
-                         sizes: Mapping[TopicPartition, int] | None = None) -> DryRun:
+                         sizes: Mapping[TopicPartition, int] | None = None,
+                         cluster: reader.LiveCluster | None = None) -> DryRun:
     """The batches a real run would now submit, their modelled durations and the before/after
     stats, computed exactly as the run does, with every refusal of the run before its first
     submission (the plan's lock, the files it writes, kadmin's throttle records and, with a
     throttle, the config znodes it merges into) and the partitions the controller would drop;
-    writes nothing."""
+    writes nothing. ``cluster``: the plan's topics as the caller read them (see
+    :func:`prepare`; read here when None)."""
     with guarded(files_of):  # refused as the run refuses them
-        prepared = prepare(client, plan, files_of, settings, sizes)
+        prepared = prepare(client, plan, files_of, settings, sizes, cluster=cluster)
     # the config znodes the run rewrites: where it clears what a killed run left (kadmin's
     # records), and with a throttle those it merges into; each read once, every problem named
     entities = [] if prepared.in_flight else list(config.recorded_entities(client))

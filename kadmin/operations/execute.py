@@ -112,11 +112,12 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
     try:
         with connected(request.connection, executor.run_limit(settings)) as client:
             topics = {m.topic for m in plan.moves}
-            snapshot = reader.read_for_operation(client, topics).snapshot
+            cluster = reader.read_for_operation(client, topics)
+            snapshot = cluster.snapshot
             found = partition_sizes(request.sizes, snapshot, warn, topics)
             if request.dry_run:
                 result = executor.dry_run_reassignment(client, plan, executor.PlanFiles(anchor),
-                                                       settings, found)
+                                                       settings, found, cluster)
                 for line in below_min_insync(plan, snapshot, reader.read_states(
                         client, {m.tp for m in plan.moves})):
                     warn(line)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ import pytest
 from kadmin.executor.runner import BatchRunner
 from kadmin.model import Broker, ClusterSnapshot, PartitionMove, Reassignment
 from kadmin.sandbox import Sandbox
-from kadmin.zk import codec, paths
+from kadmin.zk import codec, paths, reader
 from tests.helpers import write_plan
 
 pytestmark = pytest.mark.zk
@@ -186,3 +186,27 @@ def test_the_dry_run_predicts_the_real_runs_exit_code_and_counts(
         # the same refusal, named alike (the dry run's own words where it predicts a failure)
         assert dry.err.splitlines()[0].split(":")[0] == real.err.splitlines()[0].split(":")[0], (
             dry.err, real.err)
+
+
+def test_the_dry_run_reads_the_plans_topics_once(
+        kadmin: Callable[..., Any], start_sandbox: Callable[..., Sandbox], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operation's read of the plan's topics (partition sizes, min.insync.replicas) is the
+    one the dry run's checks and schedule use: each topic znode is read once."""
+    box = start_sandbox(SNAPSHOT)
+    plan = write_plan(tmp_path / "run" / "plan.json", PLAN)
+    read: list[str] = []
+    assignments = reader._assignments
+
+    def counted(client: Any, topics: Iterable[str], decoder: Any) -> Iterator[Any]:
+        names = list(topics)
+        read.extend(names)
+        return assignments(client, names, decoder)
+
+    monkeypatch.setattr(reader, "_assignments", counted)
+    dry = kadmin("reassign", "--plan", str(plan), "-z", box.connect_string, "--json",
+                 "--dry-run")
+
+    assert dry.code == 0, dry.err
+    assert json.loads(dry.out)["partitions"] == 2
+    assert sorted(read) == ["alpha", "beta"]
