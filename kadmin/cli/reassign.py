@@ -133,7 +133,7 @@ def reassign(
     if isinstance(outcome, executing.ReassignDryRun):
         dry_run_summary(outcome, json_output)
         if outcome.would_fail:
-            raise OperationFailed(f"reassign: {len(outcome.would_fail)} of {outcome.total} "
+            raise OperationFailed(f"reassign: {len(outcome.would_fail)} of {outcome.stats.partitions} "
                                   "would fail", details=outcome.would_fail)
         return
     if not outcome.ok and not any("ZooKeeper did not answer" in f for f in outcome.failures):

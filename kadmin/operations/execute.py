@@ -70,8 +70,6 @@ class ReassignDryRun:
     stats: plans.PlanStats
     throttle: int | None = None
     predicted: schedule.Prediction | None = None
-    total: int = 0
-    """The plan's partitions."""
     in_flight: int = 0
     """Partitions of our batch an interrupted run left in ZooKeeper (waited on first)."""
     would_fail: tuple[str, ...] = ()
@@ -125,7 +123,7 @@ def reassign(request: ReassignRequest, emit: Emit, warn: Warn
                 predicted = (result.scheduled.prediction(rate)
                              if rate and result.scheduled.sized else None)
                 return ReassignDryRun(result.scheduled, result.stats, rate, predicted,
-                                      len(plan.moves), result.in_flight, result.would_fail)
+                                      result.in_flight, result.would_fail)
             return executor.execute_reassignment(
                 client, plan, executor.PlanFiles(anchor), settings,
                 emit if metrics is None else _also_to(metrics, emit), found)

@@ -210,3 +210,17 @@ def test_the_dry_run_reads_the_plans_topics_once(
     assert dry.code == 0, dry.err
     assert json.loads(dry.out)["partitions"] == 2
     assert sorted(read) == ["alpha", "beta"]
+
+
+def test_the_text_dry_run_counts_the_plans_partitions(
+        kadmin: Callable[..., Any], start_sandbox: Callable[..., Sandbox],
+        tmp_path: Path) -> None:
+    """Without --json: the plan's partitions in the summary line and in the would-fail error."""
+    box = start_sandbox(SNAPSHOT)
+    plan = write_plan(tmp_path / "run" / "plan.json", {("alpha", 0): (1, 2), ("gamma", 0): (0, 1)})
+    _deleting(box, plan)
+    dry = kadmin("reassign", "--plan", str(plan), "-z", box.connect_string, "--dry-run")
+
+    assert dry.code == 1, dry.err
+    assert "reassign --dry-run: 2 partition(s), 0 need nothing" in dry.out
+    assert "kadmin: error: reassign: 1 of 2 would fail" in dry.err.splitlines(), dry.err

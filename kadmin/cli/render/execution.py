@@ -45,7 +45,7 @@ def dry_run(dry: ReassignDryRun, as_json: bool) -> None:
     contradicted = scheduled.contradicted
     if as_json:
         failing = sample_of(dry.would_fail)
-        print_json({**_schedule_doc(dry), "total": dry.total,
+        print_json({**_schedule_doc(dry), "total": dry.stats.partitions,
                     "need_nothing": scheduled.unchanged, "already_done": scheduled.already_done,
                     "batch_count": dry.batch_count, "in_flight": dry.in_flight,
                     "resumed": dry.resumed,
@@ -59,7 +59,7 @@ def dry_run(dry: ReassignDryRun, as_json: bool) -> None:
                   .replace("submitting them again", "a run submits them again"),
                   markup=False, soft_wrap=True)
     to_submit = sum(map(len, scheduled.batches))
-    out.print(f"reassign --dry-run: {dry.total} partition(s), {scheduled.unchanged} need "
+    out.print(f"reassign --dry-run: {dry.stats.partitions} partition(s), {scheduled.unchanged} need "
               f"nothing, {scheduled.already_done} already done, {dry.batch_count} batch(es) to "
               f"run: {to_submit} partition(s) to submit"
               + (f", {dry.in_flight} in flight to wait on" if dry.in_flight else "")
