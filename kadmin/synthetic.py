@@ -47,7 +47,7 @@ def synthetic_cluster(brokers: int, topics: int, partitions: int, replication_fa
                                                       replication_factor, racks, seed, topic_prefix):
             topic_map[name] = assignment
             states[name] = topic_states
-    return ClusterSnapshot(brokers=_brokers(brokers, racks), topics=topic_map, states=states,
+    return ClusterSnapshot(brokers=synthetic_brokers(brokers, racks), topics=topic_map, states=states,
                            controller=CONTROLLER, controller_epoch=CONTROLLER_EPOCH)
 
 
@@ -58,7 +58,7 @@ def write_synthetic_dir(path: Path, brokers: int, topics: int, partitions: int,
     one topic at a time (ten million partitions need no more memory than ten)."""
     topic_stream = _topics(brokers, topics, partitions, replication_factor, racks, seed,
                            topic_prefix)  # validates before anything is written
-    snapshots.write_snapshot_dir(path, _brokers(brokers, racks), topic_stream,
+    snapshots.write_snapshot_dir(path, synthetic_brokers(brokers, racks), topic_stream,
                                  controller=CONTROLLER, controller_epoch=CONTROLLER_EPOCH,
                                  force=force)
 
@@ -83,7 +83,8 @@ def _check(brokers: int, topics: int, partitions: int, replication_factor: int, 
                            f"(e.g. {longest!r})")
 
 
-def _brokers(count: int, racks: int) -> dict[int, Broker]:
+def synthetic_brokers(count: int, racks: int) -> dict[int, Broker]:
+    """Brokers ``0..count-1``, broker ``b`` in rack ``r{b % racks}`` (no racks when 0)."""
     return {b: Broker(id=b, host=f"broker-{b}", port=9092, rack=f"r{b % racks}" if racks else None)
             for b in range(count)}
 
@@ -156,7 +157,7 @@ def synthetic_moves(snapshot: ClusterSnapshot, kind: str, moves: int, seed: int 
     rng = random.Random(seed)
     if kind == "add":
         first = max(snapshot.brokers) + 1
-        added = {**_brokers(first + new_brokers, 0), **snapshot.brokers}
+        added = {**synthetic_brokers(first + new_brokers, 0), **snapshot.brokers}
         snapshot = ClusterSnapshot(brokers=added, topics=snapshot.topics, states=snapshot.states,
                                    controller=snapshot.controller,
                                    controller_epoch=snapshot.controller_epoch,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kadmin import synthetic
 from kadmin.kafka_version import DEFAULT_SANDBOX, KafkaVersion
-from kadmin.model import Broker, ClusterSnapshot, InvalidInput, PartitionMove, TopicPartition
+from kadmin.model import ClusterSnapshot, InvalidInput, PartitionMove, TopicPartition
 from kadmin.operations.source import Warn, partition_sizes
 from kadmin.sandbox import Sandbox, ScaledClock
 from kadmin.snapshots import read_snapshot
@@ -47,14 +47,14 @@ class SyntheticCluster:
                             f"got {self.racks}")
         if problems:
             raise InvalidInput("; ".join(problems))
-        # broker b < holding is in rack b % racks either way: fewer racks only while none
-        # of the joining brokers is placed
+        # fewer racks only while none of the joining brokers is placed: broker b < holding is in
+        # rack b % racks either way, so the brokers holding replicas keep their racks when the
+        # joining ones are added
         grown = synthetic.synthetic_cluster(
             brokers=holding, topics=self.topics, partitions=self.partitions,
             replication_factor=self.replication_factor, racks=min(self.racks, holding))
-        joined = {b: Broker(b, f"broker-{b}", 9092, f"r{b % self.racks}" if self.racks else None)
-                  for b in range(holding, self.brokers)}
-        return dataclasses.replace(grown, brokers={**grown.brokers, **joined})
+        return dataclasses.replace(
+            grown, brokers=synthetic.synthetic_brokers(self.brokers, self.racks))
 
 
 @dataclass(frozen=True)
