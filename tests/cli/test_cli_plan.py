@@ -56,6 +56,16 @@ def test_generate_roundrobin_writes_balanced_plan_and_rollback(kadmin, cluster_f
         key: CLUSTER["topics"][key[0]][str(key[1])] for key in targets}
 
 
+def test_generate_json_names_the_plan_its_rollback_and_the_counts(kadmin, cluster_file,
+                                                                   tmp_path):
+    run = kadmin("plan", "generate", "--cluster", str(cluster_file), "--topics", "orders,payments",
+                 "--out", "p.json", "--json")
+    assert run.code == 0, run.err
+    assert json.loads(run.out) == {"plan": "p.json", "rollback": "p.rollback.json", "topics": 2,
+                                   "partitions": 11, "unchanged": 2, "rf_changes": 0}
+    assert (tmp_path / "p.rollback.json").is_file()
+
+
 def test_a_plan_generated_from_an_odd_cluster_passes_validate(kadmin, tmp_path):
     """Mixed replication factors, a 255-character name (Kafka 0.8 allowed it), a topic without
     partitions: kadmin accepts the plan it wrote, against the snapshot it was made from."""

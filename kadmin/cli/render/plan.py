@@ -129,19 +129,18 @@ def plan_stats(stats: PlanStats, as_json: bool) -> None:
 def generated(made: Generated, as_json: bool, *, to_stderr: bool) -> None:
     """The summary of ``plan generate`` (on stderr when the plan itself went to stdout)."""
     written, rf_changes = made.written, made.rf_changes
-    rollback_path = str(files.rollback_of(written)) if written else None
     console = err if to_stderr else out
     if as_json:
-        print_json({"plan": str(written) if written else None, "topics": made.topics,
+        print_json({**plan_files_doc(written), "topics": made.topics,
                     "partitions": len(made.plan.moves), "unchanged": made.unchanged,
-                    "rf_changes": rf_changes, "rollback": rollback_path}, to_stderr=to_stderr)
+                    "rf_changes": rf_changes}, to_stderr=to_stderr)
     elif not made.plan.moves:
         console.print(f"nothing to move: all {made.unchanged} partition(s) of {made.topics} "
                       "topic(s) are already in place; no plan written", markup=False)
     else:
         console.print(
             f"{len(made.plan.moves)} partition(s) to move, {made.unchanged} already in place, "
-            f"{made.topics} topic(s)" + (f"; plan {written}, rollback {rollback_path}"
+            f"{made.topics} topic(s)" + (f"; plan {written}, rollback {files.rollback_of(written)}"
                                          if written else "")
             + (f"; {rf_changes} partition(s) change their replication factor (plan validate "
                "and reassign need --allow-rf-change)" if rf_changes else ""), markup=False)
