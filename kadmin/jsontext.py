@@ -340,4 +340,16 @@ def shown(value: object, limit: int = 40) -> str:
         text = json_kind(value)
     else:
         text = repr(value)
+    return _cut(text, limit)
+
+
+def spelled(value: object, *, ascii: bool = False) -> str:
+    """A value read from a JSON document (a file or a znode), in a message, as JSON writes it
+    (strings in double quotes, objects and lists in full), cut to 60 characters: a corrupt
+    document may hold a megabyte where an id belongs. ``ascii``: every character beyond ASCII
+    escaped, ``"\\u00b2"`` (the znode decoder's messages), else written as it is, ``"²"``."""
+    return _cut(json.dumps(value, ensure_ascii=ascii), 60)
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from kadmin import files
+from kadmin.jsontext import spelled
 from kadmin.model import (
     MAX_ID,
     MAX_TOPIC_LENGTH,
@@ -70,11 +71,6 @@ def json_path(keys: Iterable[str]) -> str:
 
 def _error(source: str, path: Path_, message: str) -> InvalidInput:
     return InvalidInput(f"{source}: {json_path(path)}: {message}")
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # --- document -> snapshot (the fast structural pass) --------------------------------------------
@@ -149,7 +145,7 @@ def _check_keys(obj: Mapping[str, Any], source: str, path: Path_, allowed: tuple
 def _check_version(value: object, source: str, path: Path_) -> None:
     if type(value) is not int or value != VERSION:
         raise _error(source, path,
-                     f"unsupported snapshot version {_shown(value)} (this kadmin reads {VERSION})")
+                     f"unsupported snapshot version {spelled(value)} (this kadmin reads {VERSION})")
 
 
 def _id(key: str, source: str, path: Path_, what: str) -> int:
@@ -157,16 +153,16 @@ def _id(key: str, source: str, path: Path_, what: str) -> int:
     if key.isascii() and key.isdecimal() and (key[0] != "0" or key == "0"):
         if len(key) <= len(str(MAX_ID)) and int(key) <= MAX_ID:
             return int(key)
-        raise _error(source, path, f"{what} id {_shown(key)} is larger than {MAX_ID}, the largest "
+        raise _error(source, path, f"{what} id {spelled(key)} is larger than {MAX_ID}, the largest "
                                    "id Kafka allows")
-    raise _error(source, path, f"{_shown(key)} is not a {what} id "
+    raise _error(source, path, f"{spelled(key)} is not a {what} id "
                                "(a non-negative decimal integer without leading zeros)")
 
 
 def _topic_name(name: object, source: str, path: Path_) -> str:
     if is_topic_name(name):
         return name
-    raise _error(source, path, f"{_shown(name)} is not a legal topic name (1 to {MAX_TOPIC_LENGTH} "
+    raise _error(source, path, f"{spelled(name)} is not a legal topic name (1 to {MAX_TOPIC_LENGTH} "
                                'characters from a-z A-Z 0-9 . _ -, and not "." or "..")')
 
 
@@ -187,10 +183,10 @@ def _broker_ids(value: object, source: str, path: Path_, what: str, *, non_empty
     if type(value) is list:
         huge = next((b for b in value if type(b) is int and b > MAX_ID), None)
         if huge is not None:
-            raise _error(source, path, f"{what}: broker id {_shown(huge)} is larger than {MAX_ID}, "
+            raise _error(source, path, f"{what}: broker id {spelled(huge)} is larger than {MAX_ID}, "
                                        "the largest id Kafka allows")
     raise _error(source, path,
-                 f"{what} must be a list of broker ids (integers >= 0), got {_shown(value)}")
+                 f"{what} must be a list of broker ids (integers >= 0), got {spelled(value)}")
 
 
 def _partitions(value: object, source: str, path: Path_) -> TopicAssignment:
@@ -303,7 +299,7 @@ def _partition_sizes(value: object, source: str, path: Path_) -> dict[int, int]:
         partition = _id(key, source, (*path, key), "partition")
         if type(size) is not int or size < 0:
             raise _error(source, (*path, key),
-                         f"must be a size in bytes (an integer >= 0), got {_shown(size)}")
+                         f"must be a size in bytes (an integer >= 0), got {spelled(size)}")
         out[partition] = size
     return out
 
@@ -316,7 +312,7 @@ def _state(value: object, source: str, path: Path_) -> PartitionState:
     leader = state["leader"]
     if type(leader) is not int or not -1 <= leader <= MAX_ID:
         raise _error(source, (*path, "leader"),
-                     f"must be a broker id or -1 (no leader), got {_shown(leader)}")
+                     f"must be a broker id or -1 (no leader), got {spelled(leader)}")
     return PartitionState(
         leader=leader,
         isr=_broker_ids(state["isr"], source, (*path, "isr"), "isr", non_empty=False),
@@ -350,7 +346,7 @@ def _reassignments(value: object, source: str, path: Path_) -> dict[int, Reassig
 
 def _epoch(value: object, source: str, path: Path_) -> int:
     if type(value) is not int or value < 0:
-        raise _error(source, path, f"must be an integer >= 0, got {_shown(value)}")
+        raise _error(source, path, f"must be an integer >= 0, got {spelled(value)}")
     return value
 
 
@@ -360,7 +356,7 @@ def _optional_field(obj: Mapping[str, Any], key: str, kind: type[T], source: str
     if value is None or type(value) is kind:
         return value
     what = "a string" if kind is str else "an integer"
-    raise _error(source, (*path, key), f"must be {what} or null, got {_shown(value)}")
+    raise _error(source, (*path, key), f"must be {what} or null, got {spelled(value)}")
 
 
 def _brokers(value: object, source: str, path: Path_) -> dict[int, Broker]:
@@ -392,7 +388,7 @@ def _controller(obj: Mapping[str, Any], source: str) -> int | None:
     broker_id = controller["brokerid"]
     if type(broker_id) is not int or not 0 <= broker_id <= MAX_ID:
         raise _error(source, (*path, "brokerid"),
-                     f"must be a broker id (an integer >= 0), got {_shown(broker_id)}")
+                     f"must be a broker id (an integer >= 0), got {spelled(broker_id)}")
     return broker_id
 
 

@@ -55,18 +55,12 @@ def _load_object(data: bytes | None) -> dict[str, Any]:
     return doc
 
 
-def _shown(value: Any) -> str:
-    """A value in a message, cut short: a corrupt znode may hold a megabyte where an id belongs."""
-    text = json.dumps(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _int(value: Any, what: str) -> int:
     # bool is an int subclass in Python but never a valid id or epoch in Kafka's JSON
     if type(value) is int:
         return value
     if isinstance(value, bool) or not isinstance(value, int):
-        raise DecodeError(f"{what} must be an integer, got {_shown(value)}")
+        raise DecodeError(f"{what} must be an integer, got {jsontext.spelled(value, ascii=True)}")
     return value
 
 
@@ -97,7 +91,7 @@ def _ids(value: Any, what: str) -> tuple[int, ...]:
                                               and min(value) >= 0 and max(value) <= MAX_ID)):
         return tuple(value)
     if not isinstance(value, list):
-        raise DecodeError(f"{what} must be a list of broker ids, got {_shown(value)}")
+        raise DecodeError(f"{what} must be a list of broker ids, got {jsontext.spelled(value, ascii=True)}")
     return tuple(_id(v, what) for v in value)
 
 
@@ -119,16 +113,17 @@ def decimal_id(text: str, what: str, *, canonical: bool = True) -> int:
     znode's keys "0" and "00" as one partition, the last silently winning."""
     value = _decimal(text)
     if value is None:
-        raise DecodeError(f"{what} {_shown(text)} is not a non-negative integer up to {MAX_ID}")
+        raise DecodeError(f"{what} {jsontext.spelled(text, ascii=True)} is not a non-negative "
+                          f"integer up to {MAX_ID}")
     if canonical and text != str(value):
-        raise DecodeError(f"{what} {_shown(text)} is not written as Kafka writes ids (the "
-                          f"decimal {value}, without leading zeros)")
+        raise DecodeError(f"{what} {jsontext.spelled(text, ascii=True)} is not written as Kafka "
+                          f"writes ids (the decimal {value}, without leading zeros)")
     return value
 
 
 def _str(value: Any, what: str) -> str:
     if not isinstance(value, str):
-        raise DecodeError(f"{what} must be a string, got {_shown(value)}")
+        raise DecodeError(f"{what} must be a string, got {jsontext.spelled(value, ascii=True)}")
     return value
 
 

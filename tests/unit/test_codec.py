@@ -43,3 +43,15 @@ def test_a_reassignment_entry_needs_its_replicas_after_its_topic_and_partition()
         codec.decode_reassignment(b'{"version":1,"partitions":[{"topic":"t","partition":0}]}')
     with pytest.raises(codec.DecodeError, match=r"^partitions\[0\]\.topic"):
         codec.decode_reassignment(b'{"version":1,"partitions":[{"partition":0}]}')
+
+
+def test_a_value_in_a_decoders_message_is_json_escaped_and_cut_short() -> None:
+    """Beyond ASCII escaped ("²" is no digit Kafka writes); a megabyte cut to 60 characters."""
+    with pytest.raises(codec.DecodeError) as error:
+        codec.decimal_id("²", "broker id")
+    assert str(error.value).startswith('broker id "\\u00b2" is not a non-negative integer')
+    with pytest.raises(codec.DecodeError) as error:
+        codec.decode_reassignment(b'{"version":1,"partitions":[{"topic":"' + b"x" * 10_000
+                                  + b'","partition":0,"replicas":"' + b"y" * 10_000 + b'"}]}')
+    assert str(error.value) == ("partitions[0].replicas must be a list of broker ids, got "
+                                '"' + "y" * 56 + "...")
