@@ -476,17 +476,6 @@ class _Composer:
             ok[exclude] = False
         return ok
 
-    def _fits(self, p: int, b: int) -> bool:
-        """Whether batch ``b`` could take transfer ``p`` now (one batch of :meth:`_feasible`)."""
-        lim = self.limits
-        if self.room[b] < self.entry_bytes[p]:
-            return False
-        if lim.max_batch_bytes is not None and self.work_room[b] < self.work[p]:
-            return False
-        m = self.ms[p]
-        return lim.max_moves_per_broker is None or not m or bool(
-            self.counts[self.cols[p, :m], b].max() < lim.max_moves_per_broker)
-
     def _raised(self, p: int, among: np.ndarray | slice | None = None) -> np.ndarray:
         """Per batch (all, or those ``among`` names), its busiest column among ``p``'s once
         ``p`` is added."""
@@ -674,7 +663,8 @@ class _Composer:
                 j = int(js[at])
                 self._place(p, a, -1)
                 self._place(j, b, -1)
-                if self._fits(p, b) and self._fits(j, a):
+                if not (self._refused(p, slice(b, b + 1))[0]
+                        or self._refused(j, slice(a, a + 1))[0]):
                     self._place(p, b)
                     self._place(j, a)
                     self.budget = budget - int(tried[at]) - 1
