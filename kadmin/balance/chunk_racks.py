@@ -44,7 +44,7 @@ from kadmin.balance import classes, driver
 from kadmin.balance.across import RackBalance
 from kadmin.balance.driver import Driver
 from kadmin.balance.part import Racked, Replace, ReplicaSets, added, picked_table
-from kadmin.balance.racks import racks_kept
+from kadmin.balance.racks import held_in_racks
 from kadmin.balance.realise import deal
 
 
@@ -139,8 +139,7 @@ def _whole(run: Driver, brokers: Sequence[int], rack_free: int, rack_of: Mapping
 
 def _within(sets: Mapping[frozenset[int], int], rack_of: Mapping[int, str], served: int) -> int:
     """Partitions with one replica on each rack they must keep (they move only inside them)."""
-    return sum(n for members, n in sets.items()
-               if len(members) == racks_kept(tuple(members), rack_of, served))
+    return sum(n for members, n in sets.items() if held_in_racks(members, rack_of, served))
 
 
 def chunk_counts(held: Sequence[Mapping[frozenset[int], int]],

@@ -136,17 +136,16 @@ def fewest_moves(table: PartitionTable, targets: Collection[int],
     every replica on a target, no partition on fewer racks than it must keep: the min-cost
     flow of the module docstring (a network linear program). None where no such plan exists,
     a target has no rack, or the program exceeds :data:`LIMIT`."""
-    found = _fewest(table, targets, ranges, rack_of)
+    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
+    found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
     return None if found is None else found[0]
 
 
-def _fewest(table: PartitionTable, targets: Collection[int],
+def _fewest(table: PartitionTable, brokers: Sequence[int],
             ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str]
             ) -> tuple[int, dict[int, Replicas]] | None:
-    """:func:`fewest_moves` and a plan making them (topics aside)."""
-    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
-    if brokers is None:
-        return None
+    """:func:`fewest_moves` and a plan making them (topics aside), over the targets
+    :func:`_ready` returned."""
     classes = classflow.grouped(table, by_topic=False)
     if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return None
@@ -213,16 +212,10 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     classes = classflow.grouped(table, by_topic=True)
     if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return _settled(table, brokers, fewest, plain, 0)
-    topics = sorted({t for t, _ in classes})
-    width = {t: 0 for t in topics}
-    for (t, members), partitions in classes.items():
-        width[t] += len(members) * len(partitions)
+    topics, width = _widths(classes)
     nb = len(brokers)
     least = max((int(n % nb != 0) for n in width.values()), default=0)
-    tries: list[dict[int, tuple[int, int]]] = []
-    for s in range(least, 2):
-        tries.append({t: (n // nb, -(-n // nb)) if s else (n // nb, n // nb)
-                      for t, n in width.items()})
+    tries = [_forced(width, nb, s) for s in range(least, 2)]
     fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest, tries,
                           start + seconds)
     if fixed is not None:
@@ -282,10 +275,7 @@ def _branched(table: PartitionTable, classes: Mapping[tuple[int, frozenset[int]]
     least = max(best.least, math.ceil(solved.bound - 1e-6))
     if solved.x is None:
         return RackPlan(best.final, best.moves, best.spread, least)
-    x = solved.x
-    k = round(x[program.spread])  # type: ignore[index]
-    windows = {t: (round(x[col]), round(x[col]) + k)  # type: ignore[index]
-               for t, col in program.floors.items()}
+    windows = _windows(program, solved.x, round(solved.x[program.spread]))  # type: ignore[index]
     try:
         within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of, windows,
                                   max(seconds, 1.0))
@@ -310,13 +300,40 @@ def _first_within(table: PartitionTable,
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None, windows)
-        solved = program.program.solve(left, simplex=True)
-        if solved is not None and round(solved[0]) == fewest and classflow.integral(solved[1]):
-            final = classflow.dealt(table, brokers, rack_of, program.flows, classflow.rounded(solved[1]))
-            reached = worst_topic(table, final, brokers)[0]
-            return RackPlan(final, fewest, reached, reached)
+        try:
+            within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of, windows,
+                                      left)
+        except _OutOfTime:
+            return None
+        if within is not None and within[1] == fewest:
+            reached = worst_topic(table, within[0], brokers)[0]
+            return RackPlan(within[0], fewest, reached, reached)
     return None
+
+
+def _widths(classes: Mapping[tuple[int, frozenset[int]], list[int]]
+            ) -> tuple[list[int], dict[int, int]]:
+    """The topics in order and each one's replicas (its classes' sets times partitions)."""
+    topics = sorted({t for t, _ in classes})
+    width = dict.fromkeys(topics, 0)
+    for (t, members), partitions in classes.items():
+        width[t] += len(members) * len(partitions)
+    return topics, width
+
+
+def _forced(width: Mapping[int, int], brokers: int, spread: int) -> dict[int, tuple[int, int]]:
+    """Each topic's window at ``spread`` 0 or 1, forced by its mean over the ``brokers``: the
+    floor alone, or the floor and the ceiling."""
+    return {t: (n // brokers, -(-n // brokers) if spread else n // brokers)
+            for t, n in width.items()}
+
+
+def _windows(program: classflow.TopicProgram, x: object, spread: int
+             ) -> dict[int, tuple[int, int]]:
+    """The windows of a solution ``x`` of ``program``'s integer program: each topic's floor
+    there and ``spread`` above it."""
+    return {t: (round(x[col]), round(x[col]) + spread)  # type: ignore[index]
+            for t, col in program.floors.items()}
 
 
 def _settled(table: PartitionTable, brokers: Sequence[int], fewest: int,
@@ -350,10 +367,7 @@ def within_spread(table: PartitionTable, targets: Collection[int],
     classes = classflow.grouped(table, by_topic=True)
     if classflow.width(len(classes), brokers, rack_of) > LIMIT:
         return None
-    topics = sorted({t for t, _ in classes})
-    width = {t: 0 for t in topics}
-    for (t, members), partitions in classes.items():
-        width[t] += len(members) * len(partitions)
+    topics, width = _widths(classes)
     nb = len(brokers)
     for k in range(asked, reached):
         left = deadline - time.monotonic()
@@ -362,10 +376,9 @@ def within_spread(table: PartitionTable, targets: Collection[int],
         if k == 0 and any(n % nb for n in width.values()):
             continue
         if k <= 1:
-            windows = {t: (n // nb, -(-n // nb)) for t, n in width.items()}
             try:
                 within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of,
-                                          windows, left)
+                                          _forced(width, nb, k), left)
             except _OutOfTime:
                 return None
             if within is None:
@@ -380,12 +393,10 @@ def within_spread(table: PartitionTable, targets: Collection[int],
             continue
         if solved.x is None:
             return None
-        x = solved.x
-        windows = {t: (round(x[col]), round(x[col]) + k)  # type: ignore[index]
-                   for t, col in program.floors.items()}
         try:
             within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of,
-                                      windows, max(deadline - time.monotonic(), 1.0))
+                                      _windows(program, solved.x, k),
+                                      max(deadline - time.monotonic(), 1.0))
         except _OutOfTime:
             return None
         if within is None:  # the program's windows hold its plan: not reached

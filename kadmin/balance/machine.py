@@ -20,7 +20,7 @@ from kadmin.balance.held import hold
 from kadmin.balance.leaders import order_leaders
 from kadmin.balance.metrics import leader_changes, replica_moves
 from kadmin.balance.objective import Limits, Objective
-from kadmin.balance.racks import racks_kept, toward
+from kadmin.balance.racks import held_in_racks, toward
 from kadmin.balance.replicas import leader_kept, plan_replicas, replica_counts
 from kadmin.balance.result import Rebalance
 from kadmin.balance.shares import Split, leader_quota
@@ -191,8 +191,7 @@ class Whole:
         rack_of, split, before = self.rack_of, self.split, self.before
         assert rack_of is not None
         served = len({rack_of[b] for b in self.brokers})
-        within = sum(1 for r in before if len(r) == racks_kept(r, rack_of, served)
-                     and all(b in rack_of for b in r))
+        within = sum(1 for r in before if held_in_racks(r, rack_of, served))
         self.racks = RackBalance(True, free, True, fewest, within=within)
         self.moved, self.missing = final, 0
         ends = ends_after({**split.inside, **split.outside}, before, final, self.brokers)

@@ -60,6 +60,13 @@ def racks_kept(members: Replicas, rack_of: Mapping[int, str], served: int) -> in
     return min(served, len({rack_of.get(b) for b in members} - {None}))
 
 
+def held_in_racks(members: Collection[int], rack_of: Mapping[int, str], served: int) -> bool:
+    """Whether a partition on ``members`` has one replica on each rack it must keep
+    (:func:`racks_kept`): no replica may leave its rack, so the partition moves only inside
+    them. What the summary counts to say why racks cost moves over the rack-free bound."""
+    return len(members) == racks_kept(tuple(members), rack_of, served)
+
+
 def rack_ends(counts: Mapping[int, int], ranges: Mapping[int, tuple[int, int]],
               rack_of: Mapping[int, str | None], outside: Mapping[int, int]) -> RackEnds:
     """The end state of the module docstring for ``counts`` (units per target broker) within
