@@ -80,11 +80,27 @@ def frozen(server: EmbeddedZooKeeper) -> Iterator[None]:
     """The server's JVM stopped (SIGSTOP): connections stay open, the kernel still accepts new
     ones, nothing is answered. Resumed on the way out, so the fixture can stop it."""
     assert server.pid is not None
-    os.kill(server.pid, signal.SIGSTOP)
+    pid = server.pid
+    os.kill(pid, signal.SIGSTOP)
+    # the signal is delivered when the kernel next stops each thread: a request sent before
+    # then may still be answered, so wait until every thread of the JVM is stopped
+    eventually(lambda: _stopped(pid), f"ZooKeeper's JVM (pid {pid}) stopped")
     try:
         yield
     finally:
         os.kill(server.pid, signal.SIGCONT)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether every thread of process ``pid`` is stopped (state T in /proc)."""
+    states = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+        states.append(stat[stat.rindex(")") + 2])
+    return bool(states) and all(state in "Tt" for state in states)
 
 
 def kadmin_env(tmp_path: Path | None = None, **extra: str) -> dict[str, str]:

@@ -39,7 +39,11 @@ at most ``k``; else the windows pinned where its counts suggest (a heuristic); e
 and bound, only for the ``k`` left undecided below the least one realized.
 
 With ``L_t`` fixed this is a network matrix (totally unimodular): the linear program's vertex
-optimum is integral, and branch and bound (HiGHS, scipy's ``milp``) only branches on windows.
+optimum is integral, so branch and bound (HiGHS, scipy's ``milp``) makes only the windows
+integer (and the refined topics' partition columns, below), then the dual simplex finds the
+rest with those fixed (:func:`_optimum`). The mixed program is a relaxation of the integer one,
+so its infeasibility refutes; it solves in a fraction of the time every column integer took
+(bench/RESULTS.md, the mid-size rack clusters).
 It relaxes the partition level: the replicas of a topic must still be assigned to partitions,
 which is a max flow per topic (giver -> partition holding it -> taker the partition does not
 hold -> sink, capacities ``out``, 1, 1 and ``in``; Dinic, scipy's ``maximum_flow``). Hence:
@@ -103,12 +107,6 @@ REFINED_LIMIT = 300_000
 """Columns the partition-level model of every topic keeping racks takes at most (a replica on
 a giver or outside, or a taker a partition does not hold, for each such partition): within
 it, a topic whose racks' max flow fails puts all of them at partition level at once."""
-
-RACK_SECONDS = 5.0
-"""With racks, the most of :data:`SECONDS` the program takes: its plans must also pass the
-racks' max flows, which fail where partitions are skewed across racks (then every second
-spent is lost on the rack-aware path)."""
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -272,12 +270,9 @@ class Aggregate:
         undecided is decided at once (:meth:`within` with branch and bound; once a round finds
         topics whose flow fails, every topic with partitions keeping racks at partition level,
         within :data:`REFINED_LIMIT`, else again while each solve finds more) and the search
-        stops at the first it does not decide, within :data:`RACK_SECONDS`. Returns the plan
+        stops at the first it does not decide. Returns the plan
         of the least ``k`` realized (None: none below ``reached``), the least ``k`` still
         possible, and whether that is decided (every smaller ``k`` refuted)."""
-        import time
-        if self.rack_of:
-            deadline = min(deadline, time.monotonic() + RACK_SECONDS)
         found: tuple[int, dict[int, Replicas]] | None = None
         undecided: list[int] = []
         for k in range(least, reached):
@@ -549,8 +544,14 @@ class Aggregate:
         cost = np.concatenate([cost, np.full(n_in, 1.0 + 0.5 / (self.fewest + 1))])
         width += n_in
         matrix = coo_array((vals_all, (rows_all, cols_all)), shape=(r, width)).tocsr()
+        # with free windows, branch and bound decides the windows and the refined topics'
+        # partition columns (their rack flags are not a network): every other column follows
+        # from them by a network program (:func:`_optimum`)
+        branch_on = np.concatenate([n_out + n_in + np.arange(len(columns.free)),
+                                    np.arange(columns.width, extra)]) \
+            if len(columns.free) else np.zeros(0, dtype=np.int64)
         x = _optimum(cost, matrix, np.concatenate(rows.row_lo), np.concatenate(rows.row_hi),
-                     lo, hi, bool(len(columns.free)), seconds)
+                     lo, hi, branch_on, seconds)
         if x is None:
             return None
         if isinstance(x, bool):  # False: infeasible
@@ -1005,33 +1006,74 @@ def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndar
 
 
 def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray,
-             col_low: np.ndarray, col_high: np.ndarray, windows: bool, seconds: float
+             col_low: np.ndarray, col_high: np.ndarray, branch_on: np.ndarray, seconds: float
              ) -> np.ndarray | bool | None:
-    """An integral optimum (HiGHS): the dual simplex alone when every window is fixed (a
-    network matrix: its basic optimum is integral), branch and bound otherwise or when the
-    simplex's answer is fractional. False when there is none; None out of time (also when
+    """An integral optimum (HiGHS). With nothing to branch on (every window fixed), the
+    dual simplex alone: a network matrix, whose basic optimum is integral. Otherwise branch
+    and bound with only the ``branch_on`` columns integer (the free windows, the refined
+    topics' partition columns), which is a relaxation of the integer program (its
+    infeasibility refutes), then those columns fixed at its answer and the dual simplex for
+    the rest, a network program again. Where a simplex answer is fractional, branch and bound
+    with every column integer (on the fixed program after the first step: undecided, never a
+    refutation, where that fails). False when there is none; None out of time (also when
     ``seconds`` is already spent: HiGHS takes no negative time limit)."""
+    import time
+
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    deadline = time.monotonic() + seconds
     if seconds <= 0:
         return None
-    import numpy as np
-    from scipy.optimize import Bounds, LinearConstraint, linprog, milp
-    from scipy.sparse import vstack
-    if not windows:
-        upper, lower = np.isfinite(high), np.isfinite(low)
-        found = linprog(cost, A_ub=vstack([matrix[upper], -matrix[lower]]),  # type: ignore[index]
-                        b_ub=np.concatenate([high[upper], -low[lower]]),
-                        bounds=np.column_stack([col_low, col_high]), method="highs-ds",
-                        options={"time_limit": seconds})
+    fixed = False
+    if len(branch_on):
+        integrality = np.zeros(len(cost))
+        integrality[branch_on] = 1
+        found = milp(cost, constraints=LinearConstraint(matrix, low, high),
+                     integrality=integrality, bounds=Bounds(col_low, col_high),
+                     options={"time_limit": seconds})
         if found.status == 2:
             return False
-        if found.status == 1:
+        if found.status != 0 or found.x is None:
             return None
-        if found.status == 0 and found.x is not None and \
-                np.abs(found.x - np.rint(found.x)).max(initial=0.0) < 1e-6:
-            return found.x
+        col_low, col_high = col_low.copy(), col_high.copy()
+        col_low[branch_on] = col_high[branch_on] = np.rint(found.x[branch_on])
+        fixed = True
+    x = _simplex(cost, matrix, low, high, col_low, col_high, deadline - time.monotonic())
+    if x is None or isinstance(x, np.ndarray):
+        return x
+    if x is False:  # fixed: the columns chosen admit no integral plan, undecided
+        return None if fixed else False
+    seconds = deadline - time.monotonic()
+    if seconds <= 0:
+        return None
     found = milp(cost, constraints=LinearConstraint(matrix, low, high),
                  integrality=np.ones(len(cost)), bounds=Bounds(col_low, col_high),
                  options={"time_limit": seconds})
     if found.status == 2:
-        return False
+        return None if fixed else False
     return None if found.status != 0 or found.x is None else found.x
+
+
+def _simplex(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray,
+             col_low: np.ndarray, col_high: np.ndarray, seconds: float
+             ) -> np.ndarray | bool | None:
+    """The dual simplex's basic optimum where it is integral; True where it is fractional,
+    False where the program is infeasible, None out of time."""
+    if seconds <= 0:
+        return None
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import vstack
+    upper, lower = np.isfinite(high), np.isfinite(low)
+    found = linprog(cost, A_ub=vstack([matrix[upper], -matrix[lower]]),  # type: ignore[index]
+                    b_ub=np.concatenate([high[upper], -low[lower]]),
+                    bounds=np.column_stack([col_low, col_high]), method="highs-ds",
+                    options={"time_limit": seconds})
+    if found.status == 2:
+        return False
+    if found.status == 1:
+        return None
+    if found.status == 0 and found.x is not None and \
+            np.abs(found.x - np.rint(found.x)).max(initial=0.0) < 1e-6:
+        return found.x
+    return True

@@ -17,7 +17,7 @@ def _program(seconds: float) -> object:
     cost = np.array([1.0, 2.0])
     matrix = csr_array(np.array([[1.0, 1.0]]))
     return _optimum(cost, matrix, np.array([1.0]), np.array([1.0]), np.zeros(2), np.ones(2),
-                    True, seconds)
+                    np.arange(2), seconds)
 
 
 @pytest.mark.parametrize("seconds", [-0.5, 0.0])
@@ -31,3 +31,20 @@ def test_time_left_solves() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert list(np.rint(_program(5.0))) == [1.0, 0.0]
+
+
+def test_branching_on_some_columns_then_the_simplex_on_the_rest_is_the_integer_optimum() -> None:
+    """Branch and bound on the first column alone, the second by the simplex with it fixed:
+    the optimum of every column integer (x0 + x1 = 1, x0 - x1 within [-1, 1], x0 costlier)."""
+    cost = np.array([3.0, 1.0])
+    matrix = csr_array(np.array([[1.0, 1.0], [1.0, -1.0]]))
+    x = _optimum(cost, matrix, np.array([1.0, -1.0]), np.array([1.0, 1.0]), np.zeros(2),
+                 np.ones(2), np.array([0]), 5.0)
+    assert isinstance(x, np.ndarray) and list(np.rint(x)) == [0.0, 1.0]
+
+
+def test_an_infeasible_relaxation_refutes() -> None:
+    cost = np.array([1.0, 1.0])
+    matrix = csr_array(np.array([[1.0, 1.0]]))
+    assert _optimum(cost, matrix, np.array([3.0]), np.array([3.0]), np.zeros(2), np.ones(2),
+                    np.array([0]), 5.0) is False

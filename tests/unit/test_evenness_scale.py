@@ -665,12 +665,14 @@ def test_with_racks_topics_whose_flow_fails_go_to_partition_level_together(
     """3,000 partitions with racks, the partition program off. The racks' max flows fail for
     some topics at the spread asked, those at partition level make others fail, a few more
     each solve (the RF 2 cluster: 290 of 300 topics over 13 solves, 20-27 s, past the 5 s
-    racks cap). The search once stopped after one round of three and said "not proven" (at 5
+    cap racks once had). The search once stopped after one round of three and said "not proven" (at 5
     and 4); once a round fails, every topic with partitions keeping racks now goes to
     partition level together: one solve, proven."""
     table, targets, rack_of = cluster()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(evenness, "DEFAULT_LIMIT", 0)
+        # what is proven, not how fast (bench/ times it): the suite shares the cores
+        patch.setattr(evenness, "AGGREGATE_SECONDS", 600.0)
         result = rebalance(table, targets, rack_of)
     goal = result.topics
     assert result.replica_moves == result.lower_bound == moves
