@@ -82,17 +82,18 @@ def frozen(server: EmbeddedZooKeeper) -> Iterator[None]:
     assert server.pid is not None
     pid = server.pid
     os.kill(pid, signal.SIGSTOP)
-    # the signal is delivered when the kernel next stops each thread: a request sent before
-    # then may still be answered, so wait until every thread of the JVM is stopped
-    eventually(lambda: _stopped(pid), f"ZooKeeper's JVM (pid {pid}) stopped")
     try:
+        # the signal is delivered when the kernel next stops each thread: a request sent
+        # before then may still be answered, so wait until every thread of the JVM is stopped
+        eventually(lambda: _stopped(pid), f"ZooKeeper's JVM (pid {pid}) stopped")
         yield
     finally:
         os.kill(server.pid, signal.SIGCONT)
 
 
 def _stopped(pid: int) -> bool:
-    """Whether every thread of process ``pid`` is stopped (state T in /proc)."""
+    """Whether every thread of process ``pid`` is stopped (state T in /proc; a thread that
+    is ending, Z or X, runs no more either)."""
     states = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
@@ -100,7 +101,7 @@ def _stopped(pid: int) -> bool:
         except FileNotFoundError:  # a thread that ended meanwhile
             continue
         states.append(stat[stat.rindex(")") + 2])
-    return bool(states) and all(state in "Tt" for state in states)
+    return bool(states) and all(state in "TtZX" for state in states)
 
 
 def kadmin_env(tmp_path: Path | None = None, **extra: str) -> dict[str, str]:

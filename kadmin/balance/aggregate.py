@@ -236,7 +236,8 @@ class Aggregate:
 
     def within(self, k: int, deadline: float, branch: bool = True) -> Verdict | None:
         """The verdict for spread ``k``; None when the solver ran out of time (``deadline``,
-        by ``time.monotonic``). The relaxed program first (a linear program: it refutes, or
+        by ``time.monotonic``) or the windows it chose admit no integral plan (undecided).
+        The relaxed program first (a linear program: it refutes, or
         its solution is one of the exact program's); then, with ``branch``, the exact one
         (branch and bound over free windows). Topics whose flow does not realize the solution
         are modelled at partition level (as :mod:`kadmin.balance.evenness` does, inside this
@@ -338,7 +339,8 @@ class Aggregate:
 
     def _solve(self, k: int, seconds: float, relaxed: bool = False,
                pinned: np.ndarray | None = None) -> Verdict | tuple | None:
-        """The program for ``k``: a refuting :class:`Verdict`, None when out of time, or the
+        """The program for ``k``: a refuting :class:`Verdict`, None when out of time or
+        undecided (:func:`_optimum`), or the
         integral solution's columns for :meth:`_realize`. ``relaxed``: every window free to lie
         anywhere in its range on each cell separately (each count within ``[lowest L,
         highest L + k]``): a network matrix with no window column, a linear program whose
@@ -554,7 +556,7 @@ class Aggregate:
                      lo, hi, branch_on, seconds)
         if x is None:
             return None
-        if isinstance(x, bool):  # False: infeasible
+        if x is False:  # infeasible
             return Verdict(True, None)
         x = np.rint(x).astype(np.int64)
         into = x[n_out:n_out + n_in] + x[extra:extra + n_in]
@@ -1009,7 +1011,8 @@ def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
              col_low: np.ndarray, col_high: np.ndarray, branch_on: np.ndarray, seconds: float
              ) -> np.ndarray | bool | None:
     """An integral optimum (HiGHS). With nothing to branch on (every window fixed), the
-    dual simplex alone: a network matrix, whose basic optimum is integral. Otherwise branch
+    dual simplex first: a network matrix, whose basic optimum is integral, unless refined
+    topics bring their rack flags (then the fallback below). Otherwise branch
     and bound with only the ``branch_on`` columns integer (the free windows, the refined
     topics' partition columns), which is a relaxation of the integer program (its
     infeasibility refutes), then those columns fixed at its answer and the dual simplex for

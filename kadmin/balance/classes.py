@@ -136,9 +136,18 @@ def fewest_moves(table: PartitionTable, targets: Collection[int],
     every replica on a target, no partition on fewer racks than it must keep: the min-cost
     flow of the module docstring (a network linear program). None where no such plan exists,
     a target has no rack, or the program exceeds :data:`LIMIT`."""
+    found = _fewest_over(table, targets, ranges, rack_of)
+    return None if found is None else found[1]
+
+
+def _fewest_over(table: PartitionTable, targets: Collection[int],
+                 ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str]
+                 ) -> tuple[list[int], int, dict[int, Replicas]] | None:
+    """The targets in order (:func:`_ready`), the fewest moves and a plan making them
+    (:func:`_fewest`); None where either is."""
     brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
     found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
-    return None if found is None else found[0]
+    return None if brokers is None or found is None else (brokers, *found)
 
 
 def _fewest(table: PartitionTable, brokers: Sequence[int],
@@ -202,11 +211,10 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     on the windows (:func:`_branched`) closes it. Out of ``seconds``, the best plan found
     (at worst the plan of the fewest moves alone) and the bound."""
     start = time.monotonic()
-    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
-    found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
-    if brokers is None or found is None:
+    found = _fewest_over(table, targets, ranges, rack_of)
+    if found is None:
         return None
-    fewest, plain = found
+    brokers, fewest, plain = found
     if fewest <= beyond:
         return None
     classes = classflow.grouped(table, by_topic=True)
@@ -216,11 +224,12 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
     nb = len(brokers)
     least = max((int(n % nb != 0) for n in width.values()), default=0)
     tries = [_forced(width, nb, s) for s in range(least, 2)]
-    fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest, tries,
-                          start + seconds)
+    fixed, decided = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest,
+                                   tries, start + seconds)
     if fixed is not None:
         return fixed
-    least = 2
+    if decided:  # every flow refuted its spread (out of time, they proved nothing)
+        least = 2
 
     def centred(s: int) -> dict[int, tuple[int, int]]:
         return {t: (max(0, round(n / nb) - s // 2), max(0, round(n / nb) - s // 2) + s)
@@ -242,8 +251,8 @@ def plan(table: PartitionTable, targets: Collection[int], ranges: Mapping[int, t
             {t: (low[t], low[t] + least) for t in topics},
             {t: (high[t] - least, high[t]) for t in topics},
             {t: (low[t], high[t]) for t in topics}]
-    fixed = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest, tries,
-                          start + seconds)
+    fixed, _ = _first_within(table, classes, topics, brokers, ranges, rack_of, fewest, tries,
+                             start + seconds)
     best = _settled(table, brokers, fewest, plain, least) if fixed is None else (
         RackPlan(fixed.final, fixed.moves, fixed.spread, least))
     if best.least >= best.spread:
@@ -292,23 +301,24 @@ def _first_within(table: PartitionTable,
                   brokers: Sequence[int], ranges: Mapping[int, tuple[int, int]],
                   rack_of: Mapping[int, str], fewest: int,
                   tries: Sequence[Mapping[int, tuple[int, int]]], deadline: float
-                  ) -> RackPlan | None:
+                  ) -> tuple[RackPlan | None, bool]:
     """The plan of the first ``tries`` (topic windows) whose min-cost flow makes ``fewest``
     moves, its spread proven the least (each try's windows are the least width not refuted
-    before it)."""
+    before it), and whether every try was decided: False where a flow ran out of time (or
+    its answer was fractional) before a plan, so the tries before it refute nothing more."""
     for windows in tries:
         left = deadline - time.monotonic()
         if left <= 0:
-            return None
+            return None, False
         try:
             within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of, windows,
                                       left)
         except _OutOfTime:
-            return None
+            return None, False
         if within is not None and within[1] == fewest:
             reached = worst_topic(table, within[0], brokers)[0]
-            return RackPlan(within[0], fewest, reached, reached)
-    return None
+            return RackPlan(within[0], fewest, reached, reached), True
+    return None, True
 
 
 def _widths(classes: Mapping[tuple[int, frozenset[int]], list[int]]
@@ -356,11 +366,10 @@ def within_spread(table: PartitionTable, targets: Collection[int],
     branching on their floors only. Out of time, its best plan and its bound; None where the
     class program does not apply or found no plan in time (the search decides)."""
     deadline = time.monotonic() + seconds
-    brokers = _ready(sum(map(len, table.replicas)), targets, ranges, rack_of)
-    found = None if brokers is None else _fewest(table, brokers, ranges, rack_of)
-    if brokers is None or found is None:
+    found = _fewest_over(table, targets, ranges, rack_of)
+    if found is None:
         return None
-    fewest, plain = found
+    brokers, fewest, plain = found
     reached = worst_topic(table, plain, brokers)[0]
     if reached <= asked:
         return SpreadPlan(plain, fewest, reached, asked, fewest, fewest)

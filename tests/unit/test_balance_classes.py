@@ -102,6 +102,9 @@ def test_the_plan_makes_them_and_its_proven_topic_spread_is_the_least(c: Cluster
     assert found.least <= least <= found.spread
     if found.least == found.spread:
         assert found.spread == least
+    # out of time before any flow is solved, nothing beyond the means' bound is proven
+    hurried = classes.plan(table, targets, ranges(replicas, targets), rack_of, seconds=0.0)
+    assert hurried is not None and hurried.moves == fewest and hurried.least <= least
 
 
 def test_a_target_without_a_rack_is_left_to_the_search() -> None:
