@@ -312,10 +312,10 @@ def _first_within(table: PartitionTable,
             return None, False
         try:
             within = _cheapest_within(table, classes, topics, brokers, ranges, rack_of, windows,
-                                      left)
+                                      left, at_most=fewest)
         except _OutOfTime:
             return None, False
-        if within is not None and within[1] == fewest:
+        if within is not None:  # no plan makes fewer than the fewest
             reached = worst_topic(table, within[0], brokers)[0]
             return RackPlan(within[0], fewest, reached, reached), True
     return None, True
@@ -425,11 +425,12 @@ def _cheapest_within(table: PartitionTable,
                      classes: Mapping[tuple[int, frozenset[int]], list[int]],
                      topics: Sequence[int], brokers: Sequence[int],
                      ranges: Mapping[int, tuple[int, int]], rack_of: Mapping[int, str],
-                     windows: Mapping[int, tuple[int, int]], seconds: float
-                     ) -> tuple[dict[int, Replicas], int] | None:
+                     windows: Mapping[int, tuple[int, int]], seconds: float,
+                     at_most: int | None = None) -> tuple[dict[int, Replicas], int] | None:
     """The plan of the fewest moves with every topic's end counts within ``windows`` (the
     min-cost flow of :class:`kadmin.balance.classflow.TopicProgram`) and its moves; None
-    where none exists (:class:`_OutOfTime` where the flow ran out of ``seconds``)."""
+    where none exists, or where they are more than ``at_most`` (nothing dealt then);
+    :class:`_OutOfTime` where the flow ran out of ``seconds``."""
     program = classflow.TopicProgram.build(classes, topics, brokers, ranges, rack_of, None,
                                            windows)
     solved = program.program.solve(seconds, simplex=True)
@@ -439,6 +440,8 @@ def _cheapest_within(table: PartitionTable,
         return None
     if not classflow.integral(solved[1]):  # a vertex is integral: the crossover stopped short
         raise _OutOfTime
+    if at_most is not None and round(solved[0]) > at_most:
+        return None
     final = classflow.dealt(table, brokers, rack_of, program.flows,
                             classflow.rounded(solved[1]))
     return final, round(solved[0])
