@@ -40,10 +40,11 @@ and bound, only for the ``k`` left undecided below the least one realized.
 
 With ``L_t`` fixed this is a network matrix (totally unimodular): the linear program's vertex
 optimum is integral, so branch and bound (HiGHS, scipy's ``milp``) makes only the windows
-integer (and the refined topics' partition columns, below), then the dual simplex finds the
-rest with those fixed (:func:`_optimum`). The mixed program is a relaxation of the integer one,
-so its infeasibility refutes; it solves in a fraction of the time every column integer took
-(bench/RESULTS.md, the mid-size rack clusters).
+integer, then the rest follows with those fixed (:func:`_optimum`): as a min-cost flow
+(:mod:`kadmin.balance.netflow`, OR-tools) where the rows are a network once the fixed columns
+are folded, else by the dual simplex (the window cuts and rack rows below cross). The mixed
+program is a relaxation of the integer one, so its infeasibility refutes; it solves in a
+fraction of the time every column integer took (bench/RESULTS.md, the mid-size rack clusters).
 It relaxes the partition level: the replicas of a topic must still be assigned to partitions,
 which is a max flow per topic (giver -> partition holding it -> taker the partition does not
 hold -> sink, capacities ``out``, 1, 1 and ``in``; Dinic, scipy's ``maximum_flow``). Hence:
@@ -67,13 +68,21 @@ only the realization must respect racks:
 - rows per topic and rack, laminar refinements of the topic's row (still a network matrix):
   arrivals in a rack at least the partitions that must regain it, and, for partitions on
   every target rack once (rigid), arrivals there against departures there;
-- a topic whose flow falls short is modelled at partition level with the rack rule exactly
-  (per partition and target rack a flag at most the replicas it keeps or gains there, the
-  flags at least the racks it needs, as :mod:`kadmin.balance.evenness` does) and the program
-  solved again.
+- a topic whose flow falls short is modelled at partition level with the rack rule exactly,
+  and with it every topic keeping racks (failures beget failures elsewhere), within
+  :data:`REFINED_LIMIT`: each partition a flow through its rack nodes (:meth:`_rack_flow`:
+  a rack's departures go back into it, anywhere but the last, and the last through one
+  node into a distinct rack the partition does not hold, or, where it holds more racks than
+  it must keep, anywhere). A flow carries an end state exactly when it keeps the racks, and
+  every column is an arc, so the refined program is a network too: with the windows fixed a
+  min-cost flow decides it, integral, and only the windows need branch and bound. The
+  refined topics' aggregate rows (cuts, rack rows) are implied by their partitions and left
+  out, so they do not cross the partitions' network.
 
-A rack-aware plan realized this way is exact (``F`` moves, every topic within ``k``); a topic
-still not realized after :data:`ROUNDS` leaves ``k`` undecided, never wrongly decided.
+A rack-aware plan realized this way is exact (``F`` moves, every topic within ``k``); with
+every topic keeping racks refined, the program decides ``k`` exactly in time (the hypothesis
+tests hold it to the integer program); a topic still not realized after :data:`ROUNDS` leaves
+``k`` undecided, never wrongly decided.
 """
 
 from __future__ import annotations
@@ -1116,13 +1125,15 @@ def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndar
 def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray,
              col_low: np.ndarray, col_high: np.ndarray, branch_on: np.ndarray, seconds: float,
              total: Total | None = None) -> np.ndarray | bool | None:
-    """An integral optimum (HiGHS). With nothing to branch on (every window fixed), the
-    dual simplex first: a network matrix, whose basic optimum is integral, unless refined
-    topics bring their rack flags (then the fallback below). Otherwise branch
-    and bound with only the ``branch_on`` columns integer (the free windows, the refined
-    topics' partition columns), which is a relaxation of the integer program (its
-    infeasibility refutes), then those columns fixed at its answer and the dual simplex for
-    the rest, a network program again. Where a simplex answer is fractional, branch and bound
+    """An integral optimum. With nothing to branch on (every window fixed), a min-cost flow
+    where the program is a network once its fixed columns and single-entry rows are folded
+    (:func:`kadmin.balance.netflow.min_cost`; ``total``: the row that is the takers' rows
+    summed), else the dual simplex (HiGHS), whose basic optimum of a network matrix is
+    integral. Otherwise branch and bound with only the ``branch_on`` columns integer (the
+    free windows), which is a relaxation of the integer program (its infeasibility refutes),
+    then those columns fixed at its answer and the flow or the simplex for the rest, a
+    network program again. The flow is not interrupted at the deadline (it takes seconds on
+    the largest programs the limits let through). Where a simplex answer is fractional, branch and bound
     with every column integer (on the fixed program after the first step: undecided, never a
     refutation, where that fails). False when there is none; None out of time (also when
     ``seconds`` is already spent: HiGHS takes no negative time limit)."""
