@@ -284,7 +284,8 @@ class Aggregate:
             seconds = deadline - time.monotonic()
             if seconds <= 0:
                 return None
-            solved = self._pinned(k, last, deadline) if last is not None else last
+            solved: Verdict | tuple | None = \
+                self._pinned(k, last, deadline) if last is not None else None
             if solved is None or solved is last:
                 solved = self._relaxed(k, seconds)
             if isinstance(solved, tuple) and not self._within(k, *solved[:6]):
