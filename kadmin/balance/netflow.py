@@ -60,6 +60,8 @@ def min_cost(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
             or (np.abs(rows - np.rint(rows)) > 1e-9).any() or (np.abs(unit - cost) > 1e-9).any():
         return None
     row, col, val = m.row, m.col, m.data
+    if total is not None and not len(total.parts):  # a sum of nothing: an empty row
+        total = None
     if total is not None:  # its row is only checked against its parts' sum by the caller
         keep = row != total.row
         row, col, val = row[keep], col[keep], val[keep]
@@ -102,13 +104,21 @@ def min_cost(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
     free = ~fixed
     if (np.bincount(col, minlength=n_cols) > 2).any():
         return None
-    sign = _orientation(row, col, val, n_rows)
-    if sign is None:
+    oriented = _orientation(row, col, val, n_rows)
+    if oriented is None:
         return None
+    sign, component = oriented
     if total is not None:
-        parts = sign[total.parts]
-        if not ((parts > 0).all() or (parts < 0).all()):
-            return None
+        # the parts' excess shares one node: each part positive, flipping whole components
+        # (a component's rows may all be negated together); parts of one component that
+        # disagree cannot share it
+        flip = np.zeros(2 * n_rows, dtype=bool)
+        for c in np.unique(component[total.parts]):
+            signs = sign[total.parts[component[total.parts] == c]]
+            if (signs > 0).any() and (signs < 0).any():
+                return None
+            flip[c] = signs[0] < 0
+        sign = np.where(flip[component], -sign, sign)
     val = val * sign[row]
     row_lo = np.where(sign > 0, low, -high)
     row_hi = np.where(sign > 0, high, -low)
@@ -136,10 +146,8 @@ def min_cost(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
         through = count
         count += 1
         sink[node_of[total.parts]] = through
-        t_lo = max(float(low[total.row]), -big) if sign[total.parts[0]] > 0 \
-            else max(-float(high[total.row]), -big)
-        t_hi = min(float(high[total.row]), big) if sign[total.parts[0]] > 0 \
-            else min(-float(low[total.row]), big)
+        t_lo = max(float(low[total.row]), -big)
+        t_hi = min(float(high[total.row]), big)
         arcs_t.append(np.array([through]))
         arcs_h.append(np.array([ground]))
         arcs_lo.append(np.array([t_lo]))
@@ -169,9 +177,10 @@ def min_cost(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
 
 
 def _orientation(row: np.ndarray, col: np.ndarray, val: np.ndarray, n_rows: int
-                 ) -> np.ndarray | None:
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
     """A sign per row such that every column with two entries has them opposite once each
-    row is multiplied by its sign; None when there is none (not a network matrix). A
+    row is multiplied by its sign, and each row's component (its rows' signs may all flip
+    together); None when there is none (not a network matrix). A
     two-colouring: row ``i`` is nodes ``i`` and ``i + n`` of a doubled graph, a column whose
     entries must keep their signs joins ``i``-``j`` and ``i+n``-``j+n``, one whose signs
     must flip ``i``-``j+n`` and ``i+n``-``j``; colourable iff no row's two nodes meet."""
@@ -179,7 +188,7 @@ def _orientation(row: np.ndarray, col: np.ndarray, val: np.ndarray, n_rows: int
     from scipy.sparse import coo_array
     from scipy.sparse.csgraph import connected_components
     if not len(row):
-        return np.ones(n_rows)
+        return np.ones(n_rows), np.arange(n_rows)
     order = np.lexsort((row, col))
     row, col, val = row[order], col[order], val[order]
     first = np.flatnonzero(np.concatenate([[True], col[1:] != col[:-1]]))
@@ -193,4 +202,4 @@ def _orientation(row: np.ndarray, col: np.ndarray, val: np.ndarray, n_rows: int
     _, label = connected_components(graph, directed=False)
     if (label[:n] == label[n:]).any():
         return None
-    return np.where(label[:n] < label[n:], 1.0, -1.0)
+    return np.where(label[:n] < label[n:], 1.0, -1.0), np.minimum(label[:n], label[n:])

@@ -135,3 +135,29 @@ def test_a_total_routes_its_parts_through_one_arc() -> None:
     x = min_cost(np.ones(2), csr_array(matrix), low, np.array([-3.0, 2.0, 2.0, 3.0]),
                  np.zeros(2), np.full(2, 5.0), Total(3, np.array([1, 2])))
     assert isinstance(x, np.ndarray) and x.sum() == 3 and (x <= 2).all()
+
+
+def test_parts_of_a_total_in_separate_components_share_its_node() -> None:
+    """A taker whose cells are all fixed stands alone (its own component, oriented +1),
+    another is linked through its topic (oriented -1): flipping a whole component puts both
+    on the total's node, so the program is still a flow (it was handed to the simplex)."""
+    # rows: topic, taker A, taker B, total = A + B
+    matrix = np.array([[-1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    x = min_cost(np.array([0.0, 1.0, 1.0]), csr_array(matrix), np.zeros(4),
+                 np.array([0.0, 2.0, 2.0, 3.0]), np.zeros(3), np.full(3, 2.0),
+                 Total(3, np.array([1, 2])))
+    assert isinstance(x, np.ndarray) and list(x) == [0.0, 0.0, 0.0]
+    # the same with the topic's arc forced: one unit through A, the total at most 0 refuses
+    x = min_cost(np.array([0.0, 1.0, 1.0]), csr_array(matrix), np.zeros(4),
+                 np.array([0.0, 2.0, 2.0, 0.0]), np.array([1.0, 0.0, 0.0]), np.full(3, 2.0),
+                 Total(3, np.array([1, 2])))
+    assert x is False
+
+
+def test_a_total_of_no_parts_is_an_empty_row() -> None:
+    matrix = csr_array(np.array([[1.0], [0.0]]))
+    x = min_cost(np.zeros(1), matrix, np.zeros(2), np.array([1.0, 5.0]), np.zeros(1),
+                 np.ones(1), Total(1, np.array([], dtype=np.int64)))
+    assert isinstance(x, np.ndarray)
+    assert min_cost(np.zeros(1), matrix, np.array([0.0, 1.0]), np.array([1.0, 5.0]),
+                    np.zeros(1), np.ones(1), Total(1, np.array([], dtype=np.int64))) is False
