@@ -49,6 +49,7 @@ Topics:
 - :mod:`.evenness`      every topic even: the exact program, and the topic stage on one machine
 - :mod:`.spreads`       topic spreads at any size, and the certificate's lower bound
 - :mod:`.aggregate`     the topic x broker program that decides the least worst spread
+- :mod:`.netflow`       a network linear program solved as a min-cost flow (OR-tools)
 
 Leaders and partial plans:
 

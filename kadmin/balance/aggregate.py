@@ -40,10 +40,11 @@ and bound, only for the ``k`` left undecided below the least one realized.
 
 With ``L_t`` fixed this is a network matrix (totally unimodular): the linear program's vertex
 optimum is integral, so branch and bound (HiGHS, scipy's ``milp``) makes only the windows
-integer (and the refined topics' partition columns, below), then the dual simplex finds the
-rest with those fixed (:func:`_optimum`). The mixed program is a relaxation of the integer one,
-so its infeasibility refutes; it solves in a fraction of the time every column integer took
-(bench/RESULTS.md, the mid-size rack clusters).
+integer, then the rest follows with those fixed (:func:`_optimum`): as a min-cost flow
+(:mod:`kadmin.balance.netflow`, OR-tools) where the rows are a network once the fixed columns
+are folded, else by the dual simplex (the window cuts and rack rows below cross). The mixed
+program is a relaxation of the integer one, so its infeasibility refutes; it solves in a
+fraction of the time every column integer took (bench/RESULTS.md, the mid-size rack clusters).
 It relaxes the partition level: the replicas of a topic must still be assigned to partitions,
 which is a max flow per topic (giver -> partition holding it -> taker the partition does not
 hold -> sink, capacities ``out``, 1, 1 and ``in``; Dinic, scipy's ``maximum_flow``). Hence:
@@ -67,13 +68,21 @@ only the realization must respect racks:
 - rows per topic and rack, laminar refinements of the topic's row (still a network matrix):
   arrivals in a rack at least the partitions that must regain it, and, for partitions on
   every target rack once (rigid), arrivals there against departures there;
-- a topic whose flow falls short is modelled at partition level with the rack rule exactly
-  (per partition and target rack a flag at most the replicas it keeps or gains there, the
-  flags at least the racks it needs, as :mod:`kadmin.balance.evenness` does) and the program
-  solved again.
+- a topic whose flow falls short is modelled at partition level with the rack rule exactly,
+  and with it every topic keeping racks (failures beget failures elsewhere), within
+  :data:`REFINED_LIMIT`: each partition a flow through its rack nodes (:meth:`_rack_flow`:
+  a rack's departures go back into it, anywhere but the last, and the last through one
+  node into a distinct rack the partition does not hold, or, where it holds more racks than
+  it must keep, anywhere). A flow carries an end state exactly when it keeps the racks, and
+  every column is an arc, so the refined program is a network too: with the windows fixed a
+  min-cost flow decides it, integral, and only the windows need branch and bound. The
+  refined topics' aggregate rows (cuts, rack rows) are implied by their partitions and left
+  out, so they do not cross the partitions' network.
 
-A rack-aware plan realized this way is exact (``F`` moves, every topic within ``k``); a topic
-still not realized after :data:`ROUNDS` leaves ``k`` undecided, never wrongly decided.
+A rack-aware plan realized this way is exact (``F`` moves, every topic within ``k``); with
+every topic keeping racks refined, the program decides ``k`` exactly in time (the hypothesis
+tests hold it to the integer program); a topic still not realized after :data:`ROUNDS` leaves
+``k`` undecided, never wrongly decided.
 """
 
 from __future__ import annotations
@@ -85,6 +94,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from kadmin.balance.netflow import Total, min_cost
 from kadmin.balance.racks import racks_kept
 from kadmin.balance.spreads import Boxes, cells, per_topic
 from kadmin.balance.table import PartitionTable
@@ -166,6 +176,27 @@ class _Rows:
         self.r += len(low)
 
 
+@dataclass
+class _Nodes:
+    """Rows added one at a time, each a flow node: its ``plus`` columns less its ``minus``
+    columns equal a constant (what enters it from outside the program)."""
+
+    r: int
+    entries_r: list[int] = field(default_factory=list)
+    entries_c: list[int] = field(default_factory=list)
+    entries_v: list[float] = field(default_factory=list)
+    low: list[float] = field(default_factory=list)
+    high: list[float] = field(default_factory=list)
+
+    def node(self, plus: list[int], minus: list[int], value: float) -> None:
+        self.entries_r += [self.r] * (len(plus) + len(minus))
+        self.entries_c += plus + minus
+        self.entries_v += [1.0] * len(plus) + [-1.0] * len(minus)
+        self.low.append(value)
+        self.high.append(value)
+        self.r += 1
+
+
 class Aggregate:
     """The program of the module docstring for one cluster; :meth:`within` asks it of one
     ``k``. ``fewest``: ``F``, which some plan is known to make; ``rack_of``: plans keep
@@ -181,6 +212,9 @@ class Aggregate:
         self.inside = frozenset(order)
         self.refined: set[int] = set()
         """Topics modelled at partition level (their aggregate did not realize)."""
+        self._relaxed_seen: dict[tuple[int, int], Verdict | tuple | None] = {}
+        """The relaxed program's answer by ``k`` and how many topics were refined (they
+        only grow)."""
         n = len(order)
         held = np.array([now.get(b, 0) for b in order], dtype=np.int64)
         low = np.array([bounds[b][0] for b in order], dtype=np.int64)
@@ -243,11 +277,17 @@ class Aggregate:
         are modelled at partition level (as :mod:`kadmin.balance.evenness` does, inside this
         program) and the program solved again, up to :data:`ROUNDS` times."""
         import time
+        last: tuple | None = None
+        """The last round's solution: its windows, pinned, are tried first (the partitions
+        of the topics it failed on now modelled)."""
         for _ in range(ROUNDS):
             seconds = deadline - time.monotonic()
             if seconds <= 0:
                 return None
-            solved = self._solve(k, seconds, relaxed=True)
+            solved: Verdict | tuple | None = \
+                self._pinned(k, last, deadline) if last is not None else None
+            if solved is None or solved is last:
+                solved = self._relaxed(k, seconds)
             if isinstance(solved, tuple) and not self._within(k, *solved[:6]):
                 solved = self._pinned(k, solved, deadline)
             if isinstance(solved, tuple) and not self._within(k, *solved[:6]):
@@ -259,7 +299,12 @@ class Aggregate:
             final, failed = self._realize(*solved)
             if not failed:
                 return Verdict(False, final)
+            last = solved
             self.refined |= failed
+            if self.rack_of and self._kept_racks[1] <= REFINED_LIMIT:
+                # racks: failures beget failures elsewhere (measured: rounds of 25, 266 and
+                # 28 more topics), and the partition-level model is exact and a flow
+                self.refined |= self._kept_racks[0]
         return Verdict(False, None)
 
     def least(self, least: int, reached: int, deadline: float
@@ -318,6 +363,14 @@ class Aggregate:
             return None, reached, True
         return found[1], found[0], True
 
+    def _relaxed(self, k: int, seconds: float) -> Verdict | tuple | None:
+        """The relaxed program for ``k`` (:meth:`_solve`), solved once for each set of
+        refined topics (a round after one without branch and bound begins where it did)."""
+        key = (k, len(self.refined))
+        if key not in self._relaxed_seen:
+            self._relaxed_seen[key] = self._solve(k, seconds, relaxed=True)
+        return self._relaxed_seen[key]
+
     def _pinned(self, k: int, relaxed: tuple, deadline: float) -> tuple:
         """A solution of the exact program near the relaxed one (a heuristic: it decides
         nothing when it fails): each topic's window pinned where the relaxed solution's counts
@@ -353,7 +406,7 @@ class Aggregate:
         if columns is None:
             return Verdict(True, None)
         rows = _Rows()
-        self._flow_rows(columns, rows)
+        total = self._flow_rows(columns, rows)
         n_out, n_in = columns.n_out, columns.n_in
         cuts = self._window_cuts(k, columns.window_low, columns.window_high, columns.ac,
                                  columns.cap, columns.lo[n_out:n_out + n_in],
@@ -366,7 +419,7 @@ class Aggregate:
             self._rack_rows(columns, rows)
         if len(columns.free):
             self._free_window_rows(k, columns, rows)
-        return self._solved(columns, rows, seconds)
+        return self._solved(columns, rows, total, seconds)
 
     def _columns(self, k: int, relaxed: bool, pinned: np.ndarray | None) -> _Columns | None:
         """The program's columns for ``k`` and their bounds: per giver cell the replicas
@@ -415,22 +468,26 @@ class Aggregate:
         return _Columns(window_low, window_high, gt, gb, gc, at, ab, ac, cap, free, n_out, n_in,
                         width, lo, hi, cost)
 
-    def _flow_rows(self, columns: _Columns, rows: _Rows) -> None:
+    def _flow_rows(self, columns: _Columns, rows: _Rows) -> Total:
         """Per topic, arrivals less departures are its replicas outside the targets; per
         broker, its gives (givers) or takes (takers) within its range; all arrivals together
-        at most ``F``."""
+        at most ``F`` (the takers' rows together: returned as such for the flow)."""
         import numpy as np
         topics, movable, takers = len(self.table.topics), self.movable, self.takers
         gt, gb, at, ab = columns.gt, columns.gb, columns.at, columns.ab
         n_out, n_in = columns.n_out, columns.n_in
+        # (a refined topic's row is the sum of its partitions' and cells', left out)
+        aggregated = movable[~self._refined_mask[movable]]
         topic_row = np.full(topics, -1)
-        topic_row[movable] = np.arange(len(movable))
-        rows.rows += [topic_row[gt], topic_row[at]]
-        rows.cols += [np.arange(n_out), n_out + np.arange(n_in)]
-        rows.vals += [-np.ones(n_out), np.ones(n_in)]
-        rows.row_lo.append(self.outside[movable])
-        rows.row_hi.append(self.outside[movable])
-        rows.r += len(movable)
+        topic_row[aggregated] = rows.r + np.arange(len(aggregated))
+        for t, col, sign in ((gt, np.arange(n_out), -1.0), (at, n_out + np.arange(n_in), 1.0)):
+            on = topic_row[t] >= 0
+            rows.rows.append(topic_row[t[on]])
+            rows.cols.append(col[on])
+            rows.vals.append(np.full(int(on.sum()), sign))
+        rows.row_lo.append(self.outside[aggregated])
+        rows.row_hi.append(self.outside[aggregated])
+        rows.r += len(aggregated)
         r = rows.r
         broker_row = np.full(len(self.order), -1)
         givers = np.flatnonzero(self.giver)
@@ -445,8 +502,10 @@ class Aggregate:
         # all arrivals together at most F (every plan moves at least F): the program asks
         # for a plan of F moves, not for the least moves, so a solver's optimality gap never
         # turns into a refutation (HiGHS stops branch and bound within a relative gap)
+        total = Total(rows.r, r + len(givers) + np.arange(len(takers)))
         rows.add(np.full(n_in, rows.r), n_out + np.arange(n_in), np.ones(n_in),
                  np.array([0.0]), np.array([float(self.fewest)]))
+        return total
 
     def _rack_rows(self, columns: _Columns, rows: _Rows) -> None:
         """Per topic and rack, at least the arrivals its partitions must have; for the
@@ -457,6 +516,8 @@ class Aggregate:
         n_out, n_in = columns.n_out, columns.n_in
         rack_of = self.rack_of or {}
         topic, rack, need = self._regain
+        kept = ~self._refined_mask[topic]
+        topic, rack, need = topic[kept], rack[kept], need[kept]
         movable_pos = np.full(topics, -1)
         movable_pos[movable] = np.arange(len(movable))
         taker_rack = np.array([self._rack_index.get(rack_of.get(self.order[y]), -1)
@@ -471,6 +532,8 @@ class Aggregate:
         rows.row_hi.append(np.full(len(need), np.inf))
         rows.r += len(need)
         rigid, least_more, most_more = self._rigid
+        kept = ~self._refined_mask[rigid]
+        rigid, least_more, most_more = rigid[kept], least_more[kept], most_more[kept]
         if not len(rigid):
             return
         racks = len(self._rack_index)
@@ -506,7 +569,7 @@ class Aggregate:
             rows.row_hi.append(k - count[mine])
             rows.r += len(mine)
 
-    def _solved(self, columns: _Columns, rows: _Rows, seconds: float
+    def _solved(self, columns: _Columns, rows: _Rows, total: Total, seconds: float
                 ) -> Verdict | tuple | None:
         """The program solved (the refined topics at partition level first, where any):
         see :meth:`_solve`."""
@@ -518,20 +581,21 @@ class Aggregate:
         r = rows.r
         arcs: list[tuple[int, int, int]] = []
         if self.refined:
-            r, width, arcs = self._refine(gt, gb, n_out, r, width, rows.rows, rows.cols,
-                                          rows.vals, rows.row_lo, rows.row_hi)
+            r, width, arcs, caps = self._refine(gt, gb, n_out, r, width, rows.rows, rows.cols,
+                                                rows.vals, rows.row_lo, rows.row_hi)
             lo = np.concatenate([lo, np.zeros(width - len(lo))])
-            hi = np.concatenate([hi, np.ones(width - len(hi))])
+            hi = np.concatenate([hi, np.array(caps)])
             cost = np.concatenate([cost, np.zeros(width - len(cost))])
         if not width:  # nothing can move: the plan is no move, if the brokers are in range
             empty = np.zeros(0, dtype=np.int64)
             still = (np.concatenate(rows.row_lo) <= 0).all() \
                 and (np.concatenate(rows.row_hi) >= 0).all()
             return (gt, gb, empty, at, ab, empty, [], empty) if still else Verdict(True, None)
-        # each in[t, y] in two parallel arcs: its first replica at cost 1, the others at
-        # 1 + eps (eps * every move < 1/2: the fewest moves first), so that of the optima the
-        # program prefers those spreading a topic over more takers, which partitions realize
-        # more often (a partition gains one replica per taker); still a network matrix
+        # each in[t, y] in two parallel arcs: its first replica at cost 1, the others at 2,
+        # so that of the solutions the program prefers those spreading a topic over more
+        # takers, which partitions realize more often (a partition gains one replica per
+        # taker); still a network matrix, and integral costs for the flow. (Any solution of
+        # at most F arrivals answers the question: the costs only choose among them.)
         rows_all, cols_all, vals_all = (np.concatenate(rows.rows), np.concatenate(rows.cols),
                                         np.concatenate(rows.vals))
         first = (cols_all >= n_out) & (cols_all < n_out + n_in)
@@ -543,17 +607,14 @@ class Aggregate:
         lo[n_out:n_out + n_in], hi[n_out:n_out + n_in] = np.minimum(lo_in, 1), np.minimum(hi_in, 1)
         lo = np.concatenate([lo, np.maximum(lo_in - 1, 0)])
         hi = np.concatenate([hi, np.maximum(hi_in - 1, 0)])
-        cost = np.concatenate([cost, np.full(n_in, 1.0 + 0.5 / (self.fewest + 1))])
+        cost = np.concatenate([cost, np.full(n_in, 2.0)])
         width += n_in
         matrix = coo_array((vals_all, (rows_all, cols_all)), shape=(r, width)).tocsr()
-        # with free windows, branch and bound decides the windows and the refined topics'
-        # partition columns (their rack flags are not a network): every other column follows
-        # from them by a network program (:func:`_optimum`)
-        branch_on = np.concatenate([n_out + n_in + np.arange(len(columns.free)),
-                                    np.arange(columns.width, extra)]) \
-            if len(columns.free) else np.zeros(0, dtype=np.int64)
+        # with free windows, branch and bound decides the windows: every other column
+        # follows from them by a network program (:func:`_optimum`)
+        branch_on = n_out + n_in + np.arange(len(columns.free))
         x = _optimum(cost, matrix, np.concatenate(rows.row_lo), np.concatenate(rows.row_hi),
-                     lo, hi, branch_on, seconds)
+                     lo, hi, branch_on, seconds, total)
         if x is None:
             return None
         if x is False:  # infeasible
@@ -585,7 +646,8 @@ class Aggregate:
         movable, takers = self.movable, self.takers
         y = len(takers)
         empty = np.zeros(0)
-        chosen = np.flatnonzero(window_low[movable] < window_high[movable])
+        chosen = np.flatnonzero((window_low[movable] < window_high[movable])
+                                & ~self._refined_mask[movable])
         if not len(chosen) or not y:
             return (empty.astype(np.int64), empty.astype(np.int64), empty, empty, empty)
         topic = movable[chosen]
@@ -676,12 +738,14 @@ class Aggregate:
 
     def _refine(self, gt: np.ndarray, gb: np.ndarray, n_out: int, r: int, width: int,
                 rows: list, cols: list, vals: list, row_lo: list, row_hi: list
-                ) -> tuple[int, int, list[tuple[int, int, int]]]:
+                ) -> tuple[int, int, list[tuple[int, int, int]], list[float]]:
         """The refined topics at partition level: a column per replica on a giver (it leaves)
         and per taker a partition does not hold (a replica arrives), a row per partition
         (arrivals = departures + its replicas outside the targets) and per cell (the topic's
-        column is the sum of its partitions'). Returns the rows and columns now, and each
-        partition column's (column, partition, broker index; ``-1 - index``: it leaves)."""
+        column is the sum of its partitions'); a partition keeping racks is a flow through
+        rack nodes instead of its row (:meth:`_rack_flow`). Returns the rows and columns now,
+        each partition column's (column, partition, broker index; ``-1 - index``: it leaves)
+        and every new column's upper bound."""
         import numpy as np
         table, order = self.table, self.order
         index = {b: i for i, b in enumerate(order)}
@@ -693,11 +757,8 @@ class Aggregate:
         links: dict[int, list[int]] = {}
         """Column of a topic's cell -> the partition columns that add up to it."""
         arcs: list[tuple[int, int, int]] = []
-        entries_r: list[int] = []
-        entries_c: list[int] = []
-        entries_v: list[float] = []
-        low: list[float] = []
-        high: list[float] = []
+        matrix = _Nodes(r)
+        caps: list[float] = []
         for t in sorted(self.refined):
             if t not in movable_pos:
                 continue
@@ -709,67 +770,116 @@ class Aggregate:
                 leaving = [w for w in where if w is not None and self.giver[w]]
                 if not leaving and not outside:
                     continue
-                columns: list[tuple[int, int]] = []
-                """This partition's (column, broker index), departures and arrivals."""
+                departs: list[tuple[int, int]] = []
+                arrives: list[tuple[int, int]] = []
+                """This partition's (column, broker index) of departures and arrivals."""
                 for w in leaving:
                     links.setdefault(out_col[(t, w)], []).append(width)
                     arcs.append((width, p, -1 - w))
-                    columns.append((width, w))
-                    entries_r.append(r)
-                    entries_c.append(width)
-                    entries_v.append(-1.0)
+                    departs.append((width, w))
                     width += 1
                 for y in takers:
                     if y in where:
                         continue
                     links.setdefault(first + taker_pos[y], []).append(width)
                     arcs.append((width, p, y))
-                    columns.append((width, y))
-                    entries_r.append(r)
-                    entries_c.append(width)
-                    entries_v.append(1.0)
+                    arrives.append((width, y))
                     width += 1
-                low.append(outside)
-                high.append(outside)
-                r += 1
+                caps += [1.0] * (len(departs) + len(arrives))
                 need = self._need(members)
                 if need < 2:
-                    continue
-                # racks: per target rack a flag <= replicas kept there + replicas arriving
-                # there; the flags >= the racks the partition needs
-                rack_of = self.rack_of or {}
-                flags = []
-                for rack in sorted(_racks(rack_of, order)):
-                    kept = [w for w in where if w is not None and rack_of.get(order[w]) == rack]
-                    mine = [(col, 1.0 if b in leaving else -1.0) for col, b in columns
-                            if rack_of.get(order[b]) == rack]
-                    entries_r += [r] * (len(mine) + 1)
-                    entries_c += [width, *(col for col, _ in mine)]
-                    entries_v += [1.0, *(v for _, v in mine)]
-                    low.append(-np.inf)
-                    high.append(len(kept))
-                    flags.append(width)
-                    width += 1
-                    r += 1
-                entries_r += [r] * len(flags)
-                entries_c += flags
-                entries_v += [1.0] * len(flags)
-                low.append(need)
-                high.append(np.inf)
-                r += 1
+                    matrix.node([c for c, _ in arrives], [c for c, _ in departs], outside)
+                else:
+                    width = self._rack_flow(members, departs, arrives, need, width, matrix, caps)
         for col, parts in links.items():
-            entries_r += [r] * (len(parts) + 1)
-            entries_c += [col, *parts]
-            entries_v += [1.0] + [-1.0] * len(parts)
-            low.append(0)
-            high.append(0)
-            r += 1
-        rows.append(np.array(entries_r, dtype=np.int64))
-        cols.append(np.array(entries_c, dtype=np.int64))
-        vals.append(np.array(entries_v))
-        row_lo.append(np.array(low))
-        row_hi.append(np.array(high))
-        return r, width, arcs
+            matrix.node([col], parts, 0)
+        rows.append(np.array(matrix.entries_r, dtype=np.int64))
+        cols.append(np.array(matrix.entries_c, dtype=np.int64))
+        vals.append(np.array(matrix.entries_v))
+        row_lo.append(np.array(matrix.low))
+        row_hi.append(np.array(matrix.high))
+        return matrix.r, width, arcs, caps
+
+    def _rack_flow(self, members: Replicas, departs: list[tuple[int, int]],
+                   arrives: list[tuple[int, int]], need: int, width: int, matrix: _Nodes,
+                   caps: list[float]) -> int:
+        """A partition that must end on ``need`` racks (two or more), as a flow: its
+        departures enter a node per rack they leave (those from brokers outside the targets
+        as a constant), its arrivals leave a node per rack they enter, and between them a
+        rack's departures go back into the same rack (at most as many as it holds), anywhere
+        (all but one of them: the rack keeps a replica), or, the last one, through a node
+        ``emptied`` that sends each unit into a distinct rack the partition does not hold
+        (the rack lost is replaced) or, at most ``racks - need`` of them, anywhere (racks it
+        may lose: more racks than the targets serve). An end state keeps ``need`` racks
+        exactly when such a flow carries it (every emptied rack is matched to a new one or
+        forgiven), so this is the rack rule itself, not a relaxation, and every column is an
+        arc: the partition adds a network to the network program, integral with the windows
+        fixed. Returns the columns now."""
+        rack_of, order = self.rack_of or {}, self.order
+        held = Counter(rack_of.get(b) for b in members)
+        outside = Counter(rack_of.get(b) for b in members if b not in self.inside)
+        into: dict[str | None, list[int]] = {}
+        for col, y in arrives:
+            into.setdefault(rack_of.get(order[y]), []).append(col)
+        out_of: dict[str | None, list[int]] = {}
+        for col, w in departs:
+            out_of.setdefault(rack_of.get(order[w]), []).append(col)
+        racks = sorted(into.keys() | out_of.keys() | outside.keys(), key=str)
+        arc_in: dict[str | None, list[int]] = {rack: [] for rack in into}
+        """Per rack arrivals may enter, the arcs into its node."""
+        anywhere_in: list[int] = []
+        anywhere_out: list[int] = []
+        emptied_in: list[int] = []
+        emptied_out: list[int] = []
+
+        def arc(cap: float) -> int:
+            nonlocal width
+            caps.append(cap)
+            width += 1
+            return width - 1
+
+        for rack in racks:
+            if rack not in out_of and rack not in outside:
+                continue
+            leaves: list[int] = []
+            if rack in into:
+                leaves.append(arc(held[rack]))
+                arc_in[rack].append(leaves[-1])
+            if rack is None:
+                leaves.append(arc(held[rack]))
+                anywhere_in.append(leaves[-1])
+            else:
+                if held[rack] > 1:
+                    leaves.append(arc(held[rack] - 1))
+                    anywhere_in.append(leaves[-1])
+                leaves.append(arc(1))
+                emptied_in.append(leaves[-1])
+            matrix.node(leaves, out_of.get(rack, []), outside.get(rack, 0))
+        for rack in into:
+            if rack is not None and rack not in held:
+                emptied_out.append(arc(1))
+                arc_in[rack].append(emptied_out[-1])
+        spare = len(set(held) - {None}) - need
+        if spare > 0:
+            emptied_out.append(arc(spare))
+            anywhere_in.append(emptied_out[-1])
+        for rack in into:
+            anywhere_out.append(arc(len(members)))
+            arc_in[rack].append(anywhere_out[-1])
+        matrix.node(emptied_in, emptied_out, 0)
+        matrix.node(anywhere_in, anywhere_out, 0)
+        for rack, cols in into.items():
+            matrix.node(arc_in[rack], cols, 0)
+        return width
+
+    @property
+    def _refined_mask(self) -> np.ndarray:
+        """Per topic, whether it is modelled at partition level: exactly, so the cuts and rack
+        rows on its aggregate (valid, but crossing its partitions' network) are left out."""
+        import numpy as np
+        mask = np.zeros(len(self.table.topics), dtype=bool)
+        mask[sorted(self.refined)] = True
+        return mask
 
     @cached_property
     def _rack_index(self) -> dict[str | None, int]:
@@ -855,9 +965,15 @@ class Aggregate:
             moving = sum(1 for b in members if b in giver or b not in self.inside)
             if gives[t] and moving and self._need(members) >= 2:
                 topics.add(t)
+        rack_of = self.rack_of or {}
         for p, members in enumerate(self.table.replicas):
-            if self.table.topic_of[p] in topics:
-                columns += sum(1 for b in members if b in giver) + len(takers - set(members))
+            if self.table.topic_of[p] in topics \
+                    and any(b in giver or b not in self.inside for b in members):
+                gains = takers - set(members)
+                columns += sum(1 for b in members if b in giver) + len(gains)
+                if self._need(members) >= 2:  # the rack flow's arcs (:meth:`_rack_flow`)
+                    leave = {rack_of.get(b) for b in members if b in giver or b not in self.inside}
+                    columns += 3 * len(leave) + 2 * len({rack_of.get(y) for y in gains}) + 1
         return topics, columns
 
     def _need(self, members: Replicas) -> int:
@@ -1008,15 +1124,17 @@ def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndar
 
 
 def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray,
-             col_low: np.ndarray, col_high: np.ndarray, branch_on: np.ndarray, seconds: float
-             ) -> np.ndarray | bool | None:
-    """An integral optimum (HiGHS). With nothing to branch on (every window fixed), the
-    dual simplex first: a network matrix, whose basic optimum is integral, unless refined
-    topics bring their rack flags (then the fallback below). Otherwise branch
-    and bound with only the ``branch_on`` columns integer (the free windows, the refined
-    topics' partition columns), which is a relaxation of the integer program (its
-    infeasibility refutes), then those columns fixed at its answer and the dual simplex for
-    the rest, a network program again. Where a simplex answer is fractional, branch and bound
+             col_low: np.ndarray, col_high: np.ndarray, branch_on: np.ndarray, seconds: float,
+             total: Total | None = None) -> np.ndarray | bool | None:
+    """An integral optimum. With nothing to branch on (every window fixed), a min-cost flow
+    where the program is a network once its fixed columns and single-entry rows are folded
+    (:func:`kadmin.balance.netflow.min_cost`; ``total``: the row that is the takers' rows
+    summed), else the dual simplex (HiGHS), whose basic optimum of a network matrix is
+    integral. Otherwise branch and bound with only the ``branch_on`` columns integer (the
+    free windows), which is a relaxation of the integer program (its infeasibility refutes),
+    then those columns fixed at its answer and the flow or the simplex for the rest, a
+    network program again. The flow is not interrupted at the deadline (it takes seconds on
+    the largest programs the limits let through). Where a simplex answer is fractional, branch and bound
     with every column integer (on the fixed program after the first step: undecided, never a
     refutation, where that fails). False when there is none; None out of time (also when
     ``seconds`` is already spent: HiGHS takes no negative time limit)."""
@@ -1041,7 +1159,12 @@ def _optimum(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
         col_low, col_high = col_low.copy(), col_high.copy()
         col_low[branch_on] = col_high[branch_on] = np.rint(found.x[branch_on])
         fixed = True
-    x = _simplex(cost, matrix, low, high, col_low, col_high, deadline - time.monotonic())
+    # a network program (nothing but arcs once the fixed columns and single-entry rows are
+    # folded, ``total`` the sum of its parts): a min-cost flow; else the dual simplex
+    x = min_cost(cost, matrix, low, high, col_low, col_high, total) \
+        if deadline > time.monotonic() else None
+    if x is None:
+        x = _simplex(cost, matrix, low, high, col_low, col_high, deadline - time.monotonic())
     if x is None or isinstance(x, np.ndarray):
         return x
     if x is False:  # fixed: the columns chosen admit no integral plan, undecided

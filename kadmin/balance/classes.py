@@ -18,9 +18,10 @@ back to partitions keeping their racks (:func:`kadmin.balance.realise.deal`).
 to the classes, through the rack nodes and the pool to the brokers and on to a sink, each
 broker's arc within its balanced range ``lo_b..hi_b`` and every unit onto a broker outside its
 class's set costing a move: a min-cost flow. Its matrix is a network matrix (each column one
-+1 and one -1), so the linear program's vertex optimum, which HiGHS's simplex returns, is
-integral: no branch and bound. The classes here are replica sets alone (topics do not bear on
-moves), so its size is the number of distinct replica sets, not of partitions.
++1 and one -1), so the linear program's vertex optimum, which a min-cost flow returns
+(:mod:`kadmin.balance.netflow`), is integral: no branch and bound. The classes here are
+replica sets alone (topics do not bear on moves), so its size is the number of distinct
+replica sets, not of partitions.
 
 **The least worst topic spread at those moves** (:func:`plan`): the same flow per (topic,
 replica set) class, each class's units passing through a node per (topic, broker) whose arc

@@ -1,8 +1,9 @@
 """The class flow of :mod:`kadmin.balance.classes`, the blocks its programs are built of: a
-linear program being built (:class:`Program`, solved by HiGHS, as a linear or a mixed integer
-program), one class's flow through its racks to the brokers (:func:`class_flows`), the topic program
-over it (:class:`TopicProgram`), and the counts dealt back to partitions (:func:`dealt`). The
-model itself, and why its flows are integral, is in :mod:`kadmin.balance.classes`. Pure."""
+linear program being built (:class:`Program`, solved as a min-cost flow where it is a network,
+else by HiGHS, as a linear or a mixed integer program), one class's flow through its racks to
+the brokers (:func:`class_flows`), the topic program over it (:class:`TopicProgram`), and the
+counts dealt back to partitions (:func:`dealt`). The model itself, and why its flows are
+integral, is in :mod:`kadmin.balance.classes`. Pure."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kadmin.balance.netflow import min_cost
 from kadmin.balance.racks import racks_kept
 from kadmin.balance.realise import dealt as dealt_units
 from kadmin.balance.table import PartitionTable
@@ -56,7 +58,9 @@ class Program:
     def solve(self, seconds: float | None, simplex: bool = False
               ) -> tuple[float, object] | None:
         """The linear program's optimum (its objective and columns), or None where it has
-        none within ``seconds``: HiGHS's interior point method, whose crossover ends on a
+        none within ``seconds``: a min-cost flow where the program is a network
+        (:func:`kadmin.balance.netflow.min_cost`: the class flows within fixed windows),
+        else HiGHS's interior point method, whose crossover ends on a
         vertex (integral where the matrix is a network matrix). Its dual simplex stalls for
         minutes on the topic program's relaxation, the interior point method takes seconds;
         on the flows within fixed windows the dual simplex (``simplex``, a vertex too) is
@@ -68,6 +72,11 @@ class Program:
         width = len(self.cost)
         matrix = csr_array((self.vals, (self.rows, self.cols)), shape=(len(self.low), width))
         low, high = np.array(self.low), np.array(self.high)
+        cost = np.array(self.cost)
+        flow = min_cost(cost, matrix, low, high, np.array(self.lower), np.array(self.upper))
+        if flow is not None:  # a network: the min-cost flow, integral (or proven infeasible)
+            self.timed_out = False
+            return None if flow is False else (float(cost @ flow), flow)
         equal = low == high
         above, below = ~equal & np.isfinite(high), ~equal & np.isfinite(low)
         options: dict[str, float] = {} if seconds is None else {"time_limit": max(seconds, 1.0)}

@@ -266,7 +266,7 @@ _RESUMING = {"reassign": "run the same command again to resume",
 """What Ctrl-C leaves behind for the commands that change the cluster as they go; every other
 command writes its files whole or not at all, so an interrupted one wrote nothing."""
 
-_EXTRAS = {"scipy": "plan", "pyspark": "spark"}
+_EXTRAS = {"scipy": "plan", "ortools": "plan", "pyspark": "spark"}
 """The extras that bring a library a command may need: the plain install (the pre-commit hook's)
 leaves them out."""
 

@@ -1,5 +1,5 @@
 """The plain install (what the pre-commit hook installs) leaves the planners' solvers out:
-scipy is the extra ``kadmin[plan]`` (in ``spark`` and ``test``). Validating works without it,
+scipy and OR-tools are the extra ``kadmin[plan]`` (in ``spark`` and ``test``). Validating works without it,
 and a command that needs it says in one line which extra to install, exit 1, nothing written."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-WITHOUT_SCIPY = textwrap.dedent("""
+WITHOUT = textwrap.dedent("""
     import importlib.abc, sys
 
     class NotInstalled(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
-            if name.split(".")[0] == "scipy":
+            if name.split(".")[0] == LIBRARY:
                 raise ModuleNotFoundError(f"No module named {name!r}", name=name)
             return None
 
@@ -29,7 +29,8 @@ WITHOUT_SCIPY = textwrap.dedent("""
     main()
 """)
 
-# racks of unequal size: the end state is decided by an integer program (scipy's HiGHS)
+# racks of unequal size: the end state is decided by an integer program (scipy's HiGHS), the
+# topic spread by the topic x broker program (its network programs: OR-tools' min-cost flow)
 CLUSTER = {"version": 1,
            "brokers": {"0": {"rack": "a"}, "1": {"rack": "a"}, "2": {"rack": "b"},
                        "3": {"rack": "c"}},
@@ -38,12 +39,13 @@ CLUSTER = {"version": 1,
 PLAN = {"version": 1, "partitions": [{"topic": "t0", "partition": 0, "replicas": [1, 2]}]}
 
 
-def without_scipy(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "without_scipy.py").write_text(WITHOUT_SCIPY)
+def without_scipy(tmp_path: Path, *args: str, library: str = "scipy"
+                  ) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "without.py").write_text(f"LIBRARY = {library!r}\n{WITHOUT}")
     (tmp_path / "cluster.json").write_text(json.dumps(CLUSTER))
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run([sys.executable, "without_scipy.py", *args], capture_output=True,
+    return subprocess.run([sys.executable, "without.py", *args], capture_output=True,
                           text=True, env=env, cwd=tmp_path, timeout=120)
 
 
@@ -70,6 +72,28 @@ def test_the_same_planner_with_scipy_plans(tmp_path: Path) -> None:
     assert (tmp_path / "out.json").exists()
 
 
+def test_a_planner_that_needs_ortools_names_the_extra(tmp_path: Path) -> None:
+    run = without_scipy(tmp_path, "plan", "rebalance", "--cluster", "cluster.json", "--out",
+                        "out.json", library="ortools")
+    assert run.returncode == 1, run.stderr
+    assert run.stderr == ("kadmin: error: plan rebalance needs ortools, which the plain "
+                          "install leaves out: pip install 'kadmin[plan]'\n")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_the_same_planner_with_ortools_plans(tmp_path: Path) -> None:
+    """The control: that cluster does take OR-tools (the topic x broker program decides its
+    topic spread; its network programs are min-cost flows)."""
+    (tmp_path / "cluster.json").write_text(json.dumps(CLUSTER))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run([sys.executable, "-X", "importtime", "-m", "kadmin", "plan", "rebalance",
+                          "--cluster", "cluster.json", "--out", "out.json"], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert re.search(r"\|\s+ortools$", run.stderr, re.M)
+    assert (tmp_path / "out.json").exists()
+
+
 def test_validating_needs_no_scipy(tmp_path: Path) -> None:
     run = without_scipy(tmp_path, "plan", "validate", "plan.json", "--cluster", "cluster.json")
     assert run.returncode == 0, run.stderr
@@ -81,6 +105,7 @@ def test_scipy_is_an_extra_that_spark_and_test_include() -> None:
     dependencies = re.search(r"^dependencies = \[(.*?)\]", text, re.M | re.S).group(1)  # type: ignore[union-attr]
     assert "scipy" not in dependencies
     assert "numpy" in dependencies  # the executor's schedule computes with it
-    assert re.search(r'^plan = \[\s*"scipy[^"]*",\s*\]', text, re.M)
+    assert "ortools" not in dependencies
+    assert re.search(r'^plan = \[\s*"scipy[^"]*",\s*"ortools[^"]*",\s*\]', text, re.M)
     assert re.search(r'^spark = \[\s*"kadmin\[plan\]",', text, re.M)
     assert re.search(r'^test = \[\s*"kadmin\[spark[,\w]*\]",', text, re.M)

@@ -183,14 +183,16 @@ def check_racks(parts: Sequence[Replicas], new: Sequence[Replicas], targets: Seq
     check_valid(parts, new, targets, None)
     racks = len({rack_of[b] for b in targets})
     for old, replicas in zip(parts, new, strict=True):
-        assert len({rack_of[b] for b in replicas}) >= min(len({rack_of[b] for b in old}), racks)
+        assert len({rack_of[b] for b in replicas}) \
+            >= min(len({rack_of[b] for b in old if b in rack_of}), racks)
 
 
 def check_verdict(table: PartitionTable, targets: list[int], rack_of: dict[int, str] | None,
-                  fewest: int, k: int, verdict: Verdict | None) -> None:
+                  fewest: int, k: int, verdict: Verdict | None) -> int | None:
     """A verdict of the topic x broker program held to the integer program (with racks when
     given): a refutation only where no plan of ``F`` moves keeps every topic within ``k``; a
-    realized plan valid, of ``F`` moves, brokers balanced, every topic within ``k``."""
+    realized plan valid, of ``F`` moves, brokers balanced, every topic within ``k``. Returns
+    the integer program's fewest moves within ``k`` (None: no plan)."""
     assert verdict is not None
     within = fewest_moves(table.replicas, targets, rack_of, topics=table.topic_of,
                           topic_spread=k)
@@ -206,6 +208,7 @@ def check_verdict(table: PartitionTable, targets: list[int], rack_of: dict[int, 
         assert replica_moves(table.replicas, verdict.final) == fewest == within
         assert worst_topic(new, table.topic_of, targets) <= k
         assert within_shares(new, targets, None)
+    return within
 
 
 @settings(max_examples=200)
@@ -366,10 +369,11 @@ def test_a_drained_cluster_beyond_the_programs_is_proven_at_spread_4_not_3() -> 
 
 
 @st.composite
-def unequal_racks(draw: st.DrawFn) -> tuple[Cluster, list[int]]:
+def unequal_racks(draw: st.DrawFn, unracked: bool = False) -> tuple[Cluster, list[int]]:
     """A cluster of :func:`topical` or :func:`placed_drains` with racks of unequal size (each
     broker, drained ones too, in one of up to three racks, drawn freely or interleaved, where
-    placed partitions span every rack: rigid, as :attr:`Aggregate._rigid` says)."""
+    placed partitions span every rack: rigid, as :attr:`Aggregate._rigid` says). With
+    ``unracked``, some brokers leaving the targets may have no rack."""
     (parts, targets, _), topics = draw(st.one_of(topical(), placed_drains()))
     everyone = sorted({*targets, *(b for r in parts for b in r)})
     racks = draw(st.integers(2, 3))
@@ -377,6 +381,10 @@ def unequal_racks(draw: st.DrawFn) -> tuple[Cluster, list[int]]:
         rack_of = {b: f"r{b % racks}" for b in everyone}
     else:
         rack_of = {b: f"r{draw(st.integers(0, racks - 1))}" for b in everyone}
+    if unracked:
+        for b in sorted(set(everyone) - set(targets)):
+            if draw(st.booleans()):
+                del rack_of[b]
     return (parts, targets, rack_of), topics
 
 
@@ -397,6 +405,26 @@ def test_with_racks_the_topic_broker_program_refutes_and_realizes_as_the_integer
             patch.setattr(Aggregate, "_carry", lambda *_: False)
         verdict = program.within(k, time.monotonic() + 60)
     check_verdict(table, targets, rack_of, fewest, k, verdict)
+
+
+@settings(max_examples=120)
+@given(unequal_racks(unracked=True), st.integers(0, 3))
+def test_with_every_topic_at_partition_level_the_racks_are_decided_exactly(
+        c: tuple[Cluster, list[int]], k: int) -> None:
+    """Every topic modelled at partition level, each partition's racks a flow through its
+    rack nodes (:meth:`Aggregate._rack_flow`): the program decides every ``k`` as the integer
+    program with racks does, refuting exactly where no plan of ``F`` moves keeps every topic
+    within ``k`` and realizing a plan everywhere else (racks of unequal size, RF equal to
+    and below the rack count, drained brokers, some without a rack)."""
+    (parts, targets, rack_of), topics = c
+    table, bounds, now, fewest = at_the_bound(parts, topics, targets, rack_of)
+    program = Aggregate(table, targets, bounds, now, fewest, rack_of)
+    program.refined = set(range(len(table.topics)))
+    verdict = program.within(k, time.monotonic() + 60)
+    within = check_verdict(table, targets, rack_of, fewest, k, verdict)
+    assert verdict is not None
+    assert verdict.refuted == (within is None or within > fewest)
+    assert verdict.refuted or verdict.final is not None
 
 
 @settings(max_examples=100)
