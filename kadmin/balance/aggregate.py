@@ -578,11 +578,9 @@ class Aggregate:
         gt, gb, at, ab = columns.gt, columns.gb, columns.at, columns.ab
         n_out, n_in = columns.n_out, columns.n_in
         lo, hi, cost, width = columns.lo, columns.hi, columns.cost, columns.width
-        r = rows.r
         arcs: list[tuple[int, int, int]] = []
         if self.refined:
-            r, width, arcs, caps = self._refine(gt, gb, n_out, r, width, rows.rows, rows.cols,
-                                                rows.vals, rows.row_lo, rows.row_hi)
+            width, arcs, caps = self._refine(gt, gb, n_out, rows, width)
             lo = np.concatenate([lo, np.zeros(width - len(lo))])
             hi = np.concatenate([hi, np.array(caps)])
             cost = np.concatenate([cost, np.zeros(width - len(cost))])
@@ -609,7 +607,7 @@ class Aggregate:
         hi = np.concatenate([hi, np.maximum(hi_in - 1, 0)])
         cost = np.concatenate([cost, np.full(n_in, 2.0)])
         width += n_in
-        matrix = coo_array((vals_all, (rows_all, cols_all)), shape=(r, width)).tocsr()
+        matrix = coo_array((vals_all, (rows_all, cols_all)), shape=(rows.r, width)).tocsr()
         # with free windows, branch and bound decides the windows: every other column
         # follows from them by a network program (:func:`_optimum`)
         branch_on = n_out + n_in + np.arange(len(columns.free))
@@ -736,15 +734,14 @@ class Aggregate:
         return (np.bincount(topic_of[leaves], minlength=len(table.topics)),
                 moving.topic * len(order) + moving.broker, moving.count)
 
-    def _refine(self, gt: np.ndarray, gb: np.ndarray, n_out: int, r: int, width: int,
-                rows: list, cols: list, vals: list, row_lo: list, row_hi: list
-                ) -> tuple[int, int, list[tuple[int, int, int]], list[float]]:
+    def _refine(self, gt: np.ndarray, gb: np.ndarray, n_out: int, rows: _Rows, width: int
+                ) -> tuple[int, list[tuple[int, int, int]], list[float]]:
         """The refined topics at partition level: a column per replica on a giver (it leaves)
         and per taker a partition does not hold (a replica arrives), a row per partition
         (arrivals = departures + its replicas outside the targets) and per cell (the topic's
         column is the sum of its partitions'); a partition keeping racks is a flow through
-        rack nodes instead of its row (:meth:`_rack_flow`). Returns the rows and columns now,
-        each partition column's (column, partition, broker index; ``-1 - index``: it leaves)
+        rack nodes instead of its row (:meth:`_rack_flow`). Adds the rows to ``rows``; returns
+        the columns now, each partition column's (column, partition, broker index; ``-1 - index``: it leaves)
         and every new column's upper bound."""
         import numpy as np
         table, order = self.table, self.order
@@ -757,7 +754,7 @@ class Aggregate:
         links: dict[int, list[int]] = {}
         """Column of a topic's cell -> the partition columns that add up to it."""
         arcs: list[tuple[int, int, int]] = []
-        matrix = _Nodes(r)
+        matrix = _Nodes(rows.r)
         caps: list[float] = []
         for t in sorted(self.refined):
             if t not in movable_pos:
@@ -793,12 +790,10 @@ class Aggregate:
                     width = self._rack_flow(members, departs, arrives, need, width, matrix, caps)
         for col, parts in links.items():
             matrix.node([col], parts, 0)
-        rows.append(np.array(matrix.entries_r, dtype=np.int64))
-        cols.append(np.array(matrix.entries_c, dtype=np.int64))
-        vals.append(np.array(matrix.entries_v))
-        row_lo.append(np.array(matrix.low))
-        row_hi.append(np.array(matrix.high))
-        return matrix.r, width, arcs, caps
+        rows.add(np.array(matrix.entries_r, dtype=np.int64),
+                 np.array(matrix.entries_c, dtype=np.int64), np.array(matrix.entries_v),
+                 np.array(matrix.low), np.array(matrix.high))
+        return width, arcs, caps
 
     def _rack_flow(self, members: Replicas, departs: list[tuple[int, int]],
                    arrives: list[tuple[int, int]], need: int, width: int, matrix: _Nodes,
@@ -824,7 +819,6 @@ class Aggregate:
         out_of: dict[str | None, list[int]] = {}
         for col, w in departs:
             out_of.setdefault(rack_of.get(order[w]), []).append(col)
-        racks = sorted(into.keys() | out_of.keys() | outside.keys(), key=str)
         arc_in: dict[str | None, list[int]] = {rack: [] for rack in into}
         """Per rack arrivals may enter, the arcs into its node."""
         anywhere_in: list[int] = []
@@ -838,9 +832,7 @@ class Aggregate:
             width += 1
             return width - 1
 
-        for rack in racks:
-            if rack not in out_of and rack not in outside:
-                continue
+        for rack in sorted(out_of.keys() | outside.keys(), key=str):  # the racks it leaves
             leaves: list[int] = []
             if rack in into:
                 leaves.append(arc(held[rack]))

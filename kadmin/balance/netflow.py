@@ -62,13 +62,16 @@ def min_cost(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
     row, col, val = m.row, m.col, m.data
     if total is not None and not len(total.parts):  # a sum of nothing: an empty row
         total = None
+    part = np.zeros(n_rows, dtype=bool)
+    live = np.ones(n_rows, dtype=bool)
     if total is not None:  # its row is only checked against its parts' sum by the caller
+        part[total.parts] = True
+        live[total.row] = False
         keep = row != total.row
         row, col, val = row[keep], col[keep], val[keep]
     if not np.isin(val, (-1.0, 1.0)).all():
         return None
     low, high = low.astype(float).copy(), high.astype(float).copy()
-    part = np.zeros(n_rows, dtype=bool)
     # fixed columns: constants in their rows' bounds
     fixed = col_low == col_high
     on = fixed[col]
@@ -78,13 +81,8 @@ def min_cost(cost: np.ndarray, matrix: object, low: np.ndarray, high: np.ndarray
     low -= shift
     high -= shift
     row, col, val = row[~on], col[~on], val[~on]
-    if total is not None:
-        part[total.parts] = True
     # rows left with one entry: bounds on its column (not the parts of the total)
     per_row = np.bincount(row, minlength=n_rows)
-    live = np.ones(n_rows, dtype=bool)
-    if total is not None:
-        live[total.row] = False
     empty = live & (per_row == 0) & ~part
     if ((low[empty] > 1e-9) | (high[empty] < -1e-9)).any():
         return False
